@@ -1,0 +1,122 @@
+/** Accounts (plan and wallet balance) and their API keys. */
+import type { Db } from '../core/db/database.js';
+import { ApiError } from '../core/errors.js';
+import { API_KEY_PREFIX, PERMISSIONS, type KeyLookup, type Permission } from '../core/auth.js';
+import { randomToken, sha256Hex } from '../core/secrets.js';
+
+export type Plan = 'free' | 'paid';
+
+export interface Account {
+  id: number;
+  name: string;
+  plan: Plan;
+  /** Wallet balance as a decimal string with two places, e.g. "25.00". */
+  balance: string;
+  default_agent_id: number | null;
+  created_at: string;
+}
+
+export function centsToDecimal(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+export function decimalToCents(value: string): number {
+  if (!/^-?\d{1,10}(\.\d{1,2})?$/.test(value)) throw new ApiError(422, 'invalid_balance', `balance must be a decimal amount like 25.00, got "${value}"`);
+  const [whole, frac = ''] = value.replace('-', '').split('.');
+  const cents = Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+  return value.startsWith('-') ? -cents : cents;
+}
+
+function toAccount(row: { id: number; name: string; plan: Plan; balance_cents: number; default_agent_id: number | null; created_at: Date }): Account {
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    balance: centsToDecimal(Number(row.balance_cents)),
+    default_agent_id: row.default_agent_id,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+export class AccountStore implements KeyLookup {
+  constructor(private readonly db: Db) {}
+
+  async get(id: number): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toAccount(row);
+  }
+
+  async require(id: number): Promise<Account> {
+    const account = await this.get(id);
+    if (!account) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
+    return account;
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async create(input: { name: string; plan: Plan; balanceCents?: number }): Promise<Account> {
+    const row = await this.db
+      .insertInto('accounts')
+      .values({ name: input.name, plan: input.plan, balance_cents: input.balanceCents ?? 0 })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toAccount(row);
+  }
+
+  async update(id: number, changes: { plan?: Plan; balanceCents?: number; name?: string }): Promise<Account> {
+    const values: Record<string, unknown> = {};
+    if (changes.plan) values.plan = changes.plan;
+    if (changes.balanceCents !== undefined) values.balance_cents = changes.balanceCents;
+    if (changes.name) values.name = changes.name;
+    if (Object.keys(values).length === 0) return this.require(id);
+    const row = await this.db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+    if (!row) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
+    return toAccount(row);
+  }
+
+  async setDefaultAgent(accountId: number, agentId: number | null): Promise<void> {
+    await this.db.updateTable('accounts').set({ default_agent_id: agentId }).where('id', '=', accountId).execute();
+  }
+
+  /** Creates a key and returns it in clear text: the only time it is ever seen. */
+  async createKey(accountId: number, permissions: Permission[]): Promise<{ key: string; permissions: Permission[]; account_id: number }> {
+    await this.require(accountId);
+    const unknown = permissions.filter((p) => !PERMISSIONS.includes(p));
+    if (unknown.length || permissions.length === 0) {
+      throw new ApiError(422, 'invalid_permissions', `permissions must be a non-empty subset of ${PERMISSIONS.join(',')}`);
+    }
+    const ordered = PERMISSIONS.filter((p) => permissions.includes(p));
+    const key = randomToken(API_KEY_PREFIX, 32);
+    await this.db
+      .insertInto('api_keys')
+      .values({ account_id: accountId, key_hash: sha256Hex(key), key_hint: key.slice(0, 12), permissions: ordered, revoked_at: null })
+      .execute();
+    return { key, permissions: ordered, account_id: accountId };
+  }
+
+  async findByHash(hash: string) {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id', 'permissions'])
+      .where('key_hash', '=', hash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row ? { id: row.id, accountId: row.account_id, permissions: row.permissions as Permission[] } : undefined;
+  }
+}
+
+/**
+ * First start with an empty database: the `default` account (paid, 100.00) and one key with all
+ * four permissions, returned so the caller can print it once.
+ */
+export async function bootstrap(store: AccountStore): Promise<{ account: Account; key: string } | undefined> {
+  if ((await store.count()) > 0) return undefined;
+  const account = await store.create({ name: 'default', plan: 'paid', balanceCents: 10_000 });
+  const { key } = await store.createKey(account.id, [...PERMISSIONS]);
+  return { account, key };
+}

@@ -1,0 +1,95 @@
+/**
+ * Composition root: builds every capability over the shared core and mounts its routes.
+ * Capabilities receive what they need explicitly; none reaches into another's storage.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import websocket from '@fastify/websocket';
+import crypto from 'node:crypto';
+import type { Config } from './core/config.js';
+import type { OpenedDatabase } from './core/db/database.js';
+import { registerErrorHandling } from './core/errors.js';
+import { registerValidation } from './core/validation.js';
+import { registerOpenApi } from './core/openapi.js';
+import { ApiKeyAuthenticator, registerApiAuth } from './core/auth.js';
+import { RateLimiter } from './core/rate-limit.js';
+import { loggerOptions } from './core/logging.js';
+import { AccountStore } from './accounts/accounts.js';
+import { registerAdminEndpoint } from './accounts/admin.js';
+import { StudioCatalog } from './catalog/catalog.js';
+import { catalogRoutes } from './catalog/routes.js';
+import { VoiceCatalog } from './speech/voices/catalog.js';
+import { AgentService } from './agents/service.js';
+import { agentRoutes } from './agents/routes.js';
+import { PreviewLinks } from './agents/preview.js';
+import { ensureSetting } from './core/settings.js';
+import { randomToken } from './core/secrets.js';
+
+export interface AppContext {
+  config: Config;
+  database: OpenedDatabase;
+  accounts: AccountStore;
+  studio: StudioCatalog;
+  voices: VoiceCatalog;
+  agents: AgentService;
+}
+
+export interface BuildOptions {
+  config: Config;
+  database: OpenedDatabase;
+  /** Token the operator CLI presents on the loopback admin endpoint. */
+  adminToken?: string;
+  logger?: boolean | object;
+}
+
+export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext }> {
+  const { config, database } = options;
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config.logLevel),
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : crypto.randomUUID();
+    },
+    bodyLimit: 2 * 1024 * 1024,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const accounts = new AccountStore(database.db);
+  const studio = new StudioCatalog();
+  const voices = new VoiceCatalog();
+  const agents = new AgentService(database.db, accounts, studio, voices, config);
+  const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config.publicUrl);
+  const context: AppContext = { config, database, accounts, studio, voices, agents };
+
+  registerValidation(app);
+  registerErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  await app.register(websocket, { options: { maxPayload: 2 * 1024 * 1024 } });
+  await registerOpenApi(app, config.publicUrl);
+  registerApiAuth(app, new ApiKeyAuthenticator(accounts), new RateLimiter(config.rateLimitPerSecond));
+
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    if (closing) return reply.code(503).send({ status: 'shutting_down' });
+    try {
+      await database.db.selectFrom('accounts').select('id').limit(1).execute();
+      return { status: 'ready', database: database.engine };
+    } catch (error) {
+      request.log.error({ err: error }, 'readiness check failed');
+      return reply.code(503).send({ status: 'database_unavailable' });
+    }
+  });
+
+  if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken);
+  catalogRoutes(app, studio);
+  agentRoutes(app, agents, previews);
+
+  return { app, context };
+}

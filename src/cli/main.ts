@@ -1,0 +1,98 @@
+/**
+ * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create`.
+ * Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.
+ *
+ * With the embedded database, a running server owns DATA_DIR, so commands go through its
+ * loopback admin endpoint; with no server running (or on PostgreSQL) they open the database here.
+ */
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from '../core/config.js';
+import { openDatabase } from '../core/db/database.js';
+import { lockHolder } from '../core/db/lock.js';
+import { AccountStore } from '../accounts/accounts.js';
+import { runAdminCommand } from '../accounts/admin.js';
+import { ApiError } from '../core/errors.js';
+import { adminFile, serve } from '../server.js';
+
+const USAGE = `usage:
+  presence serve
+  presence accounts create --name NAME --plan free|paid [--balance 25.00]
+  presence accounts set --id ID [--plan free|paid] [--balance 25.00]
+  presence keys create --account ID --permissions read,setup,sessions,delete`;
+
+class UsageError extends Error {}
+
+function toCommand(argv: string[]): { command: string; args: Record<string, unknown> } {
+  const [noun, verb, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' }, plan: { type: 'string' }, balance: { type: 'string' },
+      id: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' },
+    },
+    strict: true,
+  });
+  const int = (flag: string, value: string | undefined) => {
+    if (value === undefined || !/^\d+$/.test(value)) throw new UsageError(`--${flag} must be a whole number`);
+    return Number(value);
+  };
+  const key = `${noun} ${verb}`;
+  if (key === 'accounts create') {
+    if (!values.name) throw new UsageError('--name is required');
+    if (!values.plan) throw new UsageError('--plan is required (free or paid)');
+    return { command: 'accounts.create', args: { name: values.name, plan: values.plan, ...(values.balance !== undefined && { balance: values.balance }) } };
+  }
+  if (key === 'accounts set') {
+    return { command: 'accounts.set', args: { id: int('id', values.id), ...(values.plan && { plan: values.plan }), ...(values.balance !== undefined && { balance: values.balance }) } };
+  }
+  if (key === 'keys create') {
+    if (!values.permissions) throw new UsageError('--permissions is required, e.g. read,setup,sessions,delete');
+    return { command: 'keys.create', args: { account: int('account', values.account), permissions: values.permissions.split(',').map((p) => p.trim()).filter(Boolean) } };
+  }
+  throw new UsageError(`unknown command "${argv.join(' ')}"`);
+}
+
+async function viaServer(config: Config, command: string, args: unknown): Promise<unknown> {
+  const { port, token } = JSON.parse(fs.readFileSync(adminFile(config), 'utf8'));
+  const response = await fetch(`http://127.0.0.1:${port}/internal/admin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-admin-token': token },
+    body: JSON.stringify({ command, args }),
+  });
+  const body = (await response.json()) as any;
+  if (!response.ok) throw new Error(typeof body.detail === 'object' ? body.detail.message : String(body.detail));
+  return body;
+}
+
+async function locally(config: Config, command: string, args: unknown): Promise<unknown> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    return await runAdminCommand(new AccountStore(database.db), command, args);
+  } finally {
+    await database.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'serve' || argv.length === 0) {
+    await serve();
+    return -1; // keeps running
+  }
+  if (argv[0] === '--help' || argv[0] === 'help') {
+    process.stdout.write(USAGE + '\n');
+    return 0;
+  }
+  try {
+    const { command, args } = toCommand(argv);
+    const config = loadConfig();
+    const serverHolds = !config.databaseUrl && lockHolder(config.dataDir) !== undefined && fs.existsSync(adminFile(config));
+    const result = serverHolds ? await viaServer(config, command, args) : await locally(config, command, args);
+    process.stdout.write(JSON.stringify(result) + '\n');
+    return 0;
+  } catch (error) {
+    const message = error instanceof UsageError ? `${error.message}\n${USAGE}` : error instanceof ApiError ? error.message : (error as Error).message;
+    process.stderr.write(`presence: ${message}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}

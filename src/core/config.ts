@@ -1,0 +1,58 @@
+/**
+ * Configuration from the environment. Every knob has its default from the interface/contract;
+ * tests shorten timings through these variables, never by editing code.
+ */
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  publicUrl: string;
+  sessionCapacity: number;
+  freeSessionSeconds: number;
+  freeMonthlySeconds: number;
+  playerOpenSeconds: number;
+  webhookRetryDelays: number[];
+  webhookTimeoutSeconds: number;
+  webhookAllowPrivate: boolean;
+  rateLimitPerSecond: number;
+  logLevel: string;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) {
+    throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env, 'PORT', 8080);
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  const delays = (env.WEBHOOK_RETRY_DELAYS || '60,300,1800,7200').split(',').map((s) => Number(s.trim()));
+  if (delays.some((d) => !Number.isFinite(d) || d < 0)) {
+    throw new Error(`WEBHOOK_RETRY_DELAYS must be comma-separated seconds, got "${env.WEBHOOK_RETRY_DELAYS}"`);
+  }
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    publicUrl,
+    sessionCapacity: int(env, 'SESSION_CAPACITY', 200),
+    freeSessionSeconds: int(env, 'FREE_SESSION_SECONDS', 300, 1),
+    // 60 free minutes a month (interface Limits); a knob so tests need not play an hour of audio.
+    freeMonthlySeconds: int(env, 'FREE_MONTHLY_SECONDS', 3600, 0),
+    playerOpenSeconds: int(env, 'PLAYER_OPEN_SECONDS', 90, 1),
+    webhookRetryDelays: delays,
+    webhookTimeoutSeconds: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1),
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
+    rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 200, 1),
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

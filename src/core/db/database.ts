@@ -1,0 +1,76 @@
+/**
+ * One schema, two engines: PGlite (embedded PostgreSQL in WebAssembly, files in DATA_DIR) by
+ * default, and a real PostgreSQL server when DATABASE_URL is set. Both speak the same SQL, so the
+ * code and the migrations are shared; see docs/decisions.md "Storage".
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrateToLatest } from './migrate.js';
+import { DataDirLock } from './lock.js';
+
+// BIGINT (int8) comes back from node-postgres as a string; our counters fit in a JS number.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export type Db = Kysely<Database>;
+
+export interface OpenedDatabase {
+  db: Db;
+  engine: 'pglite' | 'postgres';
+  /** Raw PostgreSQL connection settings for pg-boss (which takes its own pool) when on a server. */
+  connectionString?: string;
+  pglite?: PGlite;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  databaseUrl?: string;
+  /** Folder for the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir?: string;
+  /** Take DATA_DIR's lock so no second process opens the embedded files (default true). */
+  lock?: boolean;
+  migrate?: boolean;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    if (options.migrate !== false) await migrateToLatest(db);
+    return {
+      db,
+      engine: 'postgres',
+      connectionString: options.databaseUrl,
+      close: () => db.destroy(),
+    };
+  }
+
+  const dataDir = options.dataDir ?? './data';
+  let lock: DataDirLock | undefined;
+  let pglite: PGlite;
+  if (dataDir === 'memory://') {
+    pglite = new PGlite();
+  } else {
+    fs.mkdirSync(dataDir, { recursive: true });
+    if (options.lock !== false) lock = DataDirLock.acquire(dataDir);
+    pglite = new PGlite(path.join(dataDir, 'pgdata'));
+  }
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  if (options.migrate !== false) await migrateToLatest(db);
+  return {
+    db,
+    engine: 'pglite',
+    pglite,
+    close: async () => {
+      await db.destroy();
+      if (!pglite.closed) await pglite.close();
+      lock?.release();
+    },
+  };
+}

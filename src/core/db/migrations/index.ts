@@ -1,0 +1,9 @@
+/** Ordered list of migrations. Append only: a released migration is never edited. */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_accounts_agents.js';
+import * as m0002 from './0002_sessions.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_accounts_agents': m0001,
+  '0002_sessions': m0002,
+};

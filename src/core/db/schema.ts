@@ -1,0 +1,102 @@
+/** Row types of every table, for Kysely's type checking. Kept in step with migrations/. */
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  plan: 'free' | 'paid';
+  balance_cents: ColumnType<number, number | undefined, number>;
+  default_agent_id: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  key_hash: string;
+  key_hint: string;
+  permissions: string[];
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+}
+
+export interface Languages {
+  main: string;
+  also: string[];
+}
+export interface Studio {
+  backdrop: string | null;
+  cameras: Array<'far' | 'mid' | 'close'>;
+  face_light: number;
+}
+
+export interface AgentsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  avatar_id: string;
+  voice_id: string;
+  tts_primary: string;
+  languages: Json<Languages>;
+  studio: Json<Studio>;
+  website_url: string | null;
+  system_prompt: string | null;
+  concurrency_limit: number;
+  welcome_message: string | null;
+  fillers_enabled: boolean;
+  status: string;
+  embed: Json<Record<string, unknown>>;
+  visitor_values: Json<Record<string, unknown>>;
+  visitor_secret: string;
+  visitor_secret_rotated_at: Timestamp;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: string;
+  account_id: number;
+  agent_id: number;
+  mode: 'conversation' | 'render';
+  status: 'active' | 'ended';
+  avatar_id: string;
+  voice_id: string;
+  voice_provider: string;
+  look: Json<Record<string, unknown>>;
+  player_key: string;
+  token_hash: string;
+  max_session_seconds: number | null;
+  created_at: Timestamp;
+  player_opened_at: Date | null;
+  ended_at: Date | null;
+  end_reason: string | null;
+  duration_seconds: number | null;
+}
+
+export interface UsageRecordsTable {
+  id: Generated<number>;
+  account_id: number;
+  agent_id: number;
+  session_id: string;
+  voice_provider: string;
+  seconds: number;
+  month: string;
+  recorded_at: Generated<Date>;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  settings: SettingsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  agents: AgentsTable;
+  sessions: SessionsTable;
+  usage_records: UsageRecordsTable;
+}

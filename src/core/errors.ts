@@ -1,0 +1,183 @@
+/**
+ * Every error leaves the service as `{"detail": ...}`: a sentence, an object `{code, message}`,
+ * or (422) a list of FastAPI-shaped validation items, so that existing clients parse them.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string | undefined,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  get detail(): unknown {
+    return this.code ? { code: this.code, message: this.message } : this.message;
+  }
+}
+
+export const notFound = (what: string, code?: string) => new ApiError(404, code, `${what} not found`);
+
+export type Location = 'body' | 'query' | 'path' | 'header';
+
+export interface ValidationItem {
+  type: string;
+  loc: Array<string | number>;
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** A 422 raised by domain code (not by a schema), in the same shape. */
+export class ValidationFailed extends Error {
+  constructor(readonly items: ValidationItem[]) {
+    super(items.map((i) => i.msg).join('; '));
+  }
+}
+
+export function validationItem(loc: Array<string | number>, msg: string, input: unknown, type = 'value_error'): ValidationItem {
+  return { type, loc, msg, input };
+}
+
+function valueAt(data: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value: any = data;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = value[key as any];
+  }
+  return value;
+}
+
+const typeNames: Record<string, [string, string]> = {
+  string: ['string_type', 'Input should be a valid string'],
+  number: ['float_type', 'Input should be a valid number'],
+  int: ['int_type', 'Input should be a valid integer'],
+  boolean: ['bool_type', 'Input should be a valid boolean'],
+  object: ['dict_type', 'Input should be a valid dictionary or object'],
+  array: ['list_type', 'Input should be a valid list'],
+};
+
+/** Map zod issues onto pydantic/FastAPI error items. */
+export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], data: unknown): ValidationItem[] {
+  const items: ValidationItem[] = [];
+  for (const issue of issues) {
+    const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) as Array<string | number>;
+    const loc = [where, ...path];
+    const input = valueAt(data, issue.path);
+    switch (issue.code) {
+      case 'invalid_type': {
+        if (input === undefined) {
+          items.push({ type: 'missing', loc, msg: 'Field required', input: where === 'body' ? data : undefined });
+          break;
+        }
+        const isIntParse = issue.expected === 'int' || (issue.expected === 'number' && typeof input === 'string');
+        if (isIntParse && where !== 'body') {
+          items.push({ type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input });
+          break;
+        }
+        const [type, msg] = typeNames[issue.expected] ?? ['type_error', issue.message];
+        items.push({ type, loc, msg, input });
+        break;
+      }
+      case 'unrecognized_keys':
+        for (const key of issue.keys) {
+          items.push({ type: 'extra_forbidden', loc: [...loc, key], msg: 'Extra inputs are not permitted', input: valueAt(input, [key]) });
+        }
+        break;
+      case 'too_small': {
+        const min = Number(issue.minimum);
+        if (issue.origin === 'string') {
+          items.push({ type: 'string_too_short', loc, msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } });
+        } else if (issue.origin === 'array') {
+          items.push({ type: 'too_short', loc, msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } });
+        } else {
+          const type = issue.inclusive ? 'greater_than_equal' : 'greater_than';
+          items.push({ type, loc, msg: `Input should be ${issue.inclusive ? 'greater than or equal to' : 'greater than'} ${min}`, input, ctx: { [issue.inclusive ? 'ge' : 'gt']: min } });
+        }
+        break;
+      }
+      case 'too_big': {
+        const max = Number(issue.maximum);
+        if (issue.origin === 'string') {
+          items.push({ type: 'string_too_long', loc, msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`, input, ctx: { max_length: max } });
+        } else if (issue.origin === 'array') {
+          items.push({ type: 'too_long', loc, msg: `List should have at most ${max} item${max === 1 ? '' : 's'}`, input, ctx: { max_length: max } });
+        } else {
+          const type = issue.inclusive ? 'less_than_equal' : 'less_than';
+          items.push({ type, loc, msg: `Input should be ${issue.inclusive ? 'less than or equal to' : 'less than'} ${max}`, input, ctx: { [issue.inclusive ? 'le' : 'lt']: max } });
+        }
+        break;
+      }
+      case 'invalid_value':
+        items.push({
+          type: issue.values.length ? 'enum' : 'literal_error',
+          loc,
+          msg: `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`,
+          input,
+          ctx: { expected: issue.values.map((v) => `'${String(v)}'`).join(', ') },
+        });
+        break;
+      case 'invalid_format':
+        items.push({ type: 'string_pattern_mismatch', loc, msg: issue.message, input, ctx: { pattern: (issue as any).pattern?.toString?.() } });
+        break;
+      case 'not_multiple_of':
+        items.push({ type: 'multiple_of', loc, msg: issue.message, input });
+        break;
+      default:
+        items.push({ type: 'value_error', loc, msg: issue.message, input });
+    }
+  }
+  return items;
+}
+
+export class RequestValidationError extends Error {
+  constructor(readonly items: ValidationItem[]) {
+    super('Request validation failed');
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ detail: 'Not Found' });
+  });
+
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+    if (error instanceof ApiError) {
+      reply.headers(error.headers).code(error.statusCode).send({ detail: error.detail });
+      return;
+    }
+    if (error instanceof RequestValidationError) {
+      reply.code(422).send({ detail: error.items });
+      return;
+    }
+    if (error instanceof ValidationFailed) {
+      reply.code(422).send({ detail: error.items });
+      return;
+    }
+    const fastifyError = error as FastifyError;
+    if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      reply.code(415).send({ detail: 'Content-Type must be application/json' });
+      return;
+    }
+    if (fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fastifyError.statusCode === 400 && error instanceof SyntaxError)) {
+      // FastAPI answers unparsable JSON with 422 json_invalid; so do we.
+      reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: error.message } }] });
+      return;
+    }
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      reply.code(413).send({ detail: 'Request body is too large' });
+      return;
+    }
+    const status = fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500 ? fastifyError.statusCode : 500;
+    if (status === 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      reply.code(500).send({ detail: 'Internal server error' });
+    } else {
+      reply.code(status).send({ detail: error.message });
+    }
+  });
+}

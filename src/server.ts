@@ -1,0 +1,57 @@
+/**
+ * `presence serve`: opens the database (taking DATA_DIR's lock when embedded), runs migrations,
+ * creates the first-start account and key, listens, and shuts down gracefully on SIGTERM/SIGINT.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig, type Config } from './core/config.js';
+import { openDatabase } from './core/db/database.js';
+import { randomToken } from './core/secrets.js';
+import { buildApp } from './app.js';
+import { bootstrap } from './accounts/accounts.js';
+
+/** Where a running server tells the operator CLI how to reach it (embedded database only). */
+export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
+
+export async function serve(config: Config = loadConfig()): Promise<void> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const adminToken = randomToken('', 32);
+  const { app, context } = await buildApp({ config, database, adminToken });
+
+  const first = await bootstrap(context.accounts);
+  if (first) {
+    app.log.info({ account_id: first.account.id }, 'first start: created account "default" (paid, balance 100.00) and an API key with all permissions');
+    // The key is printed once, on stdout, never logged.
+    process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\n`);
+  }
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (!config.databaseUrl) {
+    fs.writeFileSync(adminFile(config), JSON.stringify({ pid: process.pid, port, token: adminToken }), { mode: 0o600 });
+  }
+  app.log.info({ url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`, database: database.engine, docs: `${config.publicUrl}/docs` }, 'Presence is listening');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('shutdown took over 15 s; exiting');
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    try {
+      await app.close();
+      await database.close();
+      if (!config.databaseUrl) fs.rmSync(adminFile(config), { force: true });
+    } finally {
+      clearTimeout(force);
+      process.exit(0);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
