@@ -1,0 +1,119 @@
+/**
+ * Test harness: a real Presence server on 127.0.0.1 (random port) over a real database, either an
+ * in-memory PGlite or a fresh PostgreSQL database made for the test file from TEST_DATABASE_URL.
+ */
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { describe } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/core/config.js';
+import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
+import { buildApp, type AppContext } from '../../src/app.js';
+import { PERMISSIONS, type Permission } from '../../src/core/auth.js';
+
+export type Engine = 'pglite' | 'postgres';
+
+export const ENGINES: Engine[] = ['pglite', 'postgres'];
+
+/** Runs the suite once per database engine; PostgreSQL is skipped (and says so) without TEST_DATABASE_URL. */
+export function forEachEngine(name: string, suite: (engine: Engine) => void): void {
+  for (const engine of ENGINES) {
+    const skip = engine === 'postgres' && !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL is not set' : false;
+    describe(`${name} [${engine}]`, { skip }, () => suite(engine));
+  }
+}
+
+async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = new URL(process.env.TEST_DATABASE_URL!);
+  const name = `presence_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: base.toString() });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestApp {
+  url: string;
+  wsUrl: string;
+  app: FastifyInstance;
+  context: AppContext;
+  database: OpenedDatabase;
+  /** A key with all four permissions on a paid account with balance 100.00. */
+  key: string;
+  accountId: number;
+  /** Makes an account and a key for it. */
+  account(plan: 'free' | 'paid', options?: { balance?: string; permissions?: Permission[] }): Promise<{ id: number; key: string }>;
+  keyFor(accountId: number, permissions: Permission[]): Promise<string>;
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(engine: Engine, env: Record<string, string> = {}): Promise<TestApp> {
+  const pgdb = engine === 'postgres' ? await freshPostgres() : undefined;
+  const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://' });
+  const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', ...env } as NodeJS.ProcessEnv);
+  const { app, context } = await buildApp({ config, database, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address() as { port: number };
+  const url = `http://127.0.0.1:${address.port}`;
+  // Links the service hands out must point at this test server.
+  config.publicUrl = env.PUBLIC_URL ?? url;
+
+  const main = await context.accounts.create({ name: 'test', plan: 'paid', balanceCents: 10_000 });
+  const { key } = await context.accounts.createKey(main.id, [...PERMISSIONS]);
+
+  const request: TestApp['request'] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const useKey = options.key === undefined ? key : options.key;
+    if (useKey) headers.authorization = `Bearer ${useKey}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    }
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+
+  const keyFor = async (accountId: number, permissions: Permission[]) => (await context.accounts.createKey(accountId, permissions)).key;
+
+  return {
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    app,
+    context,
+    database,
+    key,
+    accountId: main.id,
+    request,
+    keyFor,
+    async account(plan, options = {}) {
+      const cents = options.balance ? Math.round(Number(options.balance) * 100) : plan === 'paid' ? 10_000 : 0;
+      const account = await context.accounts.create({ name: `acct-${crypto.randomBytes(3).toString('hex')}`, plan, balanceCents: cents });
+      return { id: account.id, key: await keyFor(account.id, options.permissions ?? [...PERMISSIONS]) };
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      await pgdb?.drop();
+    },
+  };
+}
