@@ -22,6 +22,10 @@ import { AgentService } from './agents/service.js';
 import { agentRoutes } from './agents/routes.js';
 import { PreviewLinks } from './agents/preview.js';
 import { ensureSetting } from './core/settings.js';
+import { SessionService } from './sessions/service.js';
+import { sessionRoutes } from './sessions/routes.js';
+import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
+import { registerSessionSockets } from './realtime/sockets.js';
 import { randomToken } from './core/secrets.js';
 
 export interface AppContext {
@@ -31,6 +35,8 @@ export interface AppContext {
   studio: StudioCatalog;
   voices: VoiceCatalog;
   agents: AgentService;
+  sessions: SessionService;
+  realtime: RealtimeService;
 }
 
 export interface BuildOptions {
@@ -39,6 +45,8 @@ export interface BuildOptions {
   /** Token the operator CLI presents on the loopback admin endpoint. */
   adminToken?: string;
   logger?: boolean | object;
+  /** The speech layer for agent.speak_text (tests may pass their own). */
+  speakerFor?: SpeakerFactory;
 }
 
 export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext }> {
@@ -60,20 +68,27 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config.publicUrl);
-  const context: AppContext = { config, database, accounts, studio, voices, agents };
+  const realtime = new RealtimeService(studio, options.speakerFor ?? noSpeech);
+  const sessions = new SessionService(database.db, config, accounts, agents);
+  sessions.hooks = { ...sessions.hooks, opened: (row) => void realtime.open(row), ended: (row, reason) => realtime.end(row.id, reason) };
+  agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
+  const context: AppContext = { config, database, accounts, studio, voices, agents, sessions, realtime };
 
   registerValidation(app);
   registerErrorHandling(app);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
-  await app.register(websocket, { options: { maxPayload: 2 * 1024 * 1024 } });
+  // Frames up to 8 MB are read so that one over the protocol's 1 MB gets an error event, not a dropped socket.
+  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
   await registerOpenApi(app, config.publicUrl);
   registerApiAuth(app, new ApiKeyAuthenticator(accounts), new RateLimiter(config.rateLimitPerSecond));
 
   let closing = false;
-  app.addHook('onClose', async () => {
+  app.addHook('preClose', async () => {
     closing = true;
+    sessions.stopTimers();
+    realtime.stop();
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
@@ -90,6 +105,13 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken);
   catalogRoutes(app, studio);
   agentRoutes(app, agents, previews);
+  sessionRoutes(app, sessions, realtime, config);
+  registerSessionSockets(app, sessions, realtime, studio);
 
   return { app, context };
 }
+
+/** Until a speech layer is wired, speak_text fails clearly with a tts_error. */
+const noSpeech: SpeakerFactory = () => async function* () {
+  throw new Error('no speech engine is configured');
+};

@@ -18,6 +18,9 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   const adminToken = randomToken('', 32);
   const { app, context } = await buildApp({ config, database, adminToken });
 
+  // Sessions left active by a previous run (or overdue while nobody watched) end now.
+  await context.sessions.recover(!config.databaseUrl);
+
   const first = await bootstrap(context.accounts);
   if (first) {
     app.log.info({ account_id: first.account.id }, 'first start: created account "default" (paid, balance 100.00) and an API key with all permissions');

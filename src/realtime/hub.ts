@@ -1,0 +1,77 @@
+/**
+ * All live sessions on this node and the one timer that drives their playback clocks. Only
+ * sessions with audio or timed actions pending are ticked, so idle sessions cost nothing.
+ */
+import type { RealtimeSession } from './session.js';
+
+/** Clock resolution: audio leaves at most this late (plus event-loop lag). */
+export const TICK_MS = 5;
+
+export class RealtimeHub {
+  private readonly sessions = new Map<string, RealtimeSession>();
+  private readonly active = new Set<RealtimeSession>();
+  private timer?: NodeJS.Timeout;
+  /** Observed lateness of ticks (ms), for the benchmark. */
+  maxLagMs = 0;
+  private expected = 0;
+
+  add(session: RealtimeSession): void {
+    this.sessions.set(session.id, session);
+    session.wake = () => {
+      this.active.add(session);
+      // Run at once: a piece that arrives due leaves now, not at the next tick.
+      session.tick();
+      if (!session.busy) this.active.delete(session);
+      this.ensureTimer();
+    };
+  }
+
+  get(sessionId: string): RealtimeSession | undefined {
+    return this.sessions.get(sessionId);
+  }
+
+  remove(sessionId: string): RealtimeSession | undefined {
+    const session = this.sessions.get(sessionId);
+    if (session) {
+      this.sessions.delete(sessionId);
+      this.active.delete(session);
+      session.close();
+    }
+    return session;
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  ids(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  private ensureTimer(): void {
+    if (this.timer || this.active.size === 0) return;
+    this.expected = performance.now() + TICK_MS;
+    this.timer = setInterval(() => this.tickAll(), TICK_MS);
+  }
+
+  private tickAll(): void {
+    const now = performance.now();
+    const lag = now - this.expected;
+    if (lag > this.maxLagMs) this.maxLagMs = lag;
+    this.expected = now + TICK_MS;
+    for (const session of this.active) {
+      session.tick();
+      if (!session.busy) this.active.delete(session);
+    }
+    if (this.active.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const id of [...this.sessions.keys()]) this.remove(id);
+  }
+}

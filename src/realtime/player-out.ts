@@ -1,0 +1,86 @@
+/**
+ * Player out: the last stage of the real-time path. Sends the audio and its animation track to
+ * every player page of the session (docs/player-protocol.md). A track message and its audio frame
+ * go out in one socket write (corked) so 500 sessions cost one syscall per frame each.
+ */
+import type { WebSocket } from 'ws';
+import { VISEMES } from './lipsync/visemes.js';
+import { FRAME_SECONDS, type PieceTrack } from './lipsync/analysis.js';
+
+export interface PlayerConnection {
+  socket: WebSocket;
+  seq: number;
+}
+
+export class PlayerOut {
+  readonly connections = new Set<PlayerConnection>();
+
+  get connected(): boolean {
+    return this.connections.size > 0;
+  }
+
+  add(socket: WebSocket): PlayerConnection {
+    const connection = { socket, seq: 0 };
+    this.connections.add(connection);
+    return connection;
+  }
+
+  remove(connection: PlayerConnection): void {
+    this.connections.delete(connection);
+  }
+
+  json(message: Record<string, unknown>): void {
+    if (!this.connections.size) return;
+    const text = JSON.stringify(message);
+    for (const c of this.connections) if (c.socket.readyState === 1) c.socket.send(text);
+  }
+
+  /**
+   * One audio frame (samples [offset, offset+length) of a piece) with its lip-sync, starting at
+   * session time `t`.
+   */
+  frame(utterance: string, t: number, pcm: Int16Array, offset: number, length: number, sampleRate: number, track: PieceTrack): void {
+    if (!this.connections.size) return;
+    const trackMessage = JSON.stringify(buildTrack(utterance, t, offset, length, sampleRate, track));
+    const samples = new Uint8Array(pcm.buffer, pcm.byteOffset + offset * 2, length * 2);
+    for (const c of this.connections) {
+      if (c.socket.readyState !== 1) continue;
+      const header = Buffer.allocUnsafe(12);
+      header.writeUInt32LE(c.seq++ >>> 0, 0);
+      header.writeDoubleLE(t, 4);
+      const raw = (c.socket as any)._socket as import('node:net').Socket | undefined;
+      raw?.cork();
+      c.socket.send(trackMessage);
+      c.socket.send(Buffer.concat([header, samples]), { binary: true });
+      if (raw) process.nextTick(() => raw.uncork());
+    }
+  }
+
+  close(code: number, reason: string): void {
+    for (const c of this.connections) c.socket.close(code, reason);
+    this.connections.clear();
+  }
+}
+
+/** The track message for one frame: visemes (changes only) and mouth openness per 10 ms. */
+export function buildTrack(utterance: string, t: number, offset: number, length: number, sampleRate: number, track: PieceTrack) {
+  const frameLength = Math.round(sampleRate * FRAME_SECONDS);
+  const first = Math.floor(offset / frameLength);
+  const last = Math.min(track.mouth.length, Math.ceil((offset + length) / frameLength));
+  const lead = (first * frameLength - offset) / sampleRate; // <= 0: the 10 ms grid relative to t
+  const visemes: Array<[number, string, number]> = [];
+  const mouth: number[] = [];
+  let previous = -1;
+  for (let f = first; f < last; f++) {
+    const v = track.viseme[f];
+    if (v !== previous) {
+      visemes.push([round3(t + lead + (f - first) * FRAME_SECONDS), VISEMES[v], round2(track.weight[f] / 255)]);
+      previous = v;
+    }
+    mouth.push(round2(track.mouth[f] / 255));
+  }
+  return { type: 'track', utterance, t: round3(t), duration: round3(length / sampleRate), visemes, mouth: { t0: round3(t + lead), step: FRAME_SECONDS, values: mouth } };
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round2 = (x: number) => Math.round(x * 100) / 100;

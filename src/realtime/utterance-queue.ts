@@ -1,0 +1,127 @@
+/**
+ * Utterances waiting to play, in order. Audio arrives here (faster than real time is fine); the
+ * playback clock takes it out frame by frame. Nothing here knows about time.
+ */
+import { analysePiece, type PieceTrack, type WordTiming } from './lipsync/analysis.js';
+
+export interface Piece {
+  pcm: Int16Array;
+  text?: string;
+  words?: WordTiming[];
+  /** Lip-sync features, computed when the piece is first played (see lipsync/). */
+  track?: PieceTrack;
+}
+
+export type TimedActionKind = 'cue' | 'camera' | 'backdrop';
+export interface TimedAction {
+  kind: TimedActionKind;
+  atSeconds: number;
+  payload: Record<string, unknown>;
+  eventId: string;
+}
+
+export class Utterance {
+  readonly pieces: Piece[] = [];
+  sealed = false;
+  /** Session-clock time its first audio left; undefined until it starts. */
+  startedAt?: number;
+  /** Session-clock time the next frame is due. */
+  cursor = 0;
+  pieceIndex = 0;
+  pieceOffset = 0;
+  receivedSamples = 0;
+  releasedSamples = 0;
+  starving = false;
+  readonly actions: TimedAction[] = [];
+  /** Aborts a speech synthesis feeding this utterance (agent.speak_text). */
+  abort?: AbortController;
+
+  constructor(readonly id: string, readonly sampleRate: number, readonly source: 'audio' | 'text') {}
+
+  add(piece: Piece): void {
+    if (piece.pcm.length === 0 && !piece.text) return;
+    this.pieces.push(piece);
+    this.receivedSamples += piece.pcm.length;
+  }
+
+  get pendingSamples(): number {
+    return this.receivedSamples - this.releasedSamples;
+  }
+
+  get started(): boolean {
+    return this.startedAt !== undefined;
+  }
+
+  /** Everything received has left and nothing more will come. */
+  get drained(): boolean {
+    return this.sealed && this.pendingSamples === 0;
+  }
+
+  /** Takes the next frame of at most `maxSamples`, never crossing a piece boundary. */
+  takeFrame(maxSamples: number): { piece: Piece; offset: number; length: number } | undefined {
+    while (this.pieceIndex < this.pieces.length) {
+      const piece = this.pieces[this.pieceIndex];
+      const rest = piece.pcm.length - this.pieceOffset;
+      if (rest > 0) {
+        const length = Math.min(rest, maxSamples);
+        const frame = { piece, offset: this.pieceOffset, length };
+        this.pieceOffset += length;
+        this.releasedSamples += length;
+        return frame;
+      }
+      this.pieceIndex++;
+      this.pieceOffset = 0;
+      // Played pieces are dropped so a long utterance does not hold its whole audio.
+      if (this.pieceIndex > 8) {
+        this.pieces.splice(0, this.pieceIndex);
+        this.pieceIndex = 0;
+      }
+    }
+    return undefined;
+  }
+}
+
+export class UtteranceQueue {
+  readonly items: Utterance[] = [];
+  /** The utterance that receives caller audio; closed by speak_end or interrupt. */
+  open?: Utterance;
+
+  get head(): Utterance | undefined {
+    return this.items[0];
+  }
+
+  /** Seconds of audio received and not yet played, over all utterances. */
+  queuedSeconds(): number {
+    let seconds = 0;
+    for (const u of this.items) seconds += u.pendingSamples / u.sampleRate;
+    return seconds;
+  }
+
+  push(utterance: Utterance): void {
+    this.items.push(utterance);
+  }
+
+  shift(): Utterance | undefined {
+    const u = this.items.shift();
+    if (u === this.open) this.open = undefined;
+    return u;
+  }
+
+  clear(): Utterance[] {
+    const dropped = this.items.splice(0);
+    this.open = undefined;
+    return dropped;
+  }
+
+  /** The utterance at_seconds actions aim at: the one playing, else the next to play. */
+  target(): Utterance | undefined {
+    const head = this.items[0];
+    if (head && head.started) return head;
+    return this.items.find((u) => !u.started);
+  }
+
+  ensureTrack(piece: Piece, sampleRate: number): PieceTrack {
+    piece.track ??= analysePiece(piece.pcm, sampleRate, piece.text, piece.words);
+    return piece.track;
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * Sessions: starting one (every rule of the interface's session error table, in a documented
+ * order), its lifecycle (stop, max duration, player never opened), and metering its seconds.
+ * The live audio side of a session is the realtime capability's; this module owns the record.
+ */
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { z } from 'zod';
+import type { Db } from '../core/db/database.js';
+import type { Config } from '../core/config.js';
+import { ApiError } from '../core/errors.js';
+import { randomToken, sha256Hex } from '../core/secrets.js';
+import type { AccountStore } from '../accounts/accounts.js';
+import type { AgentService } from '../agents/service.js';
+import type { SessionsTable } from '../core/db/schema.js';
+import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
+
+/** Serialises session starts deployment-wide so limits are counted without races. */
+const START_LOCK = 7_143_001;
+
+export type SessionRow = Omit<SessionsTable, 'look' | 'created_at'> & { look: SessionLook; created_at: Date };
+export interface SessionLook {
+  backdrop: string | null;
+  cameras: Array<'far' | 'mid' | 'close'>;
+  camera: 'far' | 'mid' | 'close' | 'auto';
+  face_light: number;
+}
+
+export interface SessionHooks {
+  /** The live side of a new session (realtime hub). */
+  opened(session: SessionRow): void;
+  /** The session ended: close its sockets. */
+  ended(session: SessionRow, reason: string): void;
+  /** Whether the agent's knowledge is being built (conversation starts answer 409 agent_building). */
+  building(agentId: number): Promise<boolean>;
+}
+
+export class SessionService {
+  private timers = new Map<string, NodeJS.Timeout[]>();
+  private sweeper?: NodeJS.Timeout;
+  hooks: SessionHooks = { opened: () => {}, ended: () => {}, building: async () => false };
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+    private readonly accounts: AccountStore,
+    private readonly agents: AgentService,
+  ) {}
+
+  /**
+   * Starts a session. Checks run in this order (docs/decisions.md, "Session start checks"):
+   * agent_not_found, agent_inactive, unknown_avatar, paid_feature, unknown_voice,
+   * voice_face_mismatch, invalid_look, insufficient_balance / free_minutes_exhausted,
+   * agent_building, then under a lock: free_concurrency, concurrency_limit, no_capacity.
+   */
+  async start(accountId: number, input: z.output<typeof SessionCreateRequest>): Promise<{ row: SessionRow; token: string }> {
+    const agent = await this.agents.get(accountId, input.agent_id);
+    if (agent.status !== 'active') throw new ApiError(409, 'agent_inactive', `Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
+    const account = await this.accounts.require(accountId);
+    const avatarId = input.avatar_id ?? agent.avatar_id;
+    const voiceId = input.voice_id ?? agent.voice_id;
+    const voice = this.agents.checkVoiceAndFace(account, agent.tts_primary, voiceId, avatarId, true);
+    const look: SessionLook = {
+      backdrop: input.look?.backdrop !== undefined ? input.look.backdrop : agent.studio.backdrop,
+      cameras: (input.look?.cameras ?? agent.studio.cameras) as SessionLook['cameras'],
+      camera: input.look?.camera ?? 'auto',
+      face_light: input.look?.face_light ?? agent.studio.face_light,
+    };
+    this.agents.checkLook(look);
+
+    if (account.plan === 'paid') {
+      if (Number(account.balance) <= 0) throw new ApiError(402, 'insufficient_balance', 'The wallet balance is used up; top up to start sessions');
+    } else if ((await this.secondsUsedThisMonth(accountId)) >= this.config.freeMonthlySeconds) {
+      throw new ApiError(402, 'free_minutes_exhausted', `The free plan's ${Math.round(this.config.freeMonthlySeconds / 60)} session minutes for this month are used up`);
+    }
+    if (input.mode === 'conversation' && (await this.hooks.building(agent.id))) {
+      throw new ApiError(409, 'agent_building', "The agent's knowledge is being built; try again when brain-status is complete");
+    }
+
+    const token = randomToken('st_', 32);
+    const id = crypto.randomUUID();
+    const row = await this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${START_LOCK})`.execute(trx);
+      const counts = await trx
+        .selectFrom('sessions')
+        .select([
+          sql<number>`count(*)`.as('total'),
+          sql<number>`count(*) FILTER (WHERE agent_id = ${agent.id})`.as('agent'),
+          sql<number>`count(*) FILTER (WHERE account_id = ${accountId})`.as('account'),
+        ])
+        .where('status', '=', 'active')
+        .executeTakeFirstOrThrow();
+      if (account.plan === 'free' && Number(counts.account) >= 1) {
+        throw new ApiError(402, 'free_concurrency', 'The free plan runs one session at a time; stop the running one first');
+      }
+      if (Number(counts.agent) >= agent.concurrency_limit) {
+        throw new ApiError(409, 'concurrency_limit', `Agent ${agent.id} already has ${agent.concurrency_limit} session(s) running (its concurrency_limit)`);
+      }
+      if (Number(counts.total) >= this.config.sessionCapacity) {
+        throw new ApiError(503, 'no_capacity', 'Every avatar is busy; try again shortly', { 'Retry-After': '5' });
+      }
+      return trx
+        .insertInto('sessions')
+        .values({
+          id,
+          account_id: accountId,
+          agent_id: agent.id,
+          mode: input.mode,
+          status: 'active',
+          avatar_id: avatarId,
+          voice_id: voice.voice_id,
+          voice_provider: voice.provider,
+          look: JSON.stringify(look),
+          player_key: randomToken('', 24),
+          token_hash: sha256Hex(token),
+          max_session_seconds: account.plan === 'free' ? this.config.freeSessionSeconds : null,
+          created_at: new Date(),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+    const session = row as unknown as SessionRow;
+    this.watch(session);
+    this.hooks.opened(session);
+    return { row: session, token };
+  }
+
+  /** Timers that end the session at max_session_seconds and if its player is never opened. */
+  private watch(session: SessionRow): void {
+    const timers: NodeJS.Timeout[] = [];
+    const age = Date.now() - new Date(session.created_at).getTime();
+    if (session.max_session_seconds !== null) {
+      timers.push(setTimeout(() => void this.end(session.id, 'max_duration'), Math.max(0, session.max_session_seconds * 1000 - age)));
+    }
+    if (!session.player_opened_at) {
+      timers.push(setTimeout(() => void this.endIfPlayerNeverOpened(session.id), Math.max(0, this.config.playerOpenSeconds * 1000 - age)));
+    }
+    for (const t of timers) t.unref();
+    this.timers.set(session.id, timers);
+  }
+
+  private async endIfPlayerNeverOpened(id: string): Promise<void> {
+    const row = await this.db.selectFrom('sessions').select(['player_opened_at', 'status']).where('id', '=', id).executeTakeFirst();
+    if (row && row.status === 'active' && !row.player_opened_at) await this.end(id, 'player_timeout');
+  }
+
+  async markPlayerOpened(id: string): Promise<void> {
+    await this.db.updateTable('sessions').set({ player_opened_at: new Date() }).where('id', '=', id).where('player_opened_at', 'is', null).execute();
+  }
+
+  /** Ends an active session (idempotent), records its duration and metered seconds. */
+  async end(id: string, reason: string): Promise<SessionRow | undefined> {
+    const row = await this.db.transaction().execute(async (trx) => {
+      const ended = await trx
+        .updateTable('sessions')
+        .set({
+          status: 'ended',
+          ended_at: sql`now()`,
+          end_reason: reason,
+          duration_seconds: sql`GREATEST(0, EXTRACT(EPOCH FROM (now() - created_at)))::double precision`,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .returningAll()
+        .executeTakeFirst();
+      if (ended) {
+        await trx
+          .insertInto('usage_records')
+          .values({
+            account_id: ended.account_id,
+            agent_id: ended.agent_id,
+            session_id: ended.id,
+            voice_provider: ended.voice_provider,
+            seconds: Number(ended.duration_seconds ?? 0),
+            month: new Date(ended.created_at).toISOString().slice(0, 7),
+          })
+          .execute();
+      }
+      return ended;
+    });
+    for (const t of this.timers.get(id) ?? []) clearTimeout(t);
+    this.timers.delete(id);
+    if (row) this.hooks.ended(row as unknown as SessionRow, reason);
+    return row as unknown as SessionRow | undefined;
+  }
+
+  async secondsUsedThisMonth(accountId: number): Promise<number> {
+    const month = new Date().toISOString().slice(0, 7);
+    const ended = await this.db
+      .selectFrom('usage_records')
+      .select(sql<number>`COALESCE(SUM(seconds), 0)`.as('s'))
+      .where('account_id', '=', accountId)
+      .where('month', '=', month)
+      .executeTakeFirstOrThrow();
+    const running = await this.db
+      .selectFrom('sessions')
+      .select(sql<number>`COALESCE(SUM(EXTRACT(EPOCH FROM (now() - created_at))), 0)`.as('s'))
+      .where('account_id', '=', accountId)
+      .where('status', '=', 'active')
+      .executeTakeFirstOrThrow();
+    return Number(ended.s) + Number(running.s);
+  }
+
+  async get(accountId: number, id: string): Promise<SessionRow> {
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+    if (!row) throw new ApiError(404, 'session_not_found', `No session ${id} in this account`);
+    return row as unknown as SessionRow;
+  }
+
+  async list(accountId: number, query: z.output<typeof SessionListQuery>): Promise<SessionRow[]> {
+    let q = this.db.selectFrom('sessions').selectAll().where('account_id', '=', accountId);
+    if (query.status) q = q.where('status', '=', query.status);
+    if (query.agent_id) q = q.where('agent_id', '=', query.agent_id);
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id').limit(query.limit).offset(query.offset).execute();
+    return rows as unknown as SessionRow[];
+  }
+
+  async stop(accountId: number, id: string): Promise<SessionRow> {
+    await this.get(accountId, id);
+    await this.end(id, 'stopped');
+    return this.get(accountId, id);
+  }
+
+  /** The active session a render token opens, if the token is right. */
+  async byToken(id: string, token: string): Promise<SessionRow | undefined> {
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('token_hash', '=', sha256Hex(token)).where('status', '=', 'active').executeTakeFirst();
+    return row as unknown as SessionRow | undefined;
+  }
+
+  async byPlayerKey(playerKey: string): Promise<SessionRow | undefined> {
+    const row = await this.db.selectFrom('sessions').selectAll().where('player_key', '=', playerKey).executeTakeFirst();
+    return row as unknown as SessionRow | undefined;
+  }
+
+  async endAllForAgent(agentId: number, reason: string): Promise<void> {
+    const rows = await this.db.selectFrom('sessions').select('id').where('agent_id', '=', agentId).where('status', '=', 'active').execute();
+    for (const r of rows) await this.end(r.id, reason);
+  }
+
+  /**
+   * Start-up and periodic sweep: sessions whose deadline passed while no timer watched them
+   * (e.g. across a restart) are ended. With the embedded database this node is the only one, so
+   * sessions left active by a previous run have lost their sockets and end at once.
+   */
+  async recover(singleNode: boolean): Promise<void> {
+    if (singleNode) {
+      const stale = await this.db.selectFrom('sessions').select('id').where('status', '=', 'active').execute();
+      for (const s of stale) await this.end(s.id, 'server_restart');
+    }
+    const sweep = async () => {
+      const overdue = await this.db
+        .selectFrom('sessions')
+        .select(['id', 'player_opened_at'])
+        .where('status', '=', 'active')
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('max_session_seconds', 'is not', null), sql<boolean>`created_at + make_interval(secs => max_session_seconds) < now()`]),
+            eb.and([eb('player_opened_at', 'is', null), sql<boolean>`created_at + make_interval(secs => ${this.config.playerOpenSeconds}) < now()`]),
+          ]),
+        )
+        .execute();
+      for (const s of overdue) await this.end(s.id, s.player_opened_at ? 'max_duration' : 'player_timeout');
+    };
+    await sweep();
+    this.sweeper = setInterval(() => void sweep().catch(() => {}), 10_000);
+    this.sweeper.unref();
+  }
+
+  stopTimers(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    for (const timers of this.timers.values()) for (const t of timers) clearTimeout(t);
+    this.timers.clear();
+  }
+}
