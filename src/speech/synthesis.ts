@@ -1,0 +1,446 @@
+/**
+ * SpeechService: the one streaming synthesis interface of Presence.
+ *
+ *   for await (const chunk of speech.synthesize({ text, provider, voiceId, sampleRate: 16000, signal })) {
+ *     send(chunk.pcm, chunk.words);
+ *   }
+ *
+ * Text may be a string or an AsyncIterable of pieces (LLM tokens). It is cut into sentences as it
+ * arrives; the first sentence is synthesised and its audio yielded while the later ones are still
+ * being written or synthesised (one sentence of look-ahead keeps the joins gap-free). Audio is
+ * resampled with libsamplerate to the requested rate. Aborting the signal ends the iteration at
+ * once (no error) and cancels the engines' work; any other failure throws SpeechError.
+ */
+import path from 'node:path';
+import pino from 'pino';
+import { VoiceCatalog, PREMIUM_PROVIDERS, PROVIDERS, type CatalogVoice } from './voices/catalog.js';
+import { SpeechError, isAbort } from './errors.js';
+import { SentenceSplitter } from './sentences.js';
+import { Resampler, prewarmResamplers } from './resample.js';
+import { concatInt16 } from './audio.js';
+import { FliteEngine, fliteVoiceFor } from './engines/flite.js';
+import { KokoroLocalEngine, KokoroRemoteEngine, kokoroLocalSpeaks, type KokoroSource } from './engines/kokoro.js';
+import { CartesiaEngine, ElevenLabsEngine, InworldEngine } from './engines/premium.js';
+import type { EngineAudio, SpeechEngine, WordTiming } from './engines/types.js';
+import { fetchVoiceList, normaliseCartesia, normaliseElevenLabs, normaliseInworld, type ProviderKeys } from './voices/remote.js';
+
+export interface SynthesisRequest {
+  /** Plain text (expression tags already stripped), or its pieces as they are produced. */
+  text: string | AsyncIterable<string>;
+  /** One of PROVIDERS: kokoro, inworld, inworld-flash, elevenlabs, elevenlabs-flash, cartesia. */
+  provider: string;
+  voiceId: string;
+  /** Base ISO 639-1 code; defaults to the voice's own language. */
+  language?: string;
+  /** Output rate in Hz (8000..48000), e.g. 16000 or 24000. */
+  sampleRate: number;
+  signal?: AbortSignal;
+}
+
+export interface SpeechChunk {
+  /** Mono signed 16-bit PCM at sampleRate. */
+  pcm: Int16Array;
+  sampleRate: number;
+  /** Words whose timing the engine gave (or estimated) in this piece; seconds from the start of this synthesis stream. */
+  words?: WordTiming[];
+}
+
+export interface SpeechLogger {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+export interface SpeechConfig {
+  dataDir: string;
+  kokoroModelDir?: string;
+  kokoroDownload: boolean;
+  kokoroDtype?: string;
+  kokoroUrl?: string;
+  kokoroApiKey?: string;
+  providers: ProviderKeys;
+  /** Premium request timeout: until headers, and between body pieces. */
+  timeoutMs: number;
+  /** How long fetched premium voice lists are kept. */
+  voiceListTtlMs: number;
+}
+
+/** Reads the speech settings from the environment (see docs/speech.md). */
+export function speechConfigFromEnv(env: NodeJS.ProcessEnv = process.env, dataDir = path.resolve(env.DATA_DIR || './data')): SpeechConfig {
+  const key = (name: string, base: string) => (env[name] ? { apiKey: env[name]!, baseUrl: env[base] || undefined } : undefined);
+  return {
+    dataDir,
+    kokoroModelDir: env.KOKORO_MODEL_DIR || undefined,
+    kokoroDownload: env.KOKORO_DOWNLOAD === '1',
+    kokoroDtype: env.KOKORO_DTYPE || undefined,
+    kokoroUrl: env.KOKORO_URL || undefined,
+    kokoroApiKey: env.KOKORO_API_KEY || undefined,
+    providers: {
+      elevenlabs: key('ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'),
+      cartesia: key('CARTESIA_API_KEY', 'CARTESIA_BASE_URL'),
+      inworld: key('INWORLD_API_KEY', 'INWORLD_BASE_URL'),
+    },
+    timeoutMs: Number(env.SPEECH_TIMEOUT_MS) > 0 ? Number(env.SPEECH_TIMEOUT_MS) : 10_000,
+    voiceListTtlMs: Number(env.VOICE_LIST_TTL_SECONDS) > 0 ? Number(env.VOICE_LIST_TTL_SECONDS) * 1000 : 3_600_000,
+  };
+}
+
+interface Route {
+  engine: SpeechEngine;
+  voiceId: string;
+  language: string;
+}
+
+const FAMILY: Record<string, 'elevenlabs' | 'cartesia' | 'inworld'> = {
+  elevenlabs: 'elevenlabs', 'elevenlabs-flash': 'elevenlabs', cartesia: 'cartesia', inworld: 'inworld', 'inworld-flash': 'inworld',
+};
+
+export class SpeechService {
+  readonly voices: VoiceCatalog;
+  readonly log: SpeechLogger;
+  readonly flite: FliteEngine;
+  private kokoro: KokoroLocalEngine | undefined;
+  private kokoroRemote: KokoroRemoteEngine | undefined;
+  private premium = new Map<string, SpeechEngine>();
+  private warned = new Set<string>();
+  private listFetchedAt = new Map<string, number>();
+  private listPending = new Map<string, Promise<void>>();
+  private started: Promise<void> | undefined;
+
+  constructor(readonly config: SpeechConfig, options: { voices?: VoiceCatalog; logger?: SpeechLogger; fliteWorkers?: number } = {}) {
+    this.voices = options.voices ?? new VoiceCatalog();
+    this.log = options.logger ?? pino({ level: process.env.LOG_LEVEL || 'info' });
+    this.flite = new FliteEngine({ workers: options.fliteWorkers });
+    const p = config.providers;
+    const t = config.timeoutMs;
+    if (p.elevenlabs) {
+      this.premium.set('elevenlabs', new ElevenLabsEngine('elevenlabs', { ...p.elevenlabs, timeoutMs: t }));
+      this.premium.set('elevenlabs-flash', new ElevenLabsEngine('elevenlabs-flash', { ...p.elevenlabs, timeoutMs: t }));
+    }
+    if (p.cartesia) this.premium.set('cartesia', new CartesiaEngine({ ...p.cartesia, timeoutMs: t }));
+    if (p.inworld) {
+      this.premium.set('inworld', new InworldEngine('inworld', { ...p.inworld, timeoutMs: t }));
+      this.premium.set('inworld-flash', new InworldEngine('inworld-flash', { ...p.inworld, timeoutMs: t }));
+    }
+    if (config.kokoroUrl) this.kokoroRemote = new KokoroRemoteEngine(config.kokoroUrl, t, config.kokoroApiKey);
+  }
+
+  /**
+   * Loads the Kokoro model if one is configured (falling back to flite, loudly, if it fails), warms
+   * the offline engine and says in one log line which engine speaks. Idempotent; synthesize()
+   * calls it too.
+   */
+  start(): Promise<void> {
+    this.started ??= this.doStart();
+    return this.started;
+  }
+
+  private async doStart(): Promise<void> {
+    const warming = this.flite.warm();
+    const c = this.config;
+    if (c.kokoroUrl) {
+      this.log.info({ engine: 'kokoro-remote' }, `speech: Kokoro voices are spoken by the Kokoro-FastAPI server at ${redactUrl(c.kokoroUrl)}`);
+    } else {
+      const source: KokoroSource | undefined = c.kokoroModelDir
+        ? { kind: 'dir', location: c.kokoroModelDir, dtype: c.kokoroDtype as KokoroSource['dtype'] }
+        : c.kokoroDownload
+          ? { kind: 'download', location: path.join(c.dataDir, 'models'), dtype: c.kokoroDtype as KokoroSource['dtype'] }
+          : undefined;
+      if (!source) {
+        this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
+      } else {
+        const began = Date.now();
+        try {
+          this.kokoro = await KokoroLocalEngine.load(source);
+          this.log.info({ engine: 'kokoro', ms: Date.now() - began }, `speech: Kokoro model loaded from ${source.kind === 'dir' ? 'KOKORO_MODEL_DIR' : 'the download cache'}; English Kokoro voices speak with Kokoro, other languages with the offline flite engine`);
+        } catch (error) {
+          this.log.error({ engine: 'flite', err: { message: (error as Error).message } }, `speech: the Kokoro model could not be loaded (${(error as Error).message}); speaking with the offline flite engine`);
+        }
+      }
+    }
+    for (const provider of PREMIUM_PROVIDERS) {
+      if (!this.premium.has(provider)) continue;
+      this.log.info({ provider }, `speech: ${provider} voices are spoken by ${provider}`);
+    }
+    void this.refreshVoiceLists().catch(() => {});
+    // flite speaks at 16 kHz, Kokoro and the premium providers at 24 kHz; players ask for 16/24/48 kHz.
+    await prewarmResamplers([[16000, 24000], [16000, 48000], [24000, 16000], [24000, 48000]]);
+    await warming;
+  }
+
+  /** Name of the engine that would speak this voice now: kokoro, kokoro-remote, flite, elevenlabs, ... */
+  engineFor(provider: string, voiceId: string): string {
+    return this.route(provider, voiceId, undefined).engine.name;
+  }
+
+  private route(provider: string, voiceId: string, language: string | undefined): Route {
+    if (!(PROVIDERS as readonly string[]).includes(provider)) throw new SpeechError('unknown_provider', `unknown speech provider "${provider}"`, provider);
+    const voice = this.voices.find(provider, voiceId);
+    if (provider === 'kokoro') {
+      if (!voice) throw new SpeechError('unknown_voice', `Kokoro has no voice "${voiceId}"`, provider);
+      const lang = language ?? voice.language;
+      if (this.kokoroRemote) return { engine: this.kokoroRemote, voiceId, language: lang };
+      if (this.kokoro && kokoroLocalSpeaks(voiceId)) return { engine: this.kokoro, voiceId, language: lang };
+      return this.offline(voice, lang);
+    }
+    const engine = this.premium.get(provider);
+    const lang = language ?? voice?.language ?? 'en';
+    if (engine) return { engine, voiceId, language: lang };
+    const family = FAMILY[provider];
+    if (!this.warned.has(family)) {
+      this.warned.add(family);
+      this.log.warn({ provider }, `speech: ${family} has no ${family.toUpperCase()}_API_KEY; its voices are spoken by the offline flite engine`);
+    }
+    return this.offline(voice ?? { voice_id: voiceId, gender: 'f', locale: 'en-US' }, lang);
+  }
+
+  private offline(voice: Pick<CatalogVoice, 'voice_id' | 'gender' | 'locale'>, language: string): Route {
+    const { voice: fv, pitch } = fliteVoiceFor(voice);
+    if (language !== 'en' && !this.warned.has(`lang:${language}`)) {
+      this.warned.add(`lang:${language}`);
+      this.log.warn({ language }, `speech: the offline flite engine speaks English only; "${language}" text is read with English rules (configure Kokoro or a premium provider for ${language})`);
+    }
+    return { engine: this.flite, voiceId: pitch ? `${fv}@${pitch}` : fv, language };
+  }
+
+  /** Streams speech for the text; see the file comment. */
+  async *synthesize(request: SynthesisRequest): AsyncIterable<SpeechChunk> {
+    const { sampleRate } = request;
+    if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48000) {
+      throw new SpeechError('bad_request', `sampleRate must be an integer between 8000 and 48000, got ${sampleRate}`);
+    }
+    await this.start();
+    const route = this.route(request.provider, request.voiceId, request.language);
+    const outer = request.signal;
+    if (outer?.aborted) return;
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    outer?.addEventListener('abort', onAbort, { once: true });
+    const signal = controller.signal;
+    const aborted = new Promise<'aborted'>((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
+
+    const sentences = new Channel<string>();
+    const jobs = new Channel<Channel<EngineAudio>>();
+    let resampler: Resampler | undefined;
+    let inputSeconds = 0;
+
+    // Text -> sentences.
+    const readText = async () => {
+      const splitter = new SentenceSplitter();
+      try {
+        if (typeof request.text === 'string') {
+          for (const s of splitter.push(request.text)) sentences.push(s);
+        } else {
+          for await (const piece of request.text) {
+            if (signal.aborted) break;
+            for (const s of splitter.push(piece)) sentences.push(s);
+          }
+        }
+        for (const s of splitter.end()) sentences.push(s);
+        sentences.close();
+      } catch (error) {
+        sentences.fail(error);
+      }
+    };
+
+    // Sentences -> engine audio, at most one sentence ahead of the one being yielded.
+    let played = 0;
+    const advanced = new Signal();
+    const schedule = async () => {
+      let started = 0;
+      try {
+        for (;;) {
+          const sentence = await sentences.next(aborted);
+          if (sentence === undefined || signal.aborted) break;
+          while (started - played >= 2 && !signal.aborted) await Promise.race([advanced.wait(), aborted]);
+          if (signal.aborted) break;
+          const out = new Channel<EngineAudio>();
+          jobs.push(out);
+          started++;
+          void (async () => {
+            try {
+              for await (const audio of route.engine.synthesize({ text: sentence, voiceId: route.voiceId, language: route.language, signal })) {
+                out.push(audio);
+              }
+              out.close();
+            } catch (error) {
+              out.fail(error);
+            }
+          })();
+        }
+        jobs.close();
+      } catch (error) {
+        jobs.fail(error);
+      }
+    };
+
+    void readText();
+    void schedule();
+    try {
+      for (;;) {
+        const job = await jobs.next(aborted);
+        if (signal.aborted) return;
+        if (job === undefined) break;
+        const sentenceStart = inputSeconds;
+        for (;;) {
+          const audio = await job.next(aborted);
+          if (audio === undefined || signal.aborted) break;
+          if (!resampler || resampler.inputRate !== audio.sampleRate) {
+            if (resampler) {
+              const tail = await resampler.flushInt16();
+              resampler.close();
+              if (tail.length) yield { pcm: tail, sampleRate };
+            }
+            resampler = new Resampler(audio.sampleRate, sampleRate);
+          }
+          inputSeconds += audio.pcm.length / audio.sampleRate;
+          const pcm = await resampler.pushInt16(audio.pcm);
+          if (signal.aborted) return;
+          const words = audio.words?.map((w) => ({ word: w.word, start: round3(w.start + sentenceStart), end: round3(w.end + sentenceStart) }));
+          if (pcm.length || words?.length) yield words?.length ? { pcm, sampleRate, words } : { pcm, sampleRate };
+        }
+        if (signal.aborted) return;
+        played++;
+        advanced.fire();
+      }
+      if (resampler) {
+        const tail = await resampler.flushInt16();
+        if (tail.length && !signal.aborted) yield { pcm: tail, sampleRate };
+      }
+    } catch (error) {
+      if (signal.aborted || isAbort(error)) return;
+      const e = error instanceof SpeechError ? error : new SpeechError('engine_failed', `speech failed: ${(error as Error)?.message ?? error}`, route.engine.name, undefined, { cause: error });
+      this.log.error({ provider: request.provider, engine: route.engine.name, code: e.code, status: e.status }, `speech: ${e.message}`);
+      throw e;
+    } finally {
+      resampler?.close();
+      controller.abort();
+      outer?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Whole result at once (previews, fillers, tests). */
+  async synthesizeAll(request: SynthesisRequest): Promise<{ pcm: Int16Array; sampleRate: number; words: WordTiming[] }> {
+    const parts: Int16Array[] = [];
+    const words: WordTiming[] = [];
+    for await (const chunk of this.synthesize(request)) {
+      parts.push(chunk.pcm);
+      if (chunk.words) words.push(...chunk.words);
+    }
+    return { pcm: concatInt16(parts), sampleRate: request.sampleRate, words };
+  }
+
+  /** Refreshes premium voice lists from the providers that have keys (cached for voiceListTtlMs). */
+  async refreshVoiceLists(force = false): Promise<void> {
+    await Promise.all((['elevenlabs', 'cartesia', 'inworld'] as const).map((f) => this.refreshFamily(f, force)));
+  }
+
+  /** Makes sure the provider's list is fresh, waiting at most waitMs for the provider. */
+  async freshVoices(provider: string, waitMs = 3000): Promise<void> {
+    const family = FAMILY[provider];
+    if (!family || !this.config.providers[family]) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.refreshFamily(family, false), new Promise<void>((r) => { timer = setTimeout(r, waitMs); })]);
+    clearTimeout(timer);
+  }
+
+  private refreshFamily(family: 'elevenlabs' | 'cartesia' | 'inworld', force: boolean): Promise<void> {
+    if (!this.config.providers[family]) return Promise.resolve();
+    const at = this.listFetchedAt.get(family);
+    if (!force && at && Date.now() - at < this.config.voiceListTtlMs) return Promise.resolve();
+    const pending = this.listPending.get(family);
+    if (pending) return pending;
+    const run = (async () => {
+      try {
+        const body = await fetchVoiceList(family, this.config.providers, this.config.timeoutMs);
+        const providers = Object.keys(FAMILY).filter((p) => FAMILY[p] === family);
+        let count = 0;
+        for (const provider of providers) {
+          const list = family === 'elevenlabs' ? normaliseElevenLabs(provider, body) : family === 'cartesia' ? normaliseCartesia(body) : normaliseInworld(provider, body);
+          count = list.length;
+          if (list.length) this.voices.replace(provider as never, list);
+        }
+        this.listFetchedAt.set(family, Date.now());
+        this.log.info({ provider: family, voices: count }, `speech: fetched ${count} ${family} voices`);
+      } catch (error) {
+        // Retry after a minute rather than on every request.
+        this.listFetchedAt.set(family, Date.now() - this.config.voiceListTtlMs + 60_000);
+        this.log.warn({ provider: family, code: (error as SpeechError).code }, `speech: could not fetch the ${family} voice list (${(error as Error).message}); keeping the current list`);
+      } finally {
+        this.listPending.delete(family);
+      }
+    })();
+    this.listPending.set(family, run);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    await this.flite.close();
+    await this.kokoro?.close();
+  }
+}
+
+function round3(x: number) {
+  return Math.round(x * 1000) / 1000;
+}
+
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    u.search = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return 'KOKORO_URL';
+  }
+}
+
+/** A one-consumer async queue; next() resolves undefined when closed, rejects when failed. */
+class Channel<T> {
+  private items: T[] = [];
+  private closed = false;
+  private error: unknown;
+  private failed = false;
+  private waiter: (() => void) | undefined;
+
+  push(item: T) {
+    if (this.closed) return;
+    this.items.push(item);
+    this.wake();
+  }
+  close() {
+    this.closed = true;
+    this.wake();
+  }
+  fail(error: unknown) {
+    this.failed = true;
+    this.error = error;
+    this.closed = true;
+    this.wake();
+  }
+  private wake() {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+  async next(abort: Promise<'aborted'>): Promise<T | undefined> {
+    for (;;) {
+      if (this.items.length) return this.items.shift();
+      if (this.failed) throw this.error;
+      if (this.closed) return undefined;
+      const ready = new Promise<'ready'>((resolve) => { this.waiter = () => resolve('ready'); });
+      if ((await Promise.race([ready, abort])) === 'aborted') return undefined;
+    }
+  }
+}
+
+class Signal {
+  private waiters: Array<() => void> = [];
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  fire() {
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
