@@ -10,7 +10,7 @@ import type { StudioCatalog } from '../catalog/catalog.js';
 import { PREMIUM_PROVIDERS, type VoiceCatalog, type CatalogVoice } from '../speech/voices/catalog.js';
 import type { Languages, Studio } from '../core/db/schema.js';
 import type { z } from 'zod';
-import type { AgentCreateRequest, AgentUpdateRequest, EmbedConfigUpdate, VisitorValuesUpdate } from './schemas.js';
+import { CAMERAS, type AgentCreateRequest, type AgentUpdateRequest, type EmbedConfigUpdate, type VisitorValuesUpdate } from './schemas.js';
 import { defaultEmbed, embedSnippets, newEmbedKey, SHARED_EMBED_FIELDS, type EmbedSettings } from './embed.js';
 import { checkVisitorValues, CANONICAL_FORM, canonicalText, defaultVisitorValues, newVisitorSecret, signVisitorValues, type VisitorValuesConfig } from './visitor-values.js';
 
@@ -93,7 +93,13 @@ export class AgentService {
       throw new ApiError(402, 'paid_feature', `The ${provider} voices are premium; the free plan speaks with kokoro voices`);
     }
     const voice = voiceAnyProvider ? this.voices.resolve(voiceId, provider) : this.voices.find(provider, voiceId);
-    if (!voice) throw new ApiError(422, 'unknown_voice', `No ${provider} voice "${voiceId}"; GET /v1/voices/${provider} lists them`);
+    if (!voice) {
+      // A premium voice is a paid feature whichever provider the request named (interface Errors 4).
+      if (account.plan === 'free' && this.voices.resolve(voiceId, provider)?.premium) {
+        throw new ApiError(402, 'paid_feature', `Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
+      }
+      throw new ApiError(422, 'unknown_voice', `No ${provider} voice "${voiceId}"; GET /v1/voices/${provider} lists them`);
+    }
     if (voice.premium && account.plan === 'free') {
       throw new ApiError(402, 'paid_feature', `Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
     }
@@ -104,9 +110,31 @@ export class AgentService {
     return voice;
   }
 
-  checkBackdrop(backdrop: string | null | undefined): void {
-    if (backdrop && !this.studioCatalog.hasBackdrop(backdrop)) {
-      throw new ApiError(422, 'invalid_look', `No backdrop "${backdrop}"; GET /v1/backdrops lists them, or use null for plain`);
+  /**
+   * A studio naming a camera that does not exist answers 422 invalid_look (contract.md, Agents),
+   * not a schema error; runs on the raw body before schema validation. Non-string entries are left
+   * to the schema.
+   */
+  static checkCameras(studio: unknown): void {
+    const cameras = studio && typeof studio === 'object' ? (studio as { cameras?: unknown }).cameras : undefined;
+    if (!Array.isArray(cameras)) return;
+    const unknown = cameras.filter((c): c is string => typeof c === 'string' && !(CAMERAS as readonly string[]).includes(c));
+    if (unknown.length) {
+      throw new ApiError(422, 'invalid_look', `No camera "${unknown[0]}"; cameras are ${CAMERAS.join(', ')}`);
+    }
+  }
+
+  /** A studio or session look: the backdrop must exist (or be null) and cameras be far/mid/close. */
+  checkLook(look: { backdrop?: string | null; cameras?: string[]; camera?: string }): void {
+    if (look.backdrop && !this.studioCatalog.hasBackdrop(look.backdrop)) {
+      throw new ApiError(422, 'invalid_look', `No backdrop "${look.backdrop}"; GET /v1/backdrops lists them, or use null for plain`);
+    }
+    for (const camera of look.cameras ?? []) {
+      if (!(CAMERAS as readonly string[]).includes(camera)) throw new ApiError(422, 'invalid_look', `No camera "${camera}"; cameras are far, mid and close`);
+    }
+    if (look.cameras && new Set(look.cameras).size !== look.cameras.length) throw new ApiError(422, 'invalid_look', 'cameras must not repeat');
+    if (look.camera && look.camera !== 'auto' && look.cameras && !look.cameras.includes(look.camera)) {
+      throw new ApiError(422, 'invalid_look', `Camera "${look.camera}" is not among this look's cameras (${look.cameras.join(', ')})`);
     }
   }
 
@@ -128,7 +156,7 @@ export class AgentService {
       const voiceId = input.voice_id ?? (provider === 'kokoro' && face ? face.default_voice_id : 'af_bella');
       this.checkVoiceAndFace(account, provider, voiceId, avatarId);
       const studio = { ...DEFAULT_STUDIO, ...input.studio };
-      this.checkBackdrop(studio.backdrop);
+      this.checkLook(studio);
 
       const row = await trx
         .insertInto('agents')
@@ -171,7 +199,7 @@ export class AgentService {
     }
     // A studio change merges with the saved studio.
     const studio = input.studio ? { ...agent.studio, ...input.studio } : agent.studio;
-    if (input.studio) this.checkBackdrop(studio.backdrop);
+    if (input.studio) this.checkLook(studio);
 
     const changes: Record<string, unknown> = { updated_at: new Date() };
     for (const key of ['name', 'website_url', 'system_prompt', 'concurrency_limit', 'welcome_message', 'fillers_enabled', 'status'] as const) {

@@ -68,12 +68,15 @@ export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], da
     const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)) as Array<string | number>;
     const loc = [where, ...path];
     const input = valueAt(data, issue.path);
+    // An absent field (zod reports invalid_type, or invalid_value for enums and literals): FastAPI's
+    // `missing`, whose input is the object that lacks the field (null outside the body).
+    if (input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
+      const parent = where === 'body' ? valueAt(data, issue.path.slice(0, -1)) : undefined;
+      items.push({ type: 'missing', loc, msg: 'Field required', input: parent ?? null });
+      continue;
+    }
     switch (issue.code) {
       case 'invalid_type': {
-        if (input === undefined) {
-          items.push({ type: 'missing', loc, msg: 'Field required', input: where === 'body' ? data : undefined });
-          break;
-        }
         const isIntParse = issue.expected === 'int' || (issue.expected === 'number' && typeof input === 'string');
         if (isIntParse && where !== 'body') {
           items.push({ type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input });
@@ -131,7 +134,8 @@ export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], da
         items.push({ type: 'value_error', loc, msg: issue.message, input });
     }
   }
-  return items;
+  // Every item carries `input` (JSON would drop an undefined one).
+  return items.map((item) => (item.input === undefined ? { ...item, input: null } : item));
 }
 
 export class RequestValidationError extends Error {

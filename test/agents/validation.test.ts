@@ -5,28 +5,9 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
+import { itemAt, validationItems } from './helpers.js';
 
-/** Asserts the FastAPI shape and returns the items. */
-export function validationItems(res: { status: number; body: any }): Array<{ type: string; loc: Array<string | number>; msg: string; input: unknown }> {
-  assert.equal(res.status, 422, `expected 422, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.ok(Array.isArray(res.body?.detail), `detail must be a list: ${JSON.stringify(res.body)}`);
-  assert.ok(res.body.detail.length >= 1);
-  for (const item of res.body.detail) {
-    for (const key of ['type', 'loc', 'msg', 'input']) assert.ok(key in item, `item lacks ${key}: ${JSON.stringify(item)}`);
-    assert.equal(typeof item.type, 'string');
-    assert.equal(typeof item.msg, 'string');
-    assert.ok(Array.isArray(item.loc) && item.loc.length >= 1);
-    assert.ok(['body', 'query', 'path'].includes(item.loc[0]), `loc starts with ${item.loc[0]}`);
-  }
-  return res.body.detail;
-}
-
-function findItem(res: { status: number; body: any }, loc: Array<string | number>) {
-  const items = validationItems(res);
-  const item = items.find((i) => JSON.stringify(i.loc) === JSON.stringify(loc));
-  assert.ok(item, `no item at ${JSON.stringify(loc)} in ${JSON.stringify(items)}`);
-  return item!;
-}
+const findItem = itemAt;
 
 forEachEngine('validation errors (FastAPI shape)', (engine) => {
   let t: TestApp;
@@ -45,6 +26,21 @@ forEachEngine('validation errors (FastAPI shape)', (engine) => {
     assert.equal(item.msg, 'Field required');
     assert.deepEqual(item.input, body);
     assert.equal(res.body.detail.length, 1);
+  });
+
+  it('a missing nested field is type missing; its input is the object that lacks it', async () => {
+    const res = await t.request('POST', '/v1/agent/create', { body: { name: 'x', languages: { also: ['fr'] } } });
+    const item = findItem(res, ['body', 'languages', 'main']);
+    assert.equal(item.type, 'missing');
+    assert.equal(item.msg, 'Field required');
+    assert.deepEqual(item.input, { also: ['fr'] });
+  });
+
+  it('a missing required field of a list item: loc into the list', async () => {
+    const res = await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: { fields: [{ name: 'plan' }, { required: true }] } });
+    const item = findItem(res, ['body', 'fields', 1, 'name']);
+    assert.equal(item.type, 'missing');
+    assert.deepEqual(item.input, { required: true });
   });
 
   it('empty object body: the same missing name', async () => {

@@ -6,15 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import type { Permission } from '../../src/core/auth.js';
+import { assertCoded } from '../agents/helpers.js';
 
-function assertCodedError(res: { status: number; body: any }, status: number, code: string): void {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  assert.equal(typeof res.body, 'object');
-  assert.deepEqual(Object.keys(res.body), ['detail']);
-  assert.equal(res.body.detail.code, code);
-  assert.equal(typeof res.body.detail.message, 'string');
-  assert.ok(res.body.detail.message.length > 0);
-}
+const assertCodedError = assertCoded;
 
 forEachEngine('authentication and permissions', (engine) => {
   let t: TestApp;
