@@ -53,8 +53,22 @@ function toCommand(argv: string[]): { command: string; args: Record<string, unkn
   throw new UsageError(`unknown command "${argv.join(' ')}"`);
 }
 
-async function viaServer(config: Config, command: string, args: unknown): Promise<unknown> {
-  const { port, token } = JSON.parse(fs.readFileSync(adminFile(config), 'utf8'));
+/** The running server's admin endpoint, when the live process holding DATA_DIR is the one that wrote admin.json. */
+function runningServer(config: Config): { port: number; token: string } | undefined {
+  if (config.databaseUrl) return undefined;
+  const holder = lockHolder(config.dataDir);
+  if (holder === undefined) return undefined;
+  try {
+    const admin = JSON.parse(fs.readFileSync(adminFile(config), 'utf8'));
+    // A stale admin.json (left by a server that was killed) names another pid.
+    return admin.pid === holder ? admin : undefined;
+  } catch {
+    return undefined; // the server is still starting, or not a server at all: opening DATA_DIR will say who holds it
+  }
+}
+
+async function viaServer(admin: { port: number; token: string }, command: string, args: unknown): Promise<unknown> {
+  const { port, token } = admin;
   const response = await fetch(`http://127.0.0.1:${port}/internal/admin`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-admin-token': token },
@@ -76,7 +90,13 @@ async function locally(config: Config, command: string, args: unknown): Promise<
 
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'serve' || argv.length === 0) {
-    await serve();
+    try {
+      await serve();
+    } catch (error) {
+      // e.g. DATA_DIR held by another server, port in use, database unreachable: one clear line.
+      process.stderr.write(`presence: cannot start: ${(error as Error).message}\n`);
+      return 1;
+    }
     return -1; // keeps running
   }
   if (argv[0] === '--help' || argv[0] === 'help') {
@@ -86,8 +106,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const { command, args } = toCommand(argv);
     const config = loadConfig();
-    const serverHolds = !config.databaseUrl && lockHolder(config.dataDir) !== undefined && fs.existsSync(adminFile(config));
-    const result = serverHolds ? await viaServer(config, command, args) : await locally(config, command, args);
+    const server = runningServer(config);
+    const result = server ? await viaServer(server, command, args) : await locally(config, command, args);
     process.stdout.write(JSON.stringify(result) + '\n');
     return 0;
   } catch (error) {

@@ -1,0 +1,229 @@
+/**
+ * Spawns the real operator CLI and server (`node bin/presence.js …`) as child processes, the way an
+ * operator runs them: a temporary DATA_DIR, a free port on 127.0.0.1, output captured for checks.
+ * Every process and folder made here is cleaned up by `cleanup()` (call it in `after`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const BIN = path.join(ROOT, 'bin', 'presence.js');
+
+export const KEY_PATTERN = /sk_live_[A-Za-z0-9_-]+/g;
+
+const children = new Set<ChildProcess>();
+const folders = new Set<string>();
+const drops: Array<() => Promise<void>> = [];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function tempDataDir(label = 'cli'): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `presence-${label}-`));
+  folders.add(dir);
+  return dir;
+}
+
+/** The environment a child gets: the caller's PATH etc., none of the caller's Presence settings. */
+function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete base[name];
+  return { ...base, HOST: '127.0.0.1', ...env };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one CLI command to completion. */
+export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`presence ${args.join(' ')} did not finish in ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Parses stdout that must be exactly one JSON object on one line. */
+export function singleJson(result: CliResult): any {
+  const lines = result.stdout.split('\n').filter((l) => l.length > 0);
+  if (result.code !== 0 || lines.length !== 1) {
+    throw new Error(`expected exit 0 and one line of JSON on stdout, got exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  const value = JSON.parse(lines[0]);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`not a JSON object: ${lines[0]}`);
+  return value;
+}
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  dataDir: string;
+  child: ChildProcess;
+  /** Everything written so far. */
+  stdout(): string;
+  stderr(): string;
+  /** JSON log lines (stdout and stderr), parsed. */
+  logs(): any[];
+  /** Resolves with the exit code/signal once the process has ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  request(method: string, urlPath: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+/** Starts `presence serve` and waits until /healthz answers. */
+export async function startServer(env: Record<string, string | undefined> = {}, options: { timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const dataDir = env.DATA_DIR ?? tempDataDir('serve');
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    cwd: ROOT,
+    env: childEnv({ PUBLIC_URL: url, ...env, DATA_DIR: dataDir, PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  let done = false;
+  void exited.then(() => (done = true));
+
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (done) throw new Error(`presence serve exited before listening\nstdout: ${stdout}\nstderr: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`presence serve did not answer /healthz in time\nstdout: ${stdout}\nstderr: ${stderr}`);
+    }
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const request: ServerProcess['request'] = async (method, urlPath, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    }
+    const response = await fetch(url + urlPath, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      /* not JSON */
+    }
+    return { status: response.status, body: parsed, headers: response.headers };
+  };
+
+  return {
+    url,
+    port,
+    dataDir,
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    logs: () =>
+      (stdout + '\n' + stderr)
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l)),
+    exited,
+    request,
+    async stop(graceMs = 20_000) {
+      if (!done) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+        const result = await exited;
+        clearTimeout(timer);
+        return result;
+      }
+      return exited;
+    },
+  };
+}
+
+/** The API key printed by the first-start banner; fails unless exactly one key was printed. */
+export function bannerKeys(server: ServerProcess): string[] {
+  return [...(server.stdout() + server.stderr()).matchAll(KEY_PATTERN)].map((m) => m[0]);
+}
+
+/** A fresh PostgreSQL database from TEST_DATABASE_URL, dropped by `cleanup()`. */
+export async function freshPostgres(): Promise<string> {
+  const base = new URL(process.env.TEST_DATABASE_URL!);
+  const name = `presence_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  drops.push(async () => {
+    const client = new pg.Client({ connectionString: base.toString() });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.end();
+  });
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Kills any child still running, removes temp folders and drops test databases. */
+export async function cleanup(): Promise<void> {
+  const waits = [...children].map(
+    (child) =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('close', () => resolve());
+        child.kill('SIGKILL');
+      }),
+  );
+  await Promise.all(waits);
+  for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+  folders.clear();
+  while (drops.length) await drops.pop()!().catch(() => undefined);
+}
