@@ -58,6 +58,12 @@ export class SentenceSplitter {
 
   /** Index just past the first complete sentence in the buffer, or -1. */
   private boundary(final: boolean): number {
+    const cut = this.sentenceEnd(final);
+    if ((cut < 0 || cut > this.maxChars) && this.buffer.length > this.maxChars) return this.clauseCut();
+    return cut;
+  }
+
+  private sentenceEnd(final: boolean): number {
     const b = this.buffer;
     for (let i = 0; i < b.length; i++) {
       const ch = b[i];
@@ -78,14 +84,18 @@ export class SentenceSplitter {
       if (ch === '.' && next && /\p{Ll}/u.test(next)) continue;
       return end;
     }
-    if (b.length > this.maxChars) {
+    return -1;
+  }
+
+  private clauseCut(): number {
+    const b = this.buffer;
+    {
       const window = b.slice(0, this.maxChars);
       const clause = Math.max(window.lastIndexOf(', '), window.lastIndexOf('; '), window.lastIndexOf(' – '), window.lastIndexOf(' — '), window.lastIndexOf(': '));
       if (clause > 20) return clause + 1;
       const space = window.lastIndexOf(' ');
       return space > 20 ? space + 1 : this.maxChars;
     }
-    return -1;
   }
 
   private isAbbreviation(dot: number): boolean {
