@@ -1,0 +1,132 @@
+/**
+ * Real-time path benchmark: N render sessions at once, each streaming 24 kHz audio in 40 ms
+ * binary pieces at real time, with a player socket connected and receiving.
+ *
+ *   node --import tsx bench/realtime.ts [N ...]        (default: 50 200 500)
+ *
+ * The server runs in its own process (so its CPU and memory are measured alone); the load runs
+ * in worker threads. Reports per N: server CPU (% of one core), server memory per session, p50 /
+ * p99 relay latency (a piece's send → its frame's arrival at the player), and the error of
+ * speak_ended − speak_started against the utterance's duration.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import net from 'node:net';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function procStats(pid: number): { cpuSeconds: number; rssBytes: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = Number(stat[11]) + Number(stat[12]);
+  const rssPages = Number(stat[21]);
+  return { cpuSeconds: ticks / 100, rssBytes: rssPages * 4096 };
+}
+
+async function startServer(): Promise<{ url: string; key: string; pid: number; stop: () => void }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-bench-'));
+  const port = await freePort();
+  const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  const key = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/sk_live_[A-Za-z0-9_-]+/);
+      if (match) resolve(match[0]);
+    });
+    child.on('exit', () => reject(new Error('server exited')));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return { url, key, pid: child.pid!, stop: () => { child.kill('SIGTERM'); fs.rmSync(dataDir, { recursive: true, force: true }); } };
+}
+
+async function api(url: string, key: string, method: string, route: string, body?: unknown) {
+  const response = await fetch(url + route, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  return response.json() as Promise<any>;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function run(n: number, server: { url: string; key: string; pid: number }) {
+  const agent = await api(server.url, server.key, 'POST', '/v1/agent/create', { name: `bench-${n}`, concurrency_limit: 1000 });
+  const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
+  for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
+
+  const before = procStats(server.pid);
+  const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
+  const results = await Promise.all(
+    workers.map(
+      (share) =>
+        new Promise<any>((resolve, reject) => {
+          const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS } });
+          worker.on('message', resolve);
+          worker.on('error', reject);
+        }),
+    ),
+  );
+  const after = procStats(server.pid);
+  const latencies = results.flatMap((r) => r.latencies as number[]).sort((a, b) => a - b);
+  const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
+  const wall = results[0].wallSeconds as number;
+  for (const s of sessions) await api(server.url, server.key, 'POST', `/v1/sessions/${s.session_id}/stop`);
+  return {
+    n,
+    cpu: ((after.cpuSeconds - before.cpuSeconds) / wall) * 100,
+    rssMb: after.rssBytes / 1e6,
+    rssPerSessionKb: (after.rssBytes - baseline) / n / 1024,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    timingP50: percentile(timing, 50),
+    timingMax: timing.at(-1) ?? NaN,
+    frames: latencies.length,
+    lostFrames: results.reduce((s, r) => s + r.missing, 0),
+  };
+}
+
+let baseline = 0;
+const counts = process.argv.slice(2).map(Number).filter(Boolean);
+const server = await startServer();
+baseline = procStats(server.pid).rssBytes;
+const rows = [];
+for (const n of counts.length ? counts : [50, 200, 500]) {
+  const row = await run(n, server);
+  rows.push(row);
+  console.error(`N=${n} done`);
+}
+server.stop();
+
+console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})\n`);
+console.log('| sessions | server CPU (% of a core) | server RSS | RSS per session | relay p50 | relay p99 | speak timing error p50 | max | frames relayed | frames lost |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
+}
