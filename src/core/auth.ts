@@ -74,10 +74,26 @@ export class ApiKeyAuthenticator {
   }
 }
 
+/**
+ * The path as the router understood it: the matched route's pattern, else the percent-decoded
+ * path. The raw URL is not enough: the router decodes `%73essions` to `sessions`, so a check on
+ * the raw text could be passed by spelling a path differently.
+ */
+function routedPath(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url;
+  if (pattern) return pattern;
+  const raw = request.url.split('?')[0];
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export function registerApiAuth(app: FastifyInstance, authenticator: ApiKeyAuthenticator, limiter: RateLimiter): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    const path = request.url.split('?')[0];
+    const path = routedPath(request);
     if (!path.startsWith('/v1/') || request.routeOptions.config?.public) return;
     const principal = await authenticator.authenticate(request.headers.authorization);
     const wait = limiter.take(principal.keyId);

@@ -124,6 +124,24 @@ forEachEngine('authentication and permissions', (engine) => {
       assertCodedError(await t.request('GET', '/v1/agent/list', { key: await keyWith(['sessions']) }), 403, 'missing_permission');
     });
 
+    it('percent-encoded spellings of a path need the same permission as the plain path', async () => {
+      const readOnly = await keyWith(['read']);
+      const sessionsOnly = await keyWith(['sessions']);
+      // The router decodes %73 to "s": /v1/%73essions is /v1/sessions and needs sessions, not read.
+      assertCodedError(await t.request('GET', '/v1/%73essions', { key: readOnly }), 403, 'missing_permission');
+      assert.notEqual((await t.request('GET', '/v1/%73essions', { key: sessionsOnly })).status, 403);
+      assertCodedError(await t.request('GET', '/v1/%61gent/list', { key: sessionsOnly }), 403, 'missing_permission');
+      assert.equal((await t.request('GET', '/v1/%61gent/list', { key: readOnly })).status, 200);
+    });
+
+    it('a percent-encoded /v1 prefix still needs a key', async () => {
+      for (const path of ['/%761/agent/list', '/%76%31/agent/list', '/%761/sessions']) {
+        assertCodedError(await t.request('GET', path, { key: null }), 401, 'invalid_api_key');
+      }
+      assertCodedError(await t.request('GET', '/%761/sessions', { key: await keyWith(['read']) }), 403, 'missing_permission');
+      assert.equal((await t.request('GET', '/%761/agent/list', { key: await keyWith(['read']) })).status, 200);
+    });
+
     it('the permission is checked before validation (a refused caller learns nothing about the body)', async () => {
       const readOnly = await keyWith(['read']);
       assertCodedError(await t.request('POST', '/v1/agent/create', { key: readOnly, body: {} }), 403, 'missing_permission');
