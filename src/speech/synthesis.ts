@@ -162,10 +162,10 @@ export class SpeechService {
       if (!this.premium.has(provider)) continue;
       this.log.info({ provider }, `speech: ${provider} voices are spoken by ${provider}`);
     }
-    void this.refreshVoiceLists().catch(() => {});
     // flite speaks at 16 kHz, Kokoro and the premium providers at 24 kHz; players ask for 16/24/48 kHz.
     await prewarmResamplers([[16000, 24000], [16000, 48000], [24000, 16000], [24000, 48000]]);
     await warming;
+    void this.refreshVoiceLists().catch(() => {});
   }
 
   /** Name of the engine that would speak this voice now: kokoro, kokoro-remote, flite, elevenlabs, ... */
@@ -352,7 +352,8 @@ export class SpeechService {
     if (pending) return pending;
     const run = (async () => {
       try {
-        const body = await fetchVoiceList(family, this.config.providers, this.config.timeoutMs);
+        // A voice list is not on the speaking path: allow it more time than a synthesis request.
+        const body = await fetchVoiceList(family, this.config.providers, Math.max(this.config.timeoutMs, 5000));
         const providers = Object.keys(FAMILY).filter((p) => FAMILY[p] === family);
         let count = 0;
         for (const provider of providers) {

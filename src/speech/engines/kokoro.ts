@@ -83,6 +83,9 @@ export class KokoroLocalEngine implements SpeechEngine {
       dtype = source.dtype ?? 'q8';
     }
     const tts = await lib.KokoroTTS.from_pretrained(modelId, { dtype, device: 'cpu' });
+    // Warm the phonemiser (eSpeak in WASM, per accent) and the inference session now, so the
+    // first visitor's first sentence does not pay for it.
+    for (const voice of ['af_heart', 'bf_emma']) for await (const _ of tts.stream(closedSplitter(lib, 'Hi.'), { voice: voice as never }));
     return new KokoroLocalEngine(tts, lib);
   }
 
@@ -91,11 +94,8 @@ export class KokoroLocalEngine implements SpeechEngine {
     if (!kokoroLocalSpeaks(request.voiceId)) throw new SpeechError('unknown_voice', `the local Kokoro engine does not speak ${request.voiceId}`, 'kokoro');
     // kokoro-js's stream() never finishes the last sentence of a plain string: give it a
     // TextSplitterStream and close it, so it yields every sentence and then ends.
-    const splitter = new this.lib.TextSplitterStream();
-    splitter.push(request.text);
-    splitter.close();
     try {
-      const stream = this.tts.stream(splitter, { voice: request.voiceId as never });
+      const stream = this.tts.stream(closedSplitter(this.lib, request.text), { voice: request.voiceId as never });
       let offset = 0;
       for await (const part of stream) {
         throwIfAborted(request.signal);
@@ -118,6 +118,13 @@ export class KokoroLocalEngine implements SpeechEngine {
   async close(): Promise<void> {
     await (this.tts.model as unknown as { dispose?: () => Promise<void> }).dispose?.();
   }
+}
+
+function closedSplitter(lib: typeof import('kokoro-js'), text: string) {
+  const splitter = new lib.TextSplitterStream();
+  splitter.push(text);
+  splitter.close();
+  return splitter;
 }
 
 /** A Kokoro-FastAPI server: OpenAI-compatible POST /v1/audio/speech, raw 24 kHz s16le when response_format is pcm. */
