@@ -1,0 +1,324 @@
+/// <reference lib="dom" />
+/**
+ * The player page: wires the channel, audio, clock and animation sources to the stage, runs the
+ * frame loop, and publishes the read-only `window.presence` diagnostics (see docs/player.md).
+ */
+import { AudioOut } from './audio.js';
+import { Backdrop } from './backdrop.js';
+import { Blinker } from './blink.js';
+import { CameraRig } from './camera.js';
+import { Channel } from './channel.js';
+import { Expressions } from './expression.js';
+import { Idle } from './idle.js';
+import { LipSync } from './lipsync.js';
+import { MorphMixer } from './morphs.js';
+import type { AvatarState, BackdropRecord, CameraName, HelloMessage, ServerMessage } from './protocol.js';
+import { Stage } from './scene.js';
+import { Ui } from './ui.js';
+
+interface PageConfig {
+  /** WebSocket path or URL of the player channel. */
+  ws: string;
+  worklet: string;
+  /** The face's GLB, when the server knows it before hello (preloaded). */
+  face?: string | null;
+}
+
+const cfg: PageConfig = JSON.parse(document.getElementById('presence-config')?.textContent || '{}');
+const wsUrl = new URL(cfg.ws, location.href);
+wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
+
+const ui = new Ui();
+const canvas = document.getElementById('stage') as HTMLCanvasElement;
+const audio = new AudioOut(cfg.worklet);
+const stage = new Stage(canvas);
+const rig = new CameraRig();
+const mixer = new MorphMixer();
+const lips = new LipSync();
+const blinker = new Blinker();
+const idle = new Idle();
+const expressions = new Expressions();
+const backdrop = new Backdrop(stage.scene);
+
+let avatar: AvatarState = 'idle';
+let hello: HelloMessage | null = null;
+let faceUrl: string | null = null;
+let facePromise: Promise<unknown> | null = null;
+let faceReady = false;
+let readySent = false;
+let micState: 'not-asked' | 'granted' | 'denied' | 'unavailable' = 'not-asked';
+let speech = 0;
+let fastCloseUntil = 0;
+let peak = 0;
+let lastSpeech = -Infinity;
+let fps = 0;
+let firstFrame: number | null = null;
+let faceFrame: number | null = null;
+let pixelScale = 1;
+/** Timed stage changes waiting for their moment on the session clock. */
+let timed: { t: number; run: () => void }[] = [];
+
+const sessionNow = () => audio.clock.now();
+const nowSec = () => performance.now() / 1000;
+
+function at(t: number | undefined, run: () => void): void {
+  const s = sessionNow();
+  if (t === undefined || s === null || t <= s) return run();
+  timed.push({ t, run });
+  timed.sort((a, b) => a.t - b.t);
+}
+
+function loadFace(url: string): Promise<unknown> {
+  if (faceUrl === url && facePromise) return facePromise;
+  faceUrl = url;
+  faceReady = false;
+  facePromise = stage.loadFace(url).then((face) => {
+    mixer.bind(face.meshes);
+    lips.useVisemes = mixer.has('viseme_aa');
+    rig.setFraming(face.framing);
+    backdrop.layout(face.framing.eyes, face.framing.headHeight);
+    faceReady = true;
+  }, (err) => {
+    console.error('face failed to load', err);
+    facePromise = null;
+    faceUrl = null;
+  });
+  return facePromise;
+}
+
+function setBackdrop(b: BackdropRecord | null, fade: boolean): void {
+  if ((b?.backdrop_id ?? null) === backdrop.id && fade) return;
+  backdrop.set(b, nowSec(), fade);
+}
+
+function askMicrophone(): void {
+  if (micState !== 'not-asked') return;
+  if (!navigator.mediaDevices?.getUserMedia) {
+    micState = 'unavailable';
+    return;
+  }
+  micState = 'denied';
+  // Permission only: nothing is captured yet; the tracks stop at once.
+  navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } }).then((stream) => {
+    stream.getTracks().forEach((t) => t.stop());
+    micState = 'granted';
+  }, () => {
+    micState = 'denied';
+  });
+}
+
+function onHello(h: HelloMessage): void {
+  const first = !hello;
+  hello = h;
+  audio.reset();
+  audio.anchorFromHello(h.now);
+  lips.clear();
+  timed = [];
+  const studio = h.studio ?? { backdrop: null, cameras: ['mid'], face_light: 1 };
+  stage.setFaceLight(studio.face_light ?? 1);
+  rig.setAllowed(studio.cameras ?? ['far', 'mid', 'close']);
+  const cam: CameraName = studio.camera ?? (studio.camera_mode === 'auto' ? 'auto' : 'auto');
+  if (first) rig.place(cam, nowSec());
+  else rig.request(cam, rig.hold, nowSec());
+  rig.hold = studio.camera_mode === 'hold';
+  setBackdrop(studio.backdrop ?? null, !first);
+  avatar = h.state ?? 'idle';
+  if (h.face?.model_url) void loadFace(h.face.model_url);
+  if (h.session?.mode === 'conversation') askMicrophone();
+  readySent = false;
+  void facePromise?.then(() => {
+    if (hello === h) ui.set('live');
+  });
+}
+
+function onMessage(m: ServerMessage): void {
+  switch (m.type) {
+    case 'hello':
+      return onHello(m);
+    case 'track':
+      return lips.add(m);
+    case 'expression':
+      return expressions.start(m.t, m.name, m.intensity ?? 1, m.duration);
+    case 'camera':
+      return at(m.t, () => rig.request(m.camera, m.hold, nowSec(), (m as { transition?: 'cut' | 'move' }).transition));
+    case 'backdrop':
+      return at(m.t, () => setBackdrop(m.backdrop ?? null, true));
+    case 'state':
+      return at(m.t, () => {
+        avatar = m.state;
+      });
+    case 'utterance_end':
+      return;
+    case 'interrupt': {
+      const s = sessionNow() ?? m.t;
+      const from = Math.min(m.t, s);
+      audio.interrupt(from);
+      lips.interrupt(from);
+      fastCloseUntil = nowSec() + 0.3;
+      timed = timed.filter((x) => x.t < from);
+      return;
+    }
+    case 'ended':
+      audio.reset();
+      lips.clear();
+      ui.set('ended');
+      channel.stop();
+      return;
+  }
+}
+
+const channel = new Channel(wsUrl.toString(), location.href, {
+  message: onMessage,
+  audio: (frame) => {
+    if (hello) audio.push(frame, hello.sample_rate || 24000);
+  },
+  open: () => {},
+  drop: () => {
+    if (ui.state !== 'loading') ui.set('reconnecting');
+    readySent = false;
+  },
+  invalid: () => ui.set('invalid'),
+});
+
+// Sound: try to start at once; if the browser blocks autoplay, one tap starts it.
+audio.onUnlockChange = (on) => {
+  if (on) ui.soundOn();
+  if (readySent) channel.send({ type: 'ready', audio: on });
+};
+void audio.ready().catch((e) => console.error('audio worklet failed', e));
+void audio.unlock().then((ok) => {
+  if (ok) return;
+  const start = () => {
+    void audio.unlock().then((on) => on && ui.soundOn());
+    if (hello?.session?.mode === 'conversation') askMicrophone();
+  };
+  ui.askForSound(start);
+  document.addEventListener('pointerdown', start, { once: true });
+});
+
+if (cfg.face) void loadFace(cfg.face);
+channel.connect();
+
+// Rendering size: the frame's size, device pixel ratio capped at 2, scaled down when slow.
+function resize(): void {
+  const w = canvas.clientWidth || window.innerWidth;
+  const h = canvas.clientHeight || window.innerHeight;
+  stage.resize(w, h, Math.min(window.devicePixelRatio || 1, 2) * pixelScale);
+  rig.setAspect(w / Math.max(1, h));
+}
+window.addEventListener('resize', resize);
+resize();
+
+rig.onCut = () => {
+  if (Math.random() < 0.5) blinker.trigger(nowSec());
+};
+
+let last = nowSec();
+let frames = 0;
+let fpsSince = last;
+let slowWindows = 0;
+
+function aheadOpenness(s: number): number {
+  let sum = 0;
+  for (let k = 1; k <= 12; k++) sum += lips.opennessAt(s + k * 0.1);
+  return sum / 12;
+}
+
+let cpuMs = 0;
+let renderMs = 0;
+
+function frame(): void {
+  requestAnimationFrame(frame);
+  const t0 = performance.now();
+  const now = nowSec();
+  const dt = Math.min(0.1, now - last);
+  last = now;
+  const s = sessionNow();
+  while (timed.length && s !== null && timed[0].t <= s) timed.shift()!.run();
+
+  let talking = false;
+  if (s !== null) {
+    const target = lips.sample(s, mixer.layer('speech'));
+    speech += (target - speech) * (1 - Math.exp(-dt / (target > speech ? 0.03 : 0.12)));
+    mixer.speechAmount = speech;
+    expressions.sample(s, mixer.layer('expression'));
+    talking = lips.speaking(s);
+    if (talking) lastSpeech = now;
+    peak = Math.max(peak * Math.exp(-dt / 6), lips.openness);
+    lips.prune(s);
+  }
+  const listening = avatar === 'listening';
+  blinker.rate = listening ? 0.85 : 1;
+  idle.update(now, dt, talking ? 'talking' : avatar, lips.openness, mixer.layer('idle'), expressions.current === 'thinking');
+  if (idle.bigSaccade && Math.random() < 0.35) blinker.trigger(now);
+  const blink = blinker.update(now);
+  const bl = mixer.layer('blink');
+  bl.set('eyeBlinkLeft', blink);
+  bl.set('eyeBlinkRight', blink);
+  mixer.update(dt, now < fastCloseUntil);
+
+  rig.update(now, { talking, listening, ahead: s === null ? 0 : aheadOpenness(s), peak, silence: talking ? 0 : now - lastSpeech });
+  stage.pose(idle.pose, rig.camera.position);
+  backdrop.update(now);
+  const t1 = performance.now();
+  stage.renderer.render(stage.scene, rig.camera);
+  const t2 = performance.now();
+  cpuMs += ((t1 - t0) - cpuMs) * 0.05;
+  renderMs += ((t2 - t1) - renderMs) * 0.05;
+
+  if (firstFrame === null) firstFrame = performance.now();
+  if (faceFrame === null && faceReady) faceFrame = performance.now();
+  if (faceReady && hello && !readySent && channel) {
+    readySent = true;
+    channel.send({ type: 'ready', audio: audio.unlocked });
+  }
+  frames++;
+  if (now - fpsSince >= 1) {
+    fps = frames / (now - fpsSince);
+    frames = 0;
+    fpsSince = now;
+    // Adaptive resolution: shed pixels when the device cannot keep up, regain them when it can.
+    if (fps < 27 && pixelScale > 0.5 && !location.search.includes('fixed')) slowWindows++;
+    else slowWindows = 0;
+    if (slowWindows >= 2) {
+      pixelScale = Math.max(0.5, pixelScale * 0.8);
+      slowWindows = 0;
+      resize();
+    } else if (fps > 55 && pixelScale < 1) {
+      pixelScale = Math.min(1, pixelScale * 1.1);
+      resize();
+    }
+  }
+}
+requestAnimationFrame(frame);
+
+setInterval(() => {
+  if (hello && ui.state === 'live') channel.send({ type: 'stats', audio_time: audio.audioTime(), fps: Math.round(fps * 10) / 10, buffered: audio.buffered() });
+}, 5000);
+
+// Read-only diagnostics for tests and support (docs/player.md).
+const presence = Object.freeze({
+  get state() { return ui.state; },
+  get avatar() { return avatar; },
+  get camera() { return rig.shot; },
+  get cameraMode() { return rig.hold ? 'hold' : rig.mode; },
+  get backdrop() { return backdrop.id; },
+  get faceLight() { return stage.faceLight; },
+  get face() { return faceReady ? faceUrl : null; },
+  get audioUnlocked() { return audio.unlocked; },
+  get microphone() { return micState; },
+  get blinks() { return blinker.count; },
+  get expression() { return expressions.current; },
+  get reconnects() { return Math.max(0, channel.connects - 1); },
+  get pixelRatio() { return stage.renderer.getPixelRatio(); },
+  get timings() { return { firstFrame, faceFrame }; },
+  morphs: () => mixer.snapshot(),
+  audioTime: () => audio.audioTime(),
+  audioLevel: () => audio.heardLevel(),
+  sessionTime: () => sessionNow(),
+  buffered: () => audio.buffered(),
+  fps: () => Math.round(fps * 10) / 10,
+  /** Main-thread milliseconds per frame: animation, and issuing the render. */
+  frameMs: () => ({ animation: Math.round(cpuMs * 100) / 100, render: Math.round(renderMs * 100) / 100 }),
+});
+Object.defineProperty(window, 'presence', { value: presence, writable: false, configurable: false });

@@ -1,0 +1,80 @@
+/**
+ * Message shapes of the internal player channel (docs/player-protocol.md), as the page reads them.
+ * Client-side copy of the contract: the page and the server ship together.
+ */
+export type CameraShot = 'far' | 'mid' | 'close';
+export type CameraName = CameraShot | 'auto';
+export type AvatarState = 'idle' | 'talking' | 'listening';
+
+export interface BackdropRecord {
+  backdrop_id: string;
+  name?: string;
+  kind: 'gradient' | 'room' | 'bokeh';
+  colors: { top: string; bottom: string; accent: string };
+  blur: number;
+}
+
+export interface FaceRecord {
+  avatar_id: string;
+  gender?: 'f' | 'm';
+  model_url: string;
+  look?: Record<string, unknown>;
+}
+
+export interface Studio {
+  backdrop: BackdropRecord | null;
+  cameras: CameraShot[];
+  camera?: CameraName;
+  camera_mode?: 'auto' | 'manual' | string;
+  face_light: number;
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  session: { session_id: string; mode: string; status: string; max_session_seconds?: number };
+  face: FaceRecord;
+  studio: Studio;
+  sample_rate: number;
+  state: AvatarState;
+  now: number;
+}
+
+/** [t, viseme name, weight] */
+export type VisemeKey = [number, string, number];
+
+export interface TrackMessage {
+  type: 'track';
+  utterance: string | number;
+  t: number;
+  duration: number;
+  visemes: VisemeKey[];
+  mouth: { t0: number; step: number; values: number[] };
+  words?: [number, number, string][];
+}
+
+export interface ExpressionMessage { type: 'expression'; t: number; name: string; intensity: number; duration?: number }
+export interface CameraMessage { type: 'camera'; t: number; camera: CameraName; hold?: boolean }
+export interface BackdropMessage { type: 'backdrop'; t: number; backdrop: BackdropRecord | null }
+export interface StateMessage { type: 'state'; t: number; state: AvatarState }
+export interface UtteranceEndMessage { type: 'utterance_end'; t: number; utterance: string | number }
+export interface InterruptMessage { type: 'interrupt'; t: number }
+export interface EndedMessage { type: 'ended'; reason?: string }
+
+export type ServerMessage =
+  | HelloMessage | TrackMessage | ExpressionMessage | CameraMessage | BackdropMessage
+  | StateMessage | UtteranceEndMessage | InterruptMessage | EndedMessage;
+
+/** A binary audio frame: 12-byte header (uint32 seq, float64 t, little-endian) then s16le mono. */
+export interface AudioFrame { seq: number; t: number; samples: Int16Array }
+
+export function parseAudioFrame(buf: ArrayBuffer): AudioFrame | null {
+  if (buf.byteLength < 12) return null;
+  const view = new DataView(buf);
+  const seq = view.getUint32(0, true);
+  const t = view.getFloat64(4, true);
+  const count = (buf.byteLength - 12) >> 1;
+  // Copy so the samples are 2-byte aligned whatever the source buffer.
+  const samples = new Int16Array(count);
+  for (let i = 0; i < count; i++) samples[i] = view.getInt16(12 + i * 2, true);
+  return { seq, t, samples };
+}

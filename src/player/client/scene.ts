@@ -1,0 +1,149 @@
+/**
+ * The 3D stage: renderer (ACES tone mapping, sRGB output), three-point lighting scaled by
+ * `face_light`, a soft room environment for skin and eye highlights, the face GLB (meshopt) on a
+ * neck pivot, and eyes that keep contact with the camera.
+ */
+import {
+  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, Object3D, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+} from 'three';
+import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
+import type { Framing } from './camera.js';
+import type { IdlePose } from './idle.js';
+
+const KEY = 2.6;
+const MAX_EYE = 0.45; // radians an eye may turn
+
+export interface Face {
+  root: Group;
+  pivot: Group;
+  meshes: Mesh[];
+  eyes: { node: Object3D; rest: Quaternion }[];
+  framing: Framing;
+  center: Vector3;
+}
+
+export class Stage {
+  readonly renderer: WebGLRenderer;
+  readonly scene = new Scene();
+  private readonly key = new DirectionalLight(0xfff1e2, KEY);
+  private readonly fill = new DirectionalLight(0xdde6ff, 0.75);
+  private readonly rim = new DirectionalLight(0xffffff, 2.2);
+  private readonly rim2 = new DirectionalLight(0xfff0e0, 1.2);
+  private readonly hemi = new HemisphereLight(0xf4f6ff, 0x3a3430, 0.45);
+  face: Face | null = null;
+  faceLight = 1;
+
+  constructor(canvas: HTMLCanvasElement) {
+    this.renderer = new WebGLRenderer({ canvas, antialias: !location.search.includes('noaa'), alpha: false, powerPreference: 'high-performance' });
+    this.renderer.toneMapping = ACESFilmicToneMapping;
+    this.renderer.toneMappingExposure = 1.0;
+    this.renderer.outputColorSpace = SRGBColorSpace;
+    this.scene.background = new Color(0x202226);
+    // No environment map: its shader takes seconds to compile under software GL; lights do the work.
+    for (const l of [this.key, this.fill, this.rim, this.rim2]) this.scene.add(l, l.target);
+    this.scene.add(this.hemi);
+  }
+
+  setFaceLight(v: number): void {
+    this.faceLight = Math.min(1.5, Math.max(0.5, Number.isFinite(v) ? v : 1));
+    this.key.intensity = KEY * this.faceLight;
+  }
+
+  /** Places the lights around the head: key high camera-left, fill low right, two rims behind. */
+  private placeLights(center: Vector3, size: number): void {
+    const at = (l: DirectionalLight, x: number, y: number, z: number) => {
+      l.position.set(center.x + x * size, center.y + y * size, center.z + z * size);
+      l.target.position.copy(center);
+    };
+    at(this.key, -1.3, 1.2, 1.9);
+    at(this.fill, 1.6, 0.1, 1.4);
+    at(this.rim, 1.3, 1.4, -1.6);
+    at(this.rim2, -1.5, 0.9, -1.4);
+  }
+
+  async loadFace(url: string): Promise<Face> {
+    const loader = new GLTFLoader();
+    loader.setMeshoptDecoder(MeshoptDecoder);
+    const gltf = await loader.loadAsync(url);
+    const model = gltf.scene;
+    const meshes: Mesh[] = [];
+    let eyeL: Object3D | undefined;
+    let eyeR: Object3D | undefined;
+    model.traverse((o) => {
+      if ((o as Mesh).isMesh) {
+        const m = o as Mesh;
+        meshes.push(m);
+        m.frustumCulled = false;
+      }
+      if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
+      if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
+    });
+    model.updateMatrixWorld(true);
+    const box = new Box3().setFromObject(model);
+    const size = box.getSize(new Vector3());
+    const center = box.getCenter(new Vector3());
+    // Eyes: from the eye nodes, else an estimate on the head's front.
+    const eyes = new Vector3();
+    if (eyeL && eyeR) {
+      eyes.addVectors(eyeL.getWorldPosition(new Vector3()), eyeR.getWorldPosition(new Vector3())).multiplyScalar(0.5);
+    } else {
+      eyes.set(center.x, box.min.y + size.y * 0.62, box.max.z - size.z * 0.15);
+    }
+    // Head height: the model may carry neck and shoulders; take the head as twice eyes-to-crown.
+    const headHeight = Math.min(size.y, (box.max.y - eyes.y) * 2.05);
+    const headWidth = Math.min(size.x, headHeight * 0.78);
+    // Neck pivot: below and behind the eyes, so nods and turns move the head naturally.
+    const pivotPoint = new Vector3(eyes.x, eyes.y - headHeight * 0.45, eyes.z - headHeight * 0.35);
+    const root = new Group();
+    const pivot = new Group();
+    pivot.position.copy(pivotPoint);
+    model.position.sub(pivotPoint);
+    pivot.add(model);
+    root.add(pivot);
+    if (this.face) this.scene.remove(this.face.root);
+    this.scene.add(root);
+    const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
+    this.face = { root, pivot, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth }, center };
+    this.placeLights(new Vector3(eyes.x, eyes.y, eyes.z), headHeight * 4);
+    return this.face;
+  }
+
+  private readonly tmpV = new Vector3();
+  private readonly tmpQ = new Quaternion();
+  private readonly tmpQ2 = new Quaternion();
+  private readonly fwd = new Vector3(0, 0, 1);
+
+  /** Applies the idle head pose and points the eyes at `lookAt` (offset by the gaze). */
+  pose(p: IdlePose, lookAt: Vector3): void {
+    const f = this.face;
+    if (!f) return;
+    f.pivot.rotation.set(p.pitch, p.yaw, p.roll, 'YXZ');
+    f.pivot.position.y = f.framing.eyes.y - f.framing.headHeight * 0.45 + p.rise * f.framing.headHeight;
+    f.root.updateMatrixWorld(true);
+    for (const eye of f.eyes) {
+      const parent = eye.node.parent;
+      if (!parent) continue;
+      // Direction to the camera in the eye parent's space, rotated by the gaze offset.
+      const worldPos = eye.node.getWorldPosition(this.tmpV.set(0, 0, 0));
+      const dir = lookAt.clone().sub(worldPos).normalize();
+      const yawQ = this.tmpQ2.setFromAxisAngle(new Vector3(0, 1, 0), p.gazeYaw);
+      dir.applyQuaternion(yawQ);
+      dir.y += Math.sin(p.gazePitch);
+      dir.normalize();
+      const parentQ = parent.getWorldQuaternion(this.tmpQ).invert();
+      dir.applyQuaternion(parentQ);
+      // Rest orientation looks along the parent's +Z (glTF forward); limit the turn.
+      const restFwd = this.fwd.clone().applyQuaternion(eye.rest);
+      const angle = restFwd.angleTo(dir);
+      const turn = new Quaternion().setFromUnitVectors(restFwd, dir);
+      if (angle > MAX_EYE) turn.slerp(new Quaternion(), 1 - MAX_EYE / angle);
+      eye.node.quaternion.copy(turn.multiply(eye.rest));
+    }
+  }
+
+  resize(width: number, height: number, pixelRatio: number): void {
+    this.renderer.setPixelRatio(pixelRatio);
+    this.renderer.setSize(width, height, false);
+  }
+}

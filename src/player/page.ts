@@ -1,0 +1,88 @@
+/**
+ * The player page's HTML (and the friendly "link invalid or expired" page). Styles are inline; the
+ * script is the esbuild bundle under /assets/player/. Works in a frame on any site and from phone
+ * to desktop sizes.
+ */
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+const STYLE = `
+:root{color-scheme:dark;--fg:#f3f4f6;--muted:#aab0ba;--panel:rgba(17,19,23,.72)}
+*{box-sizing:border-box}
+html,body{margin:0;height:100%;background:#1c1e22;color:var(--fg);font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow:hidden;-webkit-tap-highlight-color:transparent}
+#stage{position:fixed;inset:0;width:100%;height:100%;display:block;touch-action:manipulation}
+.overlay{position:fixed;inset:0;display:none;align-items:center;justify-content:center;flex-direction:column;gap:12px;text-align:center;padding:24px}
+.overlay p{margin:0;max-width:28em}
+.overlay .detail{color:var(--muted);font-size:13px}
+.card{background:var(--panel);backdrop-filter:blur(8px);-webkit-backdrop-filter:blur(8px);border-radius:14px;padding:20px 24px;display:flex;flex-direction:column;gap:8px;align-items:center}
+body[data-state=loading] [data-for=loading],body[data-state=ended] [data-for=ended],body[data-state=invalid] [data-for=invalid]{display:flex}
+body[data-state=loading] [data-for=loading]{background:#1c1e22}
+body[data-state=ended] #stage,body[data-state=invalid] #stage{filter:blur(6px) brightness(.6)}
+.pill{position:fixed;top:12px;left:50%;transform:translateX(-50%);display:none;align-items:center;gap:8px;background:var(--panel);border-radius:999px;padding:6px 14px;font-size:13px;backdrop-filter:blur(6px);-webkit-backdrop-filter:blur(6px)}
+body[data-state=reconnecting] [data-for=reconnecting]{display:flex}
+.spin{width:22px;height:22px;border-radius:50%;border:2.5px solid rgba(255,255,255,.2);border-top-color:#fff;animation:spin 0.9s linear infinite}
+.pill .spin{width:12px;height:12px;border-width:2px}
+@keyframes spin{to{transform:rotate(360deg)}}
+#sound{position:fixed;left:50%;bottom:max(18px,env(safe-area-inset-bottom));transform:translateX(-50%);border:0;border-radius:999px;padding:12px 20px;font:600 15px system-ui,-apple-system,sans-serif;color:#111;background:#fff;box-shadow:0 6px 24px rgba(0,0,0,.35);cursor:pointer;display:flex;gap:8px;align-items:center}
+#sound[hidden]{display:none}
+body[data-state=ended] #sound,body[data-state=invalid] #sound{display:none}
+@media (max-width:420px){html,body{font-size:14px}.card{padding:16px 18px}}
+@media (prefers-reduced-motion:reduce){.spin{animation-duration:3s}}
+`;
+
+const SPEAKER = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 9v6h4l5 5V4L7 9H3zm13.5 3A4.5 4.5 0 0 0 14 8v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z"/></svg>';
+
+export interface PageOptions {
+  wsPath: string;
+  scriptUrl: string;
+  workletUrl: string;
+  faceUrl?: string | null;
+  title?: string;
+}
+
+export function playerPage(o: PageOptions): string {
+  // JSON inside <script type="application/json">: escape "<" so no tag can close it.
+  const config = JSON.stringify({ ws: o.wsPath, worklet: o.workletUrl, face: o.faceUrl ?? null }).replace(/</g, '\\u003c');
+  const preload = o.faceUrl ? `<link rel="preload" href="${esc(o.faceUrl)}" as="fetch" crossorigin="anonymous">` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<title>${esc(o.title ?? 'Presence')}</title>
+<link rel="preload" href="${esc(o.scriptUrl)}" as="script">
+${preload}
+<style>${STYLE}</style>
+</head>
+<body data-state="loading">
+<canvas id="stage" aria-label="Live avatar"></canvas>
+<div class="overlay" data-for="loading" role="status"><div class="spin"></div><p class="detail">Connecting…</p></div>
+<div class="pill" data-for="reconnecting" role="status"><div class="spin"></div><span>Reconnecting…</span></div>
+<div class="overlay" data-for="ended" role="status"><div class="card"><p><strong>The conversation has ended.</strong></p><p class="detail">Thanks for talking with us.</p></div></div>
+<div class="overlay" data-for="invalid" role="alert"><div class="card"><p><strong>This link is invalid or has expired.</strong></p><p class="detail">Ask the site for a new one.</p></div></div>
+<button id="sound" type="button" hidden>${SPEAKER}<span>Tap to turn on sound</span></button>
+<script id="presence-config" type="application/json">${config}</script>
+<script src="${esc(o.scriptUrl)}" defer></script>
+</body>
+</html>`;
+}
+
+export function invalidPage(message = 'This link is invalid or has expired.', detail = 'Ask the site for a new one.'): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
+<title>Presence</title>
+<style>${STYLE}</style>
+</head>
+<body data-state="invalid">
+<div class="overlay" data-for="invalid" role="alert"><div class="card"><p><strong>${esc(message)}</strong></p><p class="detail">${esc(detail)}</p></div></div>
+</body>
+</html>`;
+}

@@ -1,0 +1,149 @@
+/**
+ * The player's HTTP side: the page at GET /p/:player_key, its bundled scripts at
+ * /assets/player/*, and face GLBs at /assets/faces/:id.glb. The player channel socket
+ * (/p/:player_key/ws) is mounted by the realtime side, not here.
+ *
+ * Mount: `await playerRoutes(app, { resolve })` (or `app.register(playerRoutes, { resolve })`).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ensurePlayerBuild, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
+import { invalidPage, playerPage } from './page.js';
+
+/** What the page needs to know about a player link. */
+export interface PlayerLink {
+  /** `valid`: show the player; `expired`/`invalid`: the friendly 404 page; `ended`: the ended page (410). */
+  status: 'valid' | 'expired' | 'invalid' | 'ended';
+  /** The face's GLB path, so the page can preload it before the socket's hello. */
+  faceUrl?: string | null;
+  /** Page title (e.g. the agent's name). */
+  title?: string;
+}
+
+export interface PlayerRouteDeps {
+  /** Whether a player key is valid; null/undefined means unknown. */
+  resolve(playerKey: string): Promise<PlayerLink | null | undefined> | PlayerLink | null | undefined;
+  /** Where the face GLBs are (default build/faces under the repository). */
+  facesDir?: string;
+  /** Where the built player bundle goes (default build/player). */
+  buildDir?: string;
+}
+
+export const FACES_DIR = path.join(REPO_ROOT, 'build', 'faces');
+
+/** Headers that let the page live in a frame on any site. */
+const FRAME_HEADERS = {
+  // No X-Frame-Options: any site may frame the player (that is its purpose).
+  'content-security-policy': 'frame-ancestors *',
+  // The framing site delegates with <iframe allow="microphone; autoplay">; the page allows itself.
+  'permissions-policy': 'microphone=(self), autoplay=(self)',
+  // The player key is in the URL: never leak it to third parties.
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.glb': 'model/gltf-binary',
+};
+
+type FacesModule = { ensureFaces?: (outDir: string) => Promise<unknown> | unknown };
+
+let facesEnsured: Promise<void> | null = null;
+
+/** Runs the face generator (src/player/faces) once, if it is there; else faces are served as found. */
+function ensureFacesOnce(dir: string): Promise<void> {
+  facesEnsured ??= (async () => {
+    for (const spec of ['./faces/index.js', './faces/generate.js']) {
+      let mod: FacesModule;
+      try {
+        mod = (await import(spec)) as FacesModule;
+      } catch {
+        continue;
+      }
+      if (typeof mod.ensureFaces === 'function') {
+        await mod.ensureFaces(dir);
+        return;
+      }
+    }
+  })().catch((error) => {
+    facesEnsured = null;
+    throw error;
+  });
+  return facesEnsured;
+}
+
+function sendFile(reply: FastifyReply, file: string, immutable: boolean) {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  if (!stat?.isFile()) return reply.code(404).type('text/plain').send('not found');
+  const etag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+  reply.header('etag', etag);
+  reply.header('cache-control', immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+  reply.header('access-control-allow-origin', '*');
+  reply.header('cross-origin-resource-policy', 'cross-origin');
+  reply.header('x-content-type-options', 'nosniff');
+  reply.type(TYPES[path.extname(file)] ?? 'application/octet-stream');
+  if (reply.request.headers['if-none-match'] === etag) return reply.code(304).send();
+  reply.header('content-length', stat.size);
+  return reply.send(fs.createReadStream(file));
+}
+
+export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps): Promise<void> {
+  const buildDir = deps.buildDir ?? PLAYER_BUILD_DIR;
+  const facesDir = deps.facesDir ?? FACES_DIR;
+  let built: Promise<PlayerBuild> | null = null;
+  const bundle = () => {
+    built ??= ensurePlayerBuild(buildDir === PLAYER_BUILD_DIR ? {} : { outDir: buildDir }).catch((e) => {
+      built = null;
+      throw e;
+    });
+    return built;
+  };
+  // Build now (in the background) so the first visitor does not wait.
+  bundle().catch((error) => app.log.error({ err: error }, 'player bundle build failed'));
+
+  app.get<{ Params: { player_key: string } }>('/p/:player_key', { schema: { hide: true } }, async (request, reply) => {
+    reply.headers(FRAME_HEADERS);
+    const key = request.params.player_key;
+    const link = /^[\w-]{8,200}$/.test(key) ? await deps.resolve(key) : null;
+    if (!link || link.status === 'invalid' || link.status === 'expired') {
+      return reply.code(404).type('text/html; charset=utf-8').send(invalidPage());
+    }
+    if (link.status === 'ended') {
+      return reply.code(410).type('text/html; charset=utf-8').send(invalidPage('The conversation has ended.', 'Thanks for talking with us.'));
+    }
+    const { version } = await bundle();
+    return reply.type('text/html; charset=utf-8').send(playerPage({
+      wsPath: `/p/${encodeURIComponent(key)}/ws`,
+      scriptUrl: `/assets/player/main.js?v=${version}`,
+      workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
+      faceUrl: link.faceUrl ?? null,
+      title: link.title,
+    }));
+  });
+
+  app.get<{ Params: { file: string }; Querystring: { v?: string } }>('/assets/player/:file', { schema: { hide: true } }, async (request, reply) => {
+    const { file } = request.params;
+    if (!/^[\w-]+\.js$/.test(file)) return reply.code(404).type('text/plain').send('not found');
+    const { version } = await bundle();
+    return sendFile(reply, path.join(buildDir, file), request.query.v === version);
+  });
+
+  app.get<{ Params: { file: string } }>('/assets/faces/:file', { schema: { hide: true } }, async (request, reply) => {
+    const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
+    if (!match) return reply.code(404).type('text/plain').send('not found');
+    const file = path.join(facesDir, `${match[1]}.glb`);
+    if (!fs.existsSync(file)) {
+      try {
+        await ensureFacesOnce(facesDir);
+      } catch (error) {
+        request.log.error({ err: error }, 'face generation failed');
+      }
+    }
+    return sendFile(reply, file, false);
+  });
+}
