@@ -26,6 +26,9 @@ import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets } from './realtime/sockets.js';
+import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
+import { voiceRoutes } from './speech/routes.js';
+import { speakerFactory } from './realtime/speaker.js';
 import { randomToken } from './core/secrets.js';
 
 export interface AppContext {
@@ -37,6 +40,7 @@ export interface AppContext {
   agents: AgentService;
   sessions: SessionService;
   realtime: RealtimeService;
+  speech: SpeechService;
 }
 
 export interface BuildOptions {
@@ -47,6 +51,7 @@ export interface BuildOptions {
   logger?: boolean | object;
   /** The speech layer for agent.speak_text (tests may pass their own). */
   speakerFor?: SpeakerFactory;
+  speech?: SpeechService;
 }
 
 export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext }> {
@@ -68,11 +73,12 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config.publicUrl);
-  const realtime = new RealtimeService(studio, options.speakerFor ?? noSpeech);
+  const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
+  const realtime = new RealtimeService(studio, options.speakerFor ?? speakerFactory(speech));
   const sessions = new SessionService(database.db, config, accounts, agents);
   sessions.hooks = { ...sessions.hooks, opened: (row) => void realtime.open(row), ended: (row, reason) => realtime.end(row.id, reason) };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
-  const context: AppContext = { config, database, accounts, studio, voices, agents, sessions, realtime };
+  const context: AppContext = { config, database, accounts, studio, voices, agents, sessions, realtime, speech };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -90,6 +96,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     sessions.stopTimers();
     realtime.stop();
   });
+  app.addHook('onClose', async () => {
+    if (!options.speech) await speech.close();
+  });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     if (closing) return reply.code(503).send({ status: 'shutting_down' });
@@ -106,12 +115,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   catalogRoutes(app, studio);
   agentRoutes(app, agents, previews);
   sessionRoutes(app, sessions, realtime, config);
+  voiceRoutes(app, { speech, dataDir: config.dataDir });
   registerSessionSockets(app, sessions, realtime, studio);
 
   return { app, context };
 }
 
-/** Until a speech layer is wired, speak_text fails clearly with a tts_error. */
-const noSpeech: SpeakerFactory = () => async function* () {
-  throw new Error('no speech engine is configured');
-};

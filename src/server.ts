@@ -28,6 +28,8 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
     process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\n`);
   }
 
+  // Says which speech engine speaks, and warms it, without holding up the port.
+  void context.speech.start().catch((error) => app.log.error({ err: error }, 'speech engine failed to start'));
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -20,14 +20,22 @@ export function parseExpressionTags(text: string): TaggedText {
   const tags: TaggedText['tags'] = [];
   const unknown: string[] = [];
   let spoken = '';
+  // Whitespace is collapsed as the text is joined, so each tag's offset points into the final text.
+  const append = (segment: string) => {
+    let s = segment.replace(/\s+/g, ' ');
+    if (!spoken || spoken.endsWith(' ')) s = s.replace(/^ /, '');
+    spoken += s;
+  };
   let last = 0;
   for (const match of text.matchAll(TAG)) {
-    spoken += text.slice(last, match.index);
+    append(text.slice(last, match.index));
     last = match.index! + match[0].length;
     const name = match[1].toLowerCase();
     if (cueSet.has(name)) tags.push({ cue: name as Cue, intensity: match[2] ? Number(match[2]) : 0.8, offset: spoken.length });
     else unknown.push(name);
   }
-  spoken += text.slice(last);
-  return { spoken: spoken.replace(/\s{2,}/g, ' ').trim(), tags, unknown };
+  append(text.slice(last));
+  spoken = spoken.trimEnd();
+  for (const tag of tags) tag.offset = Math.min(tag.offset, spoken.length);
+  return { spoken, tags, unknown };
 }

@@ -3,12 +3,15 @@
  * in-memory PGlite or a fresh PostgreSQL database made for the test file from TEST_DATABASE_URL.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { describe } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/core/config.js';
 import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
-import { buildApp, type AppContext } from '../../src/app.js';
+import { buildApp, type AppContext, type BuildOptions } from '../../src/app.js';
 import { PERMISSIONS, type Permission } from '../../src/core/auth.js';
 
 export type Engine = 'pglite' | 'postgres';
@@ -59,11 +62,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(engine: Engine, env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor'>> = {}): Promise<TestApp> {
   const pgdb = engine === 'postgres' ? await freshPostgres() : undefined;
   const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://' });
-  const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', ...env } as NodeJS.ProcessEnv);
-  const { app, context } = await buildApp({ config, database, logger: false });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));
+  const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: dataDir, ...env } as NodeJS.ProcessEnv);
+  const { app, context } = await buildApp({ config, database, logger: false, ...build });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
@@ -114,6 +118,7 @@ export async function startTestApp(engine: Engine, env: Record<string, string> =
       await app.close();
       await database.close();
       await pgdb?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
