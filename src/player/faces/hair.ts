@@ -1,0 +1,199 @@
+/**
+ * Hair as layered shells over the skull: an opaque inner layer that hides the scalp and an outer
+ * alpha-tested layer whose strand texture ends in ragged tips at the hairline and at the ends.
+ * The shell is a grid over (azimuth around the vertical axis, arc from the crown); each style sets
+ * the hairline, the thickness, how far the hair falls below the skull and extra volumes (bun,
+ * ponytail). Curly and wavy styles displace the shell with noise for clumps.
+ */
+import type { FaceLook } from '../../catalog/faces.js';
+import type { Geo } from './parts.js';
+import { makeNoise } from './image.js';
+import { headSdf } from './mesh.js';
+import { clamp, smoothstep, type V3 } from './vec.js';
+
+interface Style {
+  thick: number;
+  /** y (cm) where the hair ends at the back and at the sides, or null to stop at the hairline. */
+  fallBack: number | null;
+  fallSide: number | null;
+  /** Extra outward flare of the fall at its ends (cm). */
+  flare: number;
+  bumps: number;
+  wave: number;
+  /** The hairline's drop at the sides (cm below the default). */
+  sideDrop: number;
+  tight: boolean;
+}
+
+const STYLES: Record<FaceLook['hairStyle'], Style> = {
+  short: { thick: 1.1, fallBack: null, fallSide: null, flare: 0, bumps: 0.25, wave: 0, sideDrop: 0, tight: false },
+  buzz: { thick: 0.3, fallBack: null, fallSide: null, flare: 0, bumps: 0.03, wave: 0, sideDrop: 0, tight: true },
+  long: { thick: 1.3, fallBack: -24, fallSide: -19, flare: 1.5, bumps: 0.2, wave: 0, sideDrop: 1, tight: false },
+  bob: { thick: 1.6, fallBack: -6.5, fallSide: -7.5, flare: -0.8, bumps: 0.15, wave: 0, sideDrop: 1, tight: false },
+  bun: { thick: 0.75, fallBack: null, fallSide: null, flare: 0, bumps: 0.08, wave: 0, sideDrop: 0.5, tight: true },
+  ponytail: { thick: 0.75, fallBack: null, fallSide: null, flare: 0, bumps: 0.08, wave: 0, sideDrop: 0.5, tight: true },
+  curly: { thick: 3.2, fallBack: -9, fallSide: -6, flare: 2.5, bumps: 1.1, wave: 0, sideDrop: 1, tight: false },
+  wavy: { thick: 1.8, fallBack: -3, fallSide: 0.5, flare: 0.8, bumps: 0.35, wave: 0.5, sideDrop: 0, tight: false },
+};
+
+const CENTER: V3 = [0, 3.4, -4.4];
+
+/** Polar angle (from straight up, radians) of the hairline at azimuth theta (0 = front). */
+function hairlinePhi(theta: number, st: Style): number {
+  const a = Math.abs(theta) / Math.PI; // 0 front .. 1 back
+  const keys: [number, number][] = [
+    [0, 62],
+    [0.18, 70],
+    [0.3, 88 + st.sideDrop * 8],
+    [0.42, 84],
+    [0.6, 112],
+    [1, 132],
+  ];
+  for (let i = 0; i < keys.length - 1; i++) {
+    if (a <= keys[i + 1][0]) {
+      const t = (a - keys[i][0]) / (keys[i + 1][0] - keys[i][0]);
+      const e = t * t * (3 - 2 * t);
+      return ((keys[i][1] + (keys[i + 1][1] - keys[i][1]) * e) * Math.PI) / 180;
+    }
+  }
+  return (132 * Math.PI) / 180;
+}
+
+/** Point on the scalp in direction (phi from up, theta from front) from the skull centre. */
+function scalp(phi: number, theta: number): { p: V3; n: V3 } {
+  const dir: V3 = [Math.sin(phi) * Math.sin(theta), Math.cos(phi), Math.sin(phi) * Math.cos(theta)];
+  let lo = 0;
+  let hi = 30;
+  for (let i = 0; i < 30; i++) {
+    const mid = (lo + hi) / 2;
+    if (headSdf([CENTER[0] + dir[0] * mid, CENTER[1] + dir[1] * mid, CENTER[2] + dir[2] * mid]) < 0) lo = mid;
+    else hi = mid;
+  }
+  return { p: [CENTER[0] + dir[0] * lo, CENTER[1] + dir[1] * lo, CENTER[2] + dir[2] * lo], n: dir };
+}
+
+export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: Geo; extra: Geo } {
+  const st = STYLES[look.hairStyle];
+  const noise = makeNoise(seed, 24);
+  const cols = 72;
+  const rowsTop = 26;
+  const fall = st.fallBack !== null;
+  const rowsFall = fall ? 20 : 0;
+  const build = (layer: number): Geo => {
+    const g: Geo = { pos: [], uv: [], col: [], idx: [] };
+    const thickScale = layer === 0 ? 0.55 : 1;
+    const rows = rowsTop + rowsFall;
+    for (let r = 0; r < rows; r++) {
+      for (let c = 0; c < cols; c++) {
+        const theta = (c / cols) * Math.PI * 2 - Math.PI; // -π..π, 0 = front
+        const a = Math.abs(theta) / Math.PI;
+        const line = hairlinePhi(theta, st);
+        // For falling styles the skull part stops around the widest point and the rest falls.
+        const fallHere = fall && a > 0.4;
+        const phiEnd = fallHere ? Math.min(line, (100 * Math.PI) / 180) : line;
+        let p: V3;
+        let v: number;
+        const bump = (noise((c / cols) * 24, r * 0.35) - 0.5) * st.bumps * 2;
+        if (r < rowsTop) {
+          const t = r / (rowsTop - 1);
+          const phi = t * phiEnd;
+          const s = scalp(phi, theta);
+          // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
+          const edge = fallHere ? 1 : smoothstep(1, 0.8, t);
+          const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge + 0.08 + bump * edge) * thickScale;
+          p = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
+          v = fallHere ? t * 0.45 : t * 0.88;
+        } else if (!fallHere) {
+          // columns that stop at the hairline: collapse the fall rows onto the edge
+          const s = scalp(phiEnd, theta);
+          const th = 0.08 * thickScale;
+          p = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
+          v = 0.995;
+        } else {
+          const t = (r - rowsTop + 1) / rowsFall;
+          const s = scalp(phiEnd, theta);
+          const th = (st.thick + 0.08) * thickScale;
+          const top: V3 = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
+          const sideness = Math.abs(Math.sin(theta));
+          const yEnd = st.fallSide! + (st.fallBack! - st.fallSide!) * smoothstep(0.45, 0.95, a) + (a < 0.5 ? (0.5 - a) * 30 : 0);
+          const y = top[1] + (yEnd - top[1]) * t;
+          const h = Math.hypot(top[0] - CENTER[0], top[2] - CENTER[2]);
+          // hair falls straight, over the shoulders at the back, and curls in (bob) or flares at the end
+          const flare = st.flare * t * t + (st.tight ? 0 : 0.6) * Math.sin(Math.PI * Math.min(1, t * 1.6)) * sideness;
+          const wave = st.wave * Math.sin(t * 9 + theta * 3) * t;
+          const out = (h + flare + wave + bump * (0.5 + t)) * thickScale ** 0.02 - (layer === 0 ? 0.5 : 0);
+          const dx = (top[0] - CENTER[0]) / h;
+          const dz = (top[2] - CENTER[2]) / h;
+          // long hair rests on the back and shoulders rather than falling through them
+          const back = a > 0.6 && y < -12 ? (y + 12) * -0.25 : 0;
+          p = [CENTER[0] + dx * out, y, CENTER[2] + dz * out - back];
+          v = 0.45 + t * 0.55;
+        }
+        g.pos.push(...p);
+        g.uv.push((c / cols) * 6, clamp(v, 0, 0.995));
+        const sh = layer === 0 ? 0.55 : 1;
+        g.col.push(sh, sh, sh);
+      }
+    }
+    for (let r = 0; r < rows - 1; r++) {
+      for (let c = 0; c < cols; c++) {
+        const a = r * cols + c;
+        const b = r * cols + ((c + 1) % cols);
+        g.idx.push(a, a + cols, b, b, a + cols, b + cols);
+      }
+    }
+    return g;
+  };
+
+  const extra: Geo = { pos: [], uv: [], col: [], idx: [] };
+  const blob = (center: V3, rad: V3, twist: number): void => {
+    const start = extra.pos.length / 3;
+    const R = 16;
+    const C = 24;
+    for (let r = 0; r <= R; r++) {
+      for (let c = 0; c < C; c++) {
+        const th = (r / R) * Math.PI;
+        const ph = (c / C) * Math.PI * 2;
+        const b = 1 + 0.06 * Math.sin(ph * 3 + th * twist);
+        extra.pos.push(center[0] + Math.sin(th) * Math.cos(ph) * rad[0] * b, center[1] + Math.cos(th) * rad[1] * b, center[2] + Math.sin(th) * Math.sin(ph) * rad[2] * b);
+        extra.uv.push((c / C) * 3 + r * 0.08 * twist, 0.1 + (r / R) * 0.6);
+        extra.col.push(1, 1, 1);
+      }
+    }
+    for (let r = 0; r < R; r++) {
+      for (let c = 0; c < C; c++) {
+        const a = start + r * C + c;
+        const b = start + r * C + ((c + 1) % C);
+        extra.idx.push(a, b, a + C, b, b + C, a + C);
+      }
+    }
+  };
+  if (look.hairStyle === 'bun') blob([0, 9.5, -13.2], [3.6, 3.2, 3.4], 6);
+  if (look.hairStyle === 'ponytail') {
+    // tie, then a tapered tube falling down the back
+    blob([0, 5.5, -14.6], [1.6, 1.6, 1.4], 0);
+    const start = extra.pos.length / 3;
+    const R = 18;
+    const C = 16;
+    for (let r = 0; r <= R; r++) {
+      const t = r / R;
+      const cy = 5.5 - t * 22;
+      const cz = -15.6 - Math.sin(t * Math.PI * 0.7) * 2.5 + t * 2;
+      const rad = 2.2 * (1 - t * 0.7) * (t < 0.1 ? 0.6 + 4 * t : 1);
+      for (let c = 0; c < C; c++) {
+        const ph = (c / C) * Math.PI * 2;
+        extra.pos.push(Math.cos(ph) * rad * 1.1, cy, cz + Math.sin(ph) * rad * 0.8);
+        extra.uv.push((c / C) * 3, 0.05 + t * 0.94);
+        extra.col.push(1, 1, 1);
+      }
+    }
+    for (let r = 0; r < R; r++) {
+      for (let c = 0; c < C; c++) {
+        const a = start + r * C + c;
+        const b = start + r * C + ((c + 1) % C);
+        extra.idx.push(a, a + C, b, b, a + C, b + C);
+      }
+    }
+  }
+  return { inner: build(0), outer: build(1), extra };
+}
