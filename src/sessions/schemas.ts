@@ -5,8 +5,9 @@ import { CAMERA_CHOICES } from '../realtime/protocol.js';
 
 export const Look = z.object({
   backdrop: BackdropId.optional(),
-  cameras: z.array(Camera).min(1).max(3).optional(),
-  camera: z.enum(CAMERA_CHOICES).optional().describe('Shot to start on: far, mid, close or auto'),
+  // Camera names are checked by the service: an unknown one answers 422 invalid_look (interface.md Errors), not a schema error.
+  cameras: z.array(z.string().max(16)).min(1).max(3).optional().describe(`Each of ${Camera.options.join(', ')}`),
+  camera: z.string().max(16).optional().describe(`Shot to start on: ${CAMERA_CHOICES.join(', ')}`),
   face_light: FaceLight.optional(),
 }).strict().meta({ id: 'SessionLook' });
 

@@ -13,6 +13,7 @@ import { randomToken, sha256Hex } from '../core/secrets.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import type { AgentService } from '../agents/service.js';
 import type { SessionsTable } from '../core/db/schema.js';
+import { CAMERA_CHOICES } from '../realtime/protocol.js';
 import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
 
 /** Serialises session starts deployment-wide so limits are counted without races. */
@@ -60,10 +61,14 @@ export class SessionService {
     const avatarId = input.avatar_id ?? agent.avatar_id;
     const voiceId = input.voice_id ?? agent.voice_id;
     const voice = this.agents.checkVoiceAndFace(account, agent.tts_primary, voiceId, avatarId, true);
+    const camera = input.look?.camera ?? 'auto';
+    if (!(CAMERA_CHOICES as readonly string[]).includes(camera)) {
+      throw new ApiError(422, 'invalid_look', `No camera "${camera}"; start on ${CAMERA_CHOICES.join(', ')}`);
+    }
     const look: SessionLook = {
       backdrop: input.look?.backdrop !== undefined ? input.look.backdrop : agent.studio.backdrop,
       cameras: (input.look?.cameras ?? agent.studio.cameras) as SessionLook['cameras'],
-      camera: input.look?.camera ?? 'auto',
+      camera: camera as SessionLook['camera'],
       face_light: input.look?.face_light ?? agent.studio.face_light,
     };
     this.agents.checkLook(look);
