@@ -48,11 +48,17 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
       process.exit(1);
     }, 15_000);
     force.unref();
+    // app.close() closes the connections that are idle when it starts; a keep-alive connection
+    // whose in-flight request finishes afterwards would hold the close open until its keep-alive
+    // timeout (72 s), past the 15 s limit. Close each one as soon as it goes idle.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    sweep.unref();
     try {
       await app.close();
       await database.close();
       if (!config.databaseUrl) fs.rmSync(adminFile(config), { force: true });
     } finally {
+      clearInterval(sweep);
       clearTimeout(force);
       process.exit(0);
     }

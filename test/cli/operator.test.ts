@@ -162,7 +162,8 @@ describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => 
       assert.equal((fs.statSync(path.join(server.dataDir, 'admin.json')).mode & 0o077), 0, 'admin.json is private to its owner');
       const body = { command: 'accounts.create', args: { name: 'intruder', plan: 'paid', balance: '1000000.00' } };
       const wrong = admin.token.slice(0, -1) + (admin.token.endsWith('A') ? 'B' : 'A');
-      for (const headers of [{}, { 'x-admin-token': wrong }, { 'x-admin-token': '' }, { authorization: `Bearer ${admin.token}` }]) {
+      const attempts: Array<Record<string, string>> = [{}, { 'x-admin-token': wrong }, { 'x-admin-token': '' }, { authorization: `Bearer ${admin.token}` }];
+      for (const headers of attempts) {
         const response = await server.request('POST', '/internal/admin', { body, headers });
         assert.equal(response.status, 404, `refused with ${JSON.stringify(Object.keys(headers))}`);
       }

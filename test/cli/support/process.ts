@@ -53,7 +53,7 @@ export interface CliResult {
 }
 
 /** Runs one CLI command to completion. */
-export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(args: string[], env: Record<string, string | undefined>, timeoutMs = 120_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(child);
@@ -126,7 +126,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
   let done = false;
   void exited.then(() => (done = true));
 
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   for (;;) {
     if (done) throw new Error(`presence serve exited before listening\nstdout: ${stdout}\nstderr: ${stderr}`);
     if (Date.now() > deadline) {
