@@ -72,7 +72,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const studio = new StudioCatalog();
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config);
-  const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config.publicUrl);
+  const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
   const realtime = new RealtimeService(studio, options.speakerFor ?? speakerFactory(speech));
   const sessions = new SessionService(database.db, config, accounts, agents);

@@ -7,13 +7,14 @@ import { hmacSha256Hex, safeEqual } from '../core/secrets.js';
 export const PREVIEW_TTL_SECONDS = 900;
 
 export class PreviewLinks {
-  constructor(private readonly key: string, private readonly publicUrl: string) {}
+  /** `base` is read at each call, so a changed PUBLIC_URL (tests bind a port late) is honoured. */
+  constructor(private readonly key: string, private readonly base: { publicUrl: string }) {}
 
   create(agentId: number, now = Date.now()): { preview_url: string; expires_at: string } {
     const expires = Math.floor(now / 1000) + PREVIEW_TTL_SECONDS;
     const body = `${agentId}.${expires}`;
     const token = `${body}.${hmacSha256Hex(this.key, body).slice(0, 32)}`;
-    return { preview_url: `${this.publicUrl}/preview/${token}`, expires_at: new Date(expires * 1000).toISOString() };
+    return { preview_url: `${this.base.publicUrl}/preview/${token}`, expires_at: new Date(expires * 1000).toISOString() };
   }
 
   /** The agent id a valid, unexpired token names, else undefined. */

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentService, type Agent } from './service.js';
+import type { Agent, AgentService } from './service.js';
 import type { PreviewLinks } from './preview.js';
 import {
   AgentCreateRequest, AgentIdParams, AgentResponse, AgentUpdateRequest, DeleteQuery, EmbedConfigResponse, EmbedConfigUpdate,
@@ -47,7 +47,6 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
     // welcome_message, fillers_enabled and status are update-only: say so rather than drop them.
     preValidation: async (request) => {
       const body = request.body as Record<string, unknown> | null;
-      if (body && typeof body === 'object') AgentService.checkCameras(body.studio);
       const present = UPDATE_ONLY.filter((f) => body && typeof body === 'object' && f in body);
       if (present.length) {
         throw new ValidationFailed(present.map((f) => validationItem(['body', f], `${f} is set with PATCH /v1/agent/{agent_id} once the agent exists`, body![f], 'extra_forbidden')));
@@ -75,10 +74,6 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
 
   app.patch('/v1/agent/:agent_id', {
     schema: { tags, summary: 'Update an agent (only the fields that change; studio merges)', params, body: AgentUpdateRequest, response: { 200: AgentResponse } },
-    preValidation: async (request) => {
-      const body = request.body as Record<string, unknown> | null;
-      if (body && typeof body === 'object') AgentService.checkCameras(body.studio);
-    },
   }, async (request) => {
     return respond(request.principal.accountId, await agents.update(request.principal.accountId, request.params.agent_id, request.body));
   });

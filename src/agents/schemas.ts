@@ -14,14 +14,16 @@ export const Languages = z.object({
   also: z.array(LanguageCode).max(20).default([]),
 }).meta({ id: 'Languages' });
 
-const uniqueCameras = z.array(Camera).min(1).max(3).refine((a) => new Set(a).size === a.length, { message: 'cameras must not repeat' });
+// Camera names are checked by the service, which answers an unknown one with 422 invalid_look (contract.md).
+const cameraList = z.array(z.string().max(16)).min(1).max(3).describe('Each of far, mid, close');
 
 export const Studio = z.object({
   backdrop: BackdropId,
-  cameras: uniqueCameras,
+  cameras: cameraList,
   face_light: FaceLight,
 }).meta({ id: 'Studio' });
 export const StudioPatch = Studio.partial().meta({ id: 'StudioPatch' });
+export const StudioView = Studio.extend({ cameras: z.array(Camera) }).meta({ id: 'StudioView' });
 
 const httpUrl = z.string().max(2048).refine((s) => {
   try {
@@ -72,7 +74,7 @@ export const AgentResponse = z.object({
   voice_id: z.string(),
   tts_primary: z.string(),
   languages: Languages,
-  studio: Studio,
+  studio: StudioView,
   website_url: z.string().nullable(),
   system_prompt: z.string().nullable(),
   concurrency_limit: z.number().int(),

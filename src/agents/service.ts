@@ -110,18 +110,10 @@ export class AgentService {
     return voice;
   }
 
-  /**
-   * A studio naming a camera that does not exist answers 422 invalid_look (contract.md, Agents),
-   * not a schema error; runs on the raw body before schema validation. Non-string entries are left
-   * to the schema.
-   */
-  static checkCameras(studio: unknown): void {
-    const cameras = studio && typeof studio === 'object' ? (studio as { cameras?: unknown }).cameras : undefined;
-    if (!Array.isArray(cameras)) return;
-    const unknown = cameras.filter((c): c is string => typeof c === 'string' && !(CAMERAS as readonly string[]).includes(c));
-    if (unknown.length) {
-      throw new ApiError(422, 'invalid_look', `No camera "${unknown[0]}"; cameras are ${CAMERAS.join(', ')}`);
-    }
+  /** Without a voice_id: the face's own voice on kokoro, else the provider's first voice of the face's gender. */
+  private defaultVoice(provider: string, face: { gender: string; default_voice_id: string } | undefined): string {
+    if (provider === 'kokoro') return face?.default_voice_id ?? 'af_bella';
+    return this.voices.list(provider)?.find((v) => !face || v.gender === face.gender)?.voice_id ?? 'af_bella';
   }
 
   /** A studio or session look: the backdrop must exist (or be null) and cameras be far/mid/close. */
@@ -153,7 +145,7 @@ export class AgentService {
       const provider = input.tts_primary ?? 'kokoro';
       const face = this.studioCatalog.face(avatarId);
       // Without a voice, a chosen kokoro face speaks with its own default voice.
-      const voiceId = input.voice_id ?? (provider === 'kokoro' && face ? face.default_voice_id : 'af_bella');
+      const voiceId = input.voice_id ?? this.defaultVoice(provider, face);
       this.checkVoiceAndFace(account, provider, voiceId, avatarId);
       const studio = { ...DEFAULT_STUDIO, ...input.studio };
       this.checkLook(studio);

@@ -4,7 +4,7 @@
  *
  * Canonical form (what is signed):  `<timestamp>.<name1>=<value1>&<name2>=<value2>…`
  *   - timestamp: Unix seconds, digits only
- *   - names sorted by code point; each value percent-encoded with encodeURIComponent
+ *   - names sorted by code point; each name and value percent-encoded with encodeURIComponent
  *   - signature: hex HMAC-SHA256 with the whole secret (`vsec_…`) as key; may be sent as `sha256=<hex>`
  */
 import { hmacSha256Hex, randomToken, safeEqual } from '../core/secrets.js';
@@ -23,7 +23,7 @@ export interface VisitorValuesConfig {
   updated_at: string;
 }
 
-export const CANONICAL_FORM = '<timestamp>.<name>=<encodeURIComponent(value)>&… (names sorted by code point; timestamp in Unix seconds)';
+export const CANONICAL_FORM = '<timestamp>.<encodeURIComponent(name)>=<encodeURIComponent(value)>&… (names sorted by code point; timestamp in Unix seconds)';
 
 export const newVisitorSecret = () => randomToken('vsec_', 32);
 
@@ -34,7 +34,7 @@ export function defaultVisitorValues(): VisitorValuesConfig {
 export function canonicalText(timestamp: number, values: Record<string, string>): string {
   const pairs = Object.keys(values)
     .sort()
-    .map((name) => `${name}=${encodeURIComponent(values[name])}`);
+    .map((name) => `${encodeURIComponent(name)}=${encodeURIComponent(values[name])}`);
   return `${timestamp}.${pairs.join('&')}`;
 }
 
