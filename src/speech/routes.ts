@@ -9,7 +9,7 @@ import { ApiError } from '../core/errors.js';
 import { PROVIDERS } from './voices/catalog.js';
 import { SpeechError } from './errors.js';
 import type { SpeechService } from './synthesis.js';
-import { PreviewCache } from './preview.js';
+import { PreviewCache, previewText } from './preview.js';
 
 export interface VoiceRouteDeps {
   speech: SpeechService;
@@ -81,7 +81,7 @@ export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): Prev
       return reply
         .type('audio/wav')
         .header('cache-control', 'public, max-age=86400')
-        .header('x-preview-language', language)
+        .header('x-preview-language', previewText(voice.name, language).language)
         .header('x-speech-engine', engine)
         .header('x-cache', cached ? 'hit' : 'miss')
         .send(wav);

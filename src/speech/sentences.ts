@@ -18,14 +18,22 @@ const CLOSERS = '"\'”’)]»」』';
 export interface SplitterOptions {
   /** A sentence longer than this is cut at the last clause boundary before it. */
   maxChars?: number;
+  /**
+   * Let the very first piece end at a clause (comma, colon, semicolon, dash) once it has this many
+   * characters: engines that synthesise a whole piece before returning audio then start speaking
+   * sooner. 0 disables.
+   */
+  firstClauseChars?: number;
 }
 
 export class SentenceSplitter {
   private buffer = '';
   private readonly maxChars: number;
+  private firstClauseChars: number;
 
   constructor(options: SplitterOptions = {}) {
     this.maxChars = options.maxChars ?? 220;
+    this.firstClauseChars = options.firstClauseChars ?? 0;
   }
 
   /** Adds text; returns the sentences it completed. */
@@ -46,6 +54,7 @@ export class SentenceSplitter {
       if (cut < 0) break;
       const sentence = normalise(this.buffer.slice(0, cut));
       this.buffer = this.buffer.slice(cut);
+      this.firstClauseChars = 0;
       if (sentence) out.push(sentence);
     }
     if (final) {
@@ -58,6 +67,15 @@ export class SentenceSplitter {
 
   /** Index just past the first complete sentence in the buffer, or -1. */
   private boundary(final: boolean): number {
+    if (this.firstClauseChars) {
+      const min = this.firstClauseChars;
+      const m = /[,;:]\s|\s[–—]\s/.exec(this.buffer.slice(min));
+      if (m) {
+        const clause = min + m.index + m[0].length;
+        const end = this.sentenceEnd(final);
+        if (end < 0 || end > clause) return clause;
+      }
+    }
     const cut = this.sentenceEnd(final);
     if ((cut < 0 || cut > this.maxChars) && this.buffer.length > this.maxChars) return this.clauseCut();
     return cut;

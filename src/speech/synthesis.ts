@@ -226,7 +226,9 @@ export class SpeechService {
 
     // Text -> sentences.
     const readText = async () => {
-      const splitter = new SentenceSplitter();
+      // Local engines return a piece only when it is fully synthesised: let them start on the first clause.
+      const local = route.engine.name === 'flite' || route.engine.name === 'kokoro';
+      const splitter = new SentenceSplitter({ firstClauseChars: local ? 12 : 0 });
       try {
         if (typeof request.text === 'string') {
           for (const s of splitter.push(request.text)) sentences.push(s);

@@ -64,6 +64,14 @@ test('sentence splitter: abbreviations, decimals and long sentences', () => {
   assert.ok(long.length >= 2 && long.every((x) => x.length <= 200), JSON.stringify(long));
 });
 
+test('sentence splitter: the first piece may end at a clause, later ones do not', () => {
+  const s = new SentenceSplitter({ firstClauseChars: 12 });
+  assert.deepEqual(s.push('Welcome to our store, I am happy to help'), ['Welcome to our store,']);
+  assert.deepEqual(s.push(' you today, really. Next one, here.'), ['I am happy to help you today, really.']);
+  assert.deepEqual(s.end(), ['Next one, here.']);
+  assert.deepEqual(splitSentences('Hi, there. Fine.', { firstClauseChars: 12 }), ['Hi, there.', 'Fine.']);
+});
+
 test('WAV encode/decode round trip', () => {
   const pcm = new Int16Array([0, 1000, -1000, 32767, -32768]);
   const d = decodeWav(encodeWav(pcm, 22050));

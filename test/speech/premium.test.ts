@@ -50,7 +50,7 @@ async function setup(kind: 'ELEVENLABS' | 'CARTESIA' | 'INWORLD', handler: Param
   const fake = await fakeServer(handler);
   fakes.push(fake);
   const lines: string[] = [];
-  const speech = makeService({ [`${kind}_API_KEY`]: KEY, [`${kind}_BASE_URL`]: fake.url, SPEECH_TIMEOUT_MS: '400' }, lines);
+  const speech = makeService({ [`${kind}_API_KEY`]: KEY, [`${kind}_BASE_URL`]: fake.url, SPEECH_TIMEOUT_MS: '1000' }, lines);
   services.push(speech);
   return { fake, speech, lines };
 }
@@ -73,11 +73,11 @@ async function errorCases(speech: SpeechService, provider: string, voiceId: stri
   mode = 'silent';
   let t = performance.now();
   assert.equal(await codeOf(), 'timeout');
-  assert.ok(performance.now() - t < 1500, 'timed out near SPEECH_TIMEOUT_MS');
+  assert.ok(performance.now() - t < 4000, 'timed out near SPEECH_TIMEOUT_MS');
   mode = 'stall';
   t = performance.now();
   assert.equal(await codeOf(), 'timeout');
-  assert.ok(performance.now() - t < 1500);
+  assert.ok(performance.now() - t < 4000);
   mode = 'ok';
   assert.ok(lines.some((l) => l.includes('HTTP 401')), 'errors are logged');
   assert.ok(!lines.some((l) => l.includes(KEY)), 'the key never reaches the log');

