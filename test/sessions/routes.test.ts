@@ -70,6 +70,23 @@ forEachEngine('session routes', (engine) => {
       assert.equal((await getSession(t, theirs.session_id, other.key)).status, 'active');
     });
 
+    it('deleting the agent ends its running sessions (render socket 4001); the records and metered seconds remain', async () => {
+      const agentId = await makeAgent(t, { concurrency_limit: 2 });
+      const a = await started(t, { agent_id: agentId, mode: 'render' });
+      const b = await started(t, { agent_id: agentId });
+      const socket = await renderSocket(a.ws_url);
+      const del = await t.request('DELETE', `/v1/agent/${agentId}?confirm=true`);
+      assert.ok(del.status === 204 || del.status === 200, `delete: ${del.status} ${JSON.stringify(del.body)}`);
+      assert.equal(await socket.closeCodeWithin(), 4001);
+      for (const s of [a, b]) {
+        const record = await getSession(t, s.session_id);
+        assert.equal(record.status, 'ended');
+        assert.equal(record.agent_id, agentId);
+        const rows = await t.database.db.selectFrom('usage_records').select('seconds').where('session_id', '=', s.session_id).execute();
+        assert.equal(rows.length, 1);
+      }
+    });
+
     it('a non-UUID session id answers 422 at ["path", "session_id"]', async () => {
       for (const [method, suffix] of [['GET', ''], ['POST', '/stop'], ['POST', '/commands']] as const) {
         const res = await t.request(method, `/v1/sessions/not-a-uuid${suffix}`, suffix === '/commands' ? { body: { type: 'agent.interrupt' } } : {});
