@@ -110,7 +110,7 @@ export async function buildFace(face: Face): Promise<BuiltFace> {
 
   // Teeth and tongue: rigid jaw part of every recipe that moves the jaw.
   const inner = head.pos[13];
-  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5, inner[2] - 0.5];
+  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5 + 0.05, inner[2] - 0.7];
   const jawRecipes = MORPH_NAMES.filter((n) => RECIPES[n].jaw || RECIPES[n].jawFwd || RECIPES[n].jawSide || RECIPES[n].tongue);
   const tg = teeth(front);
   meshes.push({
@@ -204,7 +204,7 @@ export async function buildFace(face: Face): Promise<BuiltFace> {
     { name: 'Tongue', color: [1, 1, 1, 1], roughness: 0.45 },
     { name: 'Lash', color: [0.02, 0.015, 0.012, 1], roughness: 0.6, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.5, doubleSided: true },
     { name: 'HairBase', color: hairCol.map((c, i) => (i < 3 ? c * 0.6 : 1)) as [number, number, number, number], roughness: 0.7, texture: { data: hairTex, mime: 'image/png' } },
-    { name: 'Hair', color: hairCol, roughness: 0.5, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.45, doubleSided: true, sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 1.5 + 0.05)) as [number, number, number], roughness: 0.35 } },
+    { name: 'Hair', color: hairCol, roughness: 0.62, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.45, doubleSided: true, sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 0.8 + 0.02)) as [number, number, number], roughness: 0.45 } },
     { name: 'Shirt', color: [srgbToLinear(shirt[0]), srgbToLinear(shirt[1]), srgbToLinear(shirt[2]), 1], roughness: 0.9, sheen: { color: [0.3, 0.3, 0.3], roughness: 0.6 } },
   ];
   const glb = await writeGlb(meshes, materials, { generator: 'presence-faces', avatar_id: face.avatar_id, name: face.name });

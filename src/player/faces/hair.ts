@@ -42,9 +42,10 @@ const CENTER: V3 = [0, 3.4, -4.4];
 function hairlinePhi(theta: number, st: Style): number {
   const a = Math.abs(theta) / Math.PI; // 0 front .. 1 back
   const keys: [number, number][] = [
-    [0, 62],
-    [0.18, 70],
-    [0.3, 88 + st.sideDrop * 8],
+    [0, 50],
+    [0.1, 58 + st.sideDrop * 6],
+    [0.22, 80 + st.sideDrop * 8],
+    [0.32, 90 + st.sideDrop * 6],
     [0.42, 84],
     [0.6, 112],
     [1, 132],
@@ -89,7 +90,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
         const a = Math.abs(theta) / Math.PI;
         const line = hairlinePhi(theta, st);
         // For falling styles the skull part stops around the widest point and the rest falls.
-        const fallHere = fall && a > 0.4;
+        const fallHere = fall && a > 0.27;
         const phiEnd = fallHere ? Math.min(line, (100 * Math.PI) / 180) : line;
         let p: V3;
         let v: number;
@@ -115,7 +116,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
           const th = (st.thick + 0.08) * thickScale;
           const top: V3 = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
           const sideness = Math.abs(Math.sin(theta));
-          const yEnd = st.fallSide! + (st.fallBack! - st.fallSide!) * smoothstep(0.45, 0.95, a) + (a < 0.5 ? (0.5 - a) * 30 : 0);
+          const yEnd = st.fallSide! + (st.fallBack! - st.fallSide!) * smoothstep(0.45, 0.95, a) + (a < 0.5 ? (0.5 - a) * 22 : 0);
           const y = top[1] + (yEnd - top[1]) * t;
           const h = Math.hypot(top[0] - CENTER[0], top[2] - CENTER[2]);
           // hair falls straight, over the shoulders at the back, and curls in (bob) or flares at the end
@@ -130,7 +131,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
           v = 0.45 + t * 0.55;
         }
         g.pos.push(...p);
-        g.uv.push((c / cols) * 6, clamp(v, 0, 0.995));
+        g.uv.push((c / cols) * 16, clamp(v, 0, 0.995));
         const sh = layer === 0 ? 0.55 : 1;
         g.col.push(sh, sh, sh);
       }

@@ -104,9 +104,9 @@ function shapeFace(p: V3[], look: FaceLook, male: boolean): void {
     let [x, y, z] = p[i];
     // Lower face below the nose: longer/shorter face and wider/narrower jaw.
     const lower = smoothstep(-1.5, -7, y);
-    const jaw = s.jaw * 0.07 + (male ? 0.04 : -0.03);
+    const jaw = s.jaw * 0.07 + (male ? 0.04 : -0.07);
     x *= 1 + jaw * lower;
-    y += (y + 1.5) * lower * (s.length * 0.06 + (male ? 0.02 : 0));
+    y += (y + 1.5) * lower * (s.length * 0.06 + (male ? 0.02 : -0.04));
     // Chin: men squarer and slightly forward.
     if (male) z += 0.25 * smoothstep(-7, -9.4, y) * falloff(Math.abs(x), 3);
     // Nose: scale about its base.
@@ -162,8 +162,8 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
     const mid = lerp(pos[u], pos[l], 0.5);
     const du = sub(mid, pos[u]);
     const dl = sub(mid, pos[l]);
-    pos[u] = add(pos[u], scale(du, 0.97));
-    pos[l] = add(pos[l], scale(dl, 0.97));
+    pos[u] = add(pos[u], scale(du, 1.08));
+    pos[l] = add(pos[l], scale(dl, 1.08));
   }
   shapeFace(pos, look, male);
 

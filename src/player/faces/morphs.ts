@@ -241,7 +241,7 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
     case 'smileR': {
       const c = corner(s, 2.8);
       const cheek = falloff(Math.hypot(x - 3.4 * s, (y + 2.2) * 0.9, z - 4.2), 2.4);
-      return add(m([0.45 * s, 0.6, -0.3], c), m([0.15 * s, 0.35, 0.3], cheek));
+      return add(m([0.55 * s, 0.85, -0.35], c), m([0.2 * s, 0.45, 0.35], cheek));
     }
     case 'frownL':
     case 'frownR':
@@ -262,7 +262,7 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
     case 'funnel': {
       const t = lr;
       const open = falloff(Math.abs(x), 2.2) * falloff(Math.abs(y - ctx.mouthY), 1.2);
-      return [-x * 0.25 * t, (lw > 0.5 ? -0.45 : 0.4) * open, 0.55 * t];
+      return [-x * 0.36 * t, (lw > 0.5 ? -0.5 : 0.45) * open, 0.6 * t];
     }
     case 'lipsPart': {
       const open = falloff(Math.abs(x), 2.6) * falloff(Math.abs(y - ctx.mouthY), 1.0);

@@ -246,7 +246,7 @@ export function lashes(margin: V3[], center: V3, upper: boolean, lengthCm: numbe
       const curl = (r / (rows - 1)) ** 2;
       const up = upper ? 1 : -1;
       g.pos.push(m[0] + dir[0] * h * 0.6, m[1] + up * (h * 0.45 + curl * h * 0.35), m[2] + dir[2] * h * 0.7 + 0.02);
-      g.uv.push(t * 3, 0.05 + (r / (rows - 1)) * 0.93);
+      g.uv.push(t * 14, 0.74 + (r / (rows - 1)) * 0.25);
       g.col.push(1, 1, 1);
       g.anchor.push(i);
     }

@@ -128,13 +128,13 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
       // Beard shadow / stubble over the lower face.
       if (look.beard) {
         const inFace = p[0] > 0.25 && p[0] < 0.75 && p[1] > 0.25 && p[1] < 0.75;
-        const below = smoothstep(noseBaseV - 0.005, noseBaseV + 0.025, p[1]);
+        const below = smoothstep(noseBaseV + 0.005, noseBaseV + 0.05, p[1]) * (0.75 + 0.25 * fbm(noise2, p[0] * 40, p[1] * 40, 2));
         const side = Math.abs(p[0] - 0.5);
         const jaw = smoothstep(0.2, 0.17, side) * (inFace ? 1 : 0) * smoothstep(chinV + 0.02, chinV - 0.01, p[1]);
-        const cheekUp = smoothstep(0.12, 0.2, side) * smoothstep(noseBaseV - 0.06, noseBaseV - 0.02, p[1]);
+        const cheekUp = smoothstep(0.14, 0.2, side) * smoothstep(noseBaseV - 0.03, noseBaseV + 0.03, p[1]);
         const mask = Math.max(below, cheekUp) * jaw;
         const hairs = fine(p[0] * 700, p[1] * 700);
-        const amount = look.beard === 'short' ? mask * (0.65 + 0.35 * hairs) : mask * 0.45 * (0.4 + 0.6 * hairs);
+        const amount = look.beard === 'short' ? mask * (0.55 + 0.4 * hairs) : mask * 0.28 * (0.3 + 0.7 * hairs);
         r = mix(r, hair[0] * 0.9, amount);
         g = mix(g, hair[1] * 0.9, amount);
         b = mix(b, hair[2] * 0.9, amount);
