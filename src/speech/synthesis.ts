@@ -21,6 +21,7 @@ import { concatInt16 } from './audio.js';
 import { FliteEngine, fliteVoiceFor } from './engines/flite.js';
 import { KokoroLocalEngine, KokoroRemoteEngine, kokoroLocalSpeaks, type KokoroSource } from './engines/kokoro.js';
 import { CartesiaEngine, ElevenLabsEngine, InworldEngine } from './engines/premium.js';
+import { CartesiaWebSocketEngine, ElevenLabsWebSocketEngine } from './engines/websocket.js';
 import type { EngineAudio, SpeechEngine, WordTiming } from './engines/types.js';
 import { fetchVoiceList, normaliseCartesia, normaliseElevenLabs, normaliseInworld, type ProviderKeys } from './voices/remote.js';
 
@@ -59,6 +60,9 @@ export interface SpeechConfig {
   kokoroUrl?: string;
   kokoroApiKey?: string;
   providers: ProviderKeys;
+  /** 'http' (default: streamed HTTP bodies) or 'websocket' (word timings; Cartesia keeps one socket open). */
+  elevenlabsTransport: 'http' | 'websocket';
+  cartesiaTransport: 'http' | 'websocket';
   /** Premium request timeout: until headers, and between body pieces. */
   timeoutMs: number;
   /** How long fetched premium voice lists are kept. */
@@ -80,6 +84,8 @@ export function speechConfigFromEnv(env: NodeJS.ProcessEnv = process.env, dataDi
       cartesia: key('CARTESIA_API_KEY', 'CARTESIA_BASE_URL'),
       inworld: key('INWORLD_API_KEY', 'INWORLD_BASE_URL'),
     },
+    elevenlabsTransport: env.ELEVENLABS_TRANSPORT === 'websocket' ? 'websocket' : 'http',
+    cartesiaTransport: env.CARTESIA_TRANSPORT === 'websocket' ? 'websocket' : 'http',
     timeoutMs: Number(env.SPEECH_TIMEOUT_MS) > 0 ? Number(env.SPEECH_TIMEOUT_MS) : 10_000,
     voiceListTtlMs: Number(env.VOICE_LIST_TTL_SECONDS) > 0 ? Number(env.VOICE_LIST_TTL_SECONDS) * 1000 : 3_600_000,
   };
@@ -114,10 +120,14 @@ export class SpeechService {
     const p = config.providers;
     const t = config.timeoutMs;
     if (p.elevenlabs) {
-      this.premium.set('elevenlabs', new ElevenLabsEngine('elevenlabs', { ...p.elevenlabs, timeoutMs: t }));
-      this.premium.set('elevenlabs-flash', new ElevenLabsEngine('elevenlabs-flash', { ...p.elevenlabs, timeoutMs: t }));
+      const Eleven = config.elevenlabsTransport === 'websocket' ? ElevenLabsWebSocketEngine : ElevenLabsEngine;
+      this.premium.set('elevenlabs', new Eleven('elevenlabs', { ...p.elevenlabs, timeoutMs: t }));
+      this.premium.set('elevenlabs-flash', new Eleven('elevenlabs-flash', { ...p.elevenlabs, timeoutMs: t }));
     }
-    if (p.cartesia) this.premium.set('cartesia', new CartesiaEngine({ ...p.cartesia, timeoutMs: t }));
+    if (p.cartesia) {
+      const options = { ...p.cartesia, timeoutMs: t };
+      this.premium.set('cartesia', config.cartesiaTransport === 'websocket' ? new CartesiaWebSocketEngine(options) : new CartesiaEngine(options));
+    }
     if (p.inworld) {
       this.premium.set('inworld', new InworldEngine('inworld', { ...p.inworld, timeoutMs: t }));
       this.premium.set('inworld-flash', new InworldEngine('inworld-flash', { ...p.inworld, timeoutMs: t }));
@@ -380,6 +390,7 @@ export class SpeechService {
   async close(): Promise<void> {
     await this.flite.close();
     await this.kokoro?.close();
+    for (const engine of this.premium.values()) await engine.close?.();
   }
 }
 
