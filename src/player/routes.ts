@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { BUILTIN_FACES } from '../catalog/faces.js';
 import { ensurePlayerBuild, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
 
@@ -137,7 +138,8 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
     const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
     if (!match) return reply.code(404).type('text/plain').send('not found');
     const file = path.join(facesDir, `${match[1]}.glb`);
-    if (!fs.existsSync(file)) {
+    // Only built-in faces are generated on demand; anything else is served if present.
+    if (!fs.existsSync(file) && BUILTIN_FACES.some((f) => f.avatar_id === match[1])) {
       try {
         await ensureFacesOnce(facesDir);
       } catch (error) {

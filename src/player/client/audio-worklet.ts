@@ -21,7 +21,7 @@ type Incoming =
   | { type: 'volume'; value: number };
 
 const RING_SECONDS = 20;
-const REPORT_EVERY = 4; // blocks (about 10 ms at 48 kHz)
+const REPORT_EVERY = 2; // blocks (about 5 ms at 48 kHz)
 
 class RingPlayer extends AudioWorkletProcessor {
   private readonly size = Math.ceil(sampleRate * RING_SECONDS);

@@ -24,7 +24,7 @@ export class AudioOut {
   private anchoredOnAudio = false;
   private wasRunning = false;
   level = 0;
-  /** Output level history: RMS of the audio rendered in the window ending at `end` (context time). */
+  /** Output level history: RMS of the audio rendered in the window ending at `end` (session time). */
   private levels: { end: number; level: number }[] = [];
   reanchors = 0;
   framesReceived = 0;
@@ -53,8 +53,9 @@ export class AudioOut {
       if (e.data?.type === 'pos') {
         this.pos = e.data as PosReport;
         this.level = this.pos.level;
-        this.levels.push({ end: this.pos.frame / this.pos.rate, level: this.pos.level });
-        if (this.levels.length > 256) this.levels.splice(0, this.levels.length - 256);
+        // Stored on the session clock with the mapping in force when it was rendered.
+        this.levels.push({ end: this.pos.frame / this.pos.rate - (this.clock.offset ?? 0), level: this.pos.level });
+        if (this.levels.length > 4096) this.levels.splice(0, this.levels.length - 4096);
       }
     };
     this.node.connect(ctx.destination);
@@ -154,12 +155,35 @@ export class AudioOut {
     return now === null ? 0 : Math.max(0, this.scheduledEnd - now);
   }
 
+  /** Figures for diagnostics. */
+  debug(): Record<string, unknown> {
+    const ctx = this.ctx;
+    const ts = ctx?.getOutputTimestamp?.();
+    return {
+      state: ctx?.state, rate: ctx?.sampleRate, currentTime: ctx?.currentTime, heard: this.clock.heardCtx(), offset: this.clock.offset,
+      baseLatency: ctx?.baseLatency, outputLatency: (ctx as AudioContext & { outputLatency?: number })?.outputLatency,
+      outputTimestamp: ts ? { contextTime: ts.contextTime, performanceTime: ts.performanceTime, perfNow: performance.now() } : null,
+      worklet: this.pos,
+      reanchors: this.reanchors, framesReceived: this.framesReceived, scheduledEnd: this.scheduledEnd,
+    };
+  }
+
   /** RMS of the audio reaching the listener now, as rendered by the worklet (0 when silent). */
   heardLevel(): number {
     if (!this.unlocked) return 0;
-    const heard = this.clock.heardCtx();
+    const heard = this.clock.now() ?? 0;
     for (const l of this.levels) if (l.end >= heard) return l.level;
-    return 0;
+    // Reports from the audio thread can trail under load: the latest known.
+    return this.levels.length ? this.levels[this.levels.length - 1].level : 0;
+  }
+
+  /**
+   * Recent output levels on the session clock: [session time at the end of each ~6 ms window,
+   * RMS of what the worklet rendered there]. Rendered at context frame X means heard when the
+   * heard clock reaches X, so this shows where the audio really landed.
+   */
+  levelHistory(): [number, number][] {
+    return this.levels.map((l) => [Math.round(l.end * 1e4) / 1e4, Math.round(l.level * 1e4) / 1e4]);
   }
 
   /** Session time of the audio heard now; stops at the end of the audio played so far. */

@@ -4,11 +4,11 @@
  * city/library bokeh. No external images. Blur is a progressive down/up-sampling (works in every
  * browser, unlike canvas filters). Shown on a plane behind the head, so camera moves get parallax.
  */
-import { CanvasTexture, Mesh, MeshBasicMaterial, PlaneGeometry, SRGBColorSpace, Vector3, type Scene } from 'three';
+import { CanvasTexture, LinearFilter, Mesh, MeshBasicMaterial, PlaneGeometry, SRGBColorSpace, Vector3, type Scene } from 'three';
 import type { BackdropRecord } from './protocol.js';
 
-const W = 1536;
-const H = 768;
+const W = 1024;
+const H = 512;
 
 type Ctx = CanvasRenderingContext2D;
 
@@ -247,6 +247,9 @@ export class Backdrop {
   set(b: BackdropRecord | null, now: number, fade: boolean): void {
     const texture = new CanvasTexture(paintBackdrop(b));
     texture.colorSpace = SRGBColorSpace;
+    // The painting is soft already: plain bilinear sampling, no mipmaps (cheap on software GL).
+    texture.generateMipmaps = false;
+    texture.minFilter = LinearFilter;
     const material = new MeshBasicMaterial({ map: texture, toneMapped: false, transparent: fade, opacity: fade ? 0 : 1, depthWrite: false, fog: false });
     const mesh = new Mesh(new PlaneGeometry(1, 1), material);
     mesh.renderOrder = -10;

@@ -13,6 +13,8 @@ export interface Framing {
   /** Chin to crown, model units. */
   headHeight: number;
   headWidth: number;
+  /** Lowest point of the model (the bust's cut): no shot may show below it. */
+  bottom: number;
 }
 
 export interface DirectorInput {
@@ -28,9 +30,9 @@ export interface DirectorInput {
 const SHOTS: CameraShot[] = ['far', 'mid', 'close'];
 /** Framed height in head heights, and where the eyes sit (fraction from the top of the frame). */
 const SHOT_SPEC: Record<CameraShot, { height: number; eyes: number; width: number }> = {
-  close: { height: 1.55, eyes: 0.42, width: 1.45 },
-  mid: { height: 2.5, eyes: 0.37, width: 2.1 },
-  far: { height: 3.7, eyes: 0.34, width: 2.9 },
+  close: { height: 1.28, eyes: 0.43, width: 1.3 },
+  mid: { height: 2.05, eyes: 0.38, width: 1.9 },
+  far: { height: 2.75, eyes: 0.35, width: 2.6 },
 };
 const FOV = 26;
 const rand = (a: number, b: number) => a + Math.random() * (b - a);
@@ -45,7 +47,7 @@ export class CameraRig {
   mode: 'auto' | 'manual' = 'auto';
   hold = false;
   cuts = 0;
-  private framing: Framing = { eyes: new Vector3(0, 1.6, 0), headHeight: 0.25, headWidth: 0.17 };
+  private framing: Framing = { eyes: new Vector3(0, 1.6, 0), headHeight: 0.25, headWidth: 0.17, bottom: 0 };
   private aspect = 16 / 9;
   private from: Pose | null = null;
   private moveStart = 0;
@@ -133,8 +135,13 @@ export class CameraRig {
     // Narrow (portrait) frames: widen until the head and some shoulder room fit.
     const needWidth = spec.width * f.headWidth;
     if (height * this.aspect < needWidth) height = needWidth / this.aspect;
+    // Never show the bottom edge of the bust: cap the height, then keep the frame's bottom above it.
+    const margin = f.headHeight * 0.15;
+    const room = f.eyes.y - f.bottom - margin;
+    height = Math.min(height, Math.max(f.headHeight * 1.1, room / (1 - spec.eyes)));
     const dist = height / 2 / Math.tan((FOV * Math.PI) / 360);
-    const targetY = f.eyes.y - height * (0.5 - spec.eyes);
+    let targetY = f.eyes.y - height * (0.5 - spec.eyes);
+    targetY = Math.max(targetY, f.bottom + margin + height / 2);
     out.target.set(f.eyes.x, targetY, f.eyes.z);
     // Slightly above eye level, a touch off-axis for variety.
     out.pos.set(f.eyes.x + Math.sin(this.side) * dist, targetY + height * 0.04, f.eyes.z + Math.cos(this.side) * dist);

@@ -23,11 +23,14 @@ class Spring {
   x = 0;
   v = 0;
   constructor(private readonly w: number) {}
+  /** Exact solution over dt (stable for any frame time). */
   step(target: number, dt: number): number {
     const w = this.w;
-    const a = w * w * (target - this.x) - 2 * w * this.v;
-    this.v += a * dt;
-    this.x += this.v * dt;
+    const x0 = this.x - target;
+    const c = this.v + w * x0;
+    const e = Math.exp(-w * dt);
+    this.x = target + (x0 + c * dt) * e;
+    this.v = (this.v - w * c * dt) * e;
     return this.x;
   }
 }

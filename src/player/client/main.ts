@@ -49,6 +49,8 @@ let readySent = false;
 let micState: 'not-asked' | 'granted' | 'denied' | 'unavailable' = 'not-asked';
 let speech = 0;
 let fastCloseUntil = 0;
+/** When the last interrupt arrived and when the mouth was first seen closed after it (ms, performance.now). */
+const lastInterrupt: { received: number | null; closed: number | null } = { received: null, closed: null };
 let peak = 0;
 let lastSpeech = -Infinity;
 let fps = 0;
@@ -155,6 +157,8 @@ function onMessage(m: ServerMessage): void {
       audio.interrupt(from);
       lips.interrupt(from);
       fastCloseUntil = nowSec() + 0.3;
+      lastInterrupt.received = performance.now();
+      lastInterrupt.closed = null;
       timed = timed.filter((x) => x.t < from);
       return;
     }
@@ -227,9 +231,8 @@ function aheadOpenness(s: number): number {
 let cpuMs = 0;
 let renderMs = 0;
 
-function frame(): void {
-  requestAnimationFrame(frame);
-  const t0 = performance.now();
+/** Advances every animation source to now (the frame loop, and diagnostics between frames). */
+function animate(): void {
   const now = nowSec();
   const dt = Math.min(0.1, now - last);
   last = now;
@@ -260,12 +263,20 @@ function frame(): void {
   rig.update(now, { talking, listening, ahead: s === null ? 0 : aheadOpenness(s), peak, silence: talking ? 0 : now - lastSpeech });
   stage.pose(idle.pose, rig.camera.position);
   backdrop.update(now);
+}
+
+function frame(): void {
+  requestAnimationFrame(frame);
+  const t0 = performance.now();
+  animate();
+  const now = nowSec();
   const t1 = performance.now();
-  stage.renderer.render(stage.scene, rig.camera);
+  stage.render(rig.camera);
   const t2 = performance.now();
   cpuMs += ((t1 - t0) - cpuMs) * 0.05;
   renderMs += ((t2 - t1) - renderMs) * 0.05;
 
+  if (lastInterrupt.received !== null && lastInterrupt.closed === null && mixer.value('jawOpen') < 0.05) lastInterrupt.closed = performance.now();
   if (firstFrame === null) firstFrame = performance.now();
   if (faceFrame === null && faceReady) faceFrame = performance.now();
   if (faceReady && hello && !readySent && channel) {
@@ -291,6 +302,7 @@ function frame(): void {
   }
 }
 requestAnimationFrame(frame);
+if (location.search.includes("debugstage")) (window as unknown as Record<string, unknown>).__stage = { stage, backdrop, rig };
 
 setInterval(() => {
   if (hello && ui.state === 'live') channel.send({ type: 'stats', audio_time: audio.audioTime(), fps: Math.round(fps * 10) / 10, buffered: audio.buffered() });
@@ -312,9 +324,16 @@ const presence = Object.freeze({
   get reconnects() { return Math.max(0, channel.connects - 1); },
   get pixelRatio() { return stage.renderer.getPixelRatio(); },
   get timings() { return { firstFrame, faceFrame }; },
-  morphs: () => mixer.snapshot(),
+  get lastInterrupt() { return { ...lastInterrupt }; },
+  /** Current morph weights; the animation is advanced to this instant (not just the last frame). */
+  morphs: () => {
+    if (performance.now() / 1000 - last > 0.004) animate();
+    return mixer.snapshot();
+  },
   audioTime: () => audio.audioTime(),
   audioLevel: () => audio.heardLevel(),
+  audioLevels: () => audio.levelHistory(),
+  audioDebug: () => audio.debug(),
   sessionTime: () => sessionNow(),
   buffered: () => audio.buffered(),
   fps: () => Math.round(fps * 10) / 10,

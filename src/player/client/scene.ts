@@ -4,14 +4,16 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, Object3D, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
+import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
+import { CpuMorpher } from './cpumorph.js';
 import type { IdlePose } from './idle.js';
 
-const KEY = 2.6;
+const KEY = 3.1;
 const MAX_EYE = 0.45; // radians an eye may turn
 
 export interface Face {
@@ -23,25 +25,64 @@ export interface Face {
   center: Vector3;
 }
 
+/**
+ * Software GL: sheen, clearcoat and specular layers (MeshPhysicalMaterial) cost several times a
+ * standard material per pixel; fall back to the standard one with the same maps and factors.
+ */
+function cheaper<M extends Mesh['material']>(mat: M): M {
+  if (!(mat instanceof MeshPhysicalMaterial)) return mat;
+  const std = new MeshStandardMaterial();
+  MeshStandardMaterial.prototype.copy.call(std, mat);
+  std.roughness = Math.min(1, mat.roughness + (mat.sheen > 0 ? 0.05 : 0));
+  mat.dispose();
+  return std as unknown as M;
+}
+
+/** Whether WebGL runs on a software rasteriser (SwiftShader, llvmpipe): render cheaper there. */
+export function softwareGL(): boolean {
+  try {
+    const c = document.createElement('canvas');
+    const gl = (c.getContext('webgl2') ?? c.getContext('webgl')) as WebGLRenderingContext | null;
+    if (!gl) return false;
+    const ext = gl.getExtension('WEBGL_debug_renderer_info');
+    const name = String(ext ? gl.getParameter(ext.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER));
+    gl.getExtension('WEBGL_lose_context')?.loseContext();
+    return /swiftshader|llvmpipe|softpipe|software|basic render/i.test(name);
+  } catch {
+    return false;
+  }
+}
+
 export class Stage {
   readonly renderer: WebGLRenderer;
   readonly scene = new Scene();
   private readonly key = new DirectionalLight(0xfff1e2, KEY);
-  private readonly fill = new DirectionalLight(0xdde6ff, 0.75);
-  private readonly rim = new DirectionalLight(0xffffff, 2.2);
-  private readonly rim2 = new DirectionalLight(0xfff0e0, 1.2);
-  private readonly hemi = new HemisphereLight(0xf4f6ff, 0x3a3430, 0.45);
+  private readonly fill = new DirectionalLight(0xd8e2ff, 0.55);
+  private readonly rim = new DirectionalLight(0xfff4ea, 3.2);
+  private readonly rim2 = new DirectionalLight(0xe8efff, 1.6);
+  private readonly hemi = new HemisphereLight(0xeef2ff, 0x2e2824, 0.4);
   face: Face | null = null;
   faceLight = 1;
+  private cpuMorph: CpuMorpher | null = null;
+  readonly software = softwareGL();
 
   constructor(canvas: HTMLCanvasElement) {
-    this.renderer = new WebGLRenderer({ canvas, antialias: !location.search.includes('noaa'), alpha: false, powerPreference: 'high-performance' });
+    // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
+    this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
     this.renderer.toneMapping = ACESFilmicToneMapping;
     this.renderer.toneMappingExposure = 1.0;
     this.renderer.outputColorSpace = SRGBColorSpace;
     this.scene.background = new Color(0x202226);
-    // No environment map: its shader takes seconds to compile under software GL; lights do the work.
-    for (const l of [this.key, this.fill, this.rim, this.rim2]) this.scene.add(l, l.target);
+    // A soft studio environment for skin sheen and eye reflections, on hardware GL only: its shader
+    // takes seconds to compile on a software rasteriser, where the lights alone do the work.
+    if (!this.software) {
+      const pmrem = new PMREMGenerator(this.renderer);
+      this.scene.environment = pmrem.fromScene(new RoomEnvironment(), 0.04).texture;
+      this.scene.environmentIntensity = 0.3;
+      pmrem.dispose();
+    }
+    // A second rim light is a luxury a software rasteriser cannot afford.
+    for (const l of this.software ? [this.key, this.fill, this.rim] : [this.key, this.fill, this.rim, this.rim2]) this.scene.add(l, l.target);
     this.scene.add(this.hemi);
   }
 
@@ -56,10 +97,10 @@ export class Stage {
       l.position.set(center.x + x * size, center.y + y * size, center.z + z * size);
       l.target.position.copy(center);
     };
-    at(this.key, -1.3, 1.2, 1.9);
-    at(this.fill, 1.6, 0.1, 1.4);
-    at(this.rim, 1.3, 1.4, -1.6);
-    at(this.rim2, -1.5, 0.9, -1.4);
+    at(this.key, -1.5, 1.1, 1.6);
+    at(this.fill, 1.7, -0.1, 1.3);
+    at(this.rim, 1.2, 1.5, -1.5);
+    at(this.rim2, -1.4, 1.0, -1.3);
   }
 
   async loadFace(url: string): Promise<Face> {
@@ -75,6 +116,8 @@ export class Stage {
         const m = o as Mesh;
         meshes.push(m);
         m.frustumCulled = false;
+        // Eyes are small on screen: they keep their clearcoat (the catchlight) even on software GL.
+        if (this.software && !/^Eye(Left|Right)/i.test(m.name)) m.material = Array.isArray(m.material) ? m.material.map(cheaper) : cheaper(m.material);
       }
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
@@ -102,9 +145,10 @@ export class Stage {
     pivot.add(model);
     root.add(pivot);
     if (this.face) this.scene.remove(this.face.root);
+    this.cpuMorph = this.software ? new CpuMorpher(meshes) : null;
     this.scene.add(root);
     const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
-    this.face = { root, pivot, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth }, center };
+    this.face = { root, pivot, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };
     this.placeLights(new Vector3(eyes.x, eyes.y, eyes.z), headHeight * 4);
     return this.face;
   }
@@ -140,6 +184,12 @@ export class Stage {
       if (angle > MAX_EYE) turn.slerp(new Quaternion(), 1 - MAX_EYE / angle);
       eye.node.quaternion.copy(turn.multiply(eye.rest));
     }
+  }
+
+  /** Call after the morph influences were written, before rendering. */
+  render(camera: import('three').Camera): void {
+    this.cpuMorph?.update();
+    this.renderer.render(this.scene, camera);
   }
 
   resize(width: number, height: number, pixelRatio: number): void {
