@@ -15,6 +15,8 @@ export interface MaterialSpec {
   texture?: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' };
   /** Alpha-tested cut-outs (hair tips, lashes). */
   alphaCutoff?: number;
+  /** Alpha-blended (fine strands such as lashes, soft eye shadows). */
+  blend?: boolean;
   doubleSided?: boolean;
   clearcoat?: { factor: number; roughness: number };
   sheen?: { color: [number, number, number]; roughness: number };
@@ -58,6 +60,7 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
       mat.setBaseColorTexture(tex);
     }
     if (m.alphaCutoff !== undefined) mat.setAlphaMode('MASK').setAlphaCutoff(m.alphaCutoff);
+    if (m.blend) mat.setAlphaMode('BLEND');
     if (m.doubleSided) mat.setDoubleSided(true);
     if (m.clearcoat) mat.setExtension('KHR_materials_clearcoat', clearcoatExt.createClearcoat().setClearcoatFactor(m.clearcoat.factor).setClearcoatRoughnessFactor(m.clearcoat.roughness));
     if (m.sheen) mat.setExtension('KHR_materials_sheen', sheenExt.createSheen().setSheenColorFactor(m.sheen.color).setSheenRoughnessFactor(m.sheen.roughness));

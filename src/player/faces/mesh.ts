@@ -162,8 +162,21 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
     const mid = lerp(pos[u], pos[l], 0.5);
     const du = sub(mid, pos[u]);
     const dl = sub(mid, pos[l]);
-    pos[u] = add(pos[u], scale(du, 1.08));
-    pos[l] = add(pos[l], scale(dl, 1.08));
+    // overshoot a little: subdivision pulls the seam back, and a sealed seam must stay sealed
+    pos[u] = add(pos[u], scale(du, 1.2));
+    pos[l] = add(pos[l], scale(dl, 1.2));
+  }
+  // Fuller lips: the vermilion swells forward and away from the lip line, most at the middle.
+  {
+    const my = (pos[13][1] + pos[14][1]) / 2;
+    const mz = pos[13][2];
+    for (let i = 0; i < 468; i++) {
+      const [x, y, z] = pos[i];
+      if (z < mz - 2.5) continue;
+      const w = falloff(Math.hypot(x / 3.3, (y - my) / 1.5), 1);
+      const lower = y < my ? 1.15 : 1;
+      pos[i] = [x, y + (y - my) * 0.22 * w, z + 0.28 * w * lower];
+    }
   }
   shapeFace(pos, look, male);
 
@@ -262,13 +275,15 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
   const mouthMid = scale(mouthLoop.reduce((s, v) => add(s, pos[v]), [0, 0, 0] as V3), 1 / mouthLoop.length);
   // [depth back, lateral scale, vertical spread above/below the lip line, colour]
   const bag: [number, number, number, number][] = [
-    [0.35, 1.0, 0.15, 0.8],
-    [0.9, 1.05, 0.5, 0.45],
-    [1.8, 1.25, 1.1, 0.3],
-    [3.0, 1.35, 1.5, 0.25],
-    [4.3, 1.15, 1.4, 0.2],
-    [5.3, 0.7, 0.9, 0.18],
+    // the lips' wet inner faces press together at rest (negative spread), then a dark cavity
+    [0.3, 1.0, -0.04, 0.5],
+    [0.9, 1.05, 0.4, 0.2],
+    [1.8, 1.25, 1.1, 0.1],
+    [3.0, 1.35, 1.5, 0.07],
+    [4.3, 1.15, 1.4, 0.06],
+    [5.3, 0.7, 0.9, 0.05],
   ];
+  const bagTris = idx.length;
   let prev = mouthLoop;
   bag.forEach(([back, wide, spread, shade], d) => {
     const ring = mouthLoop.map((v) => {
@@ -292,17 +307,41 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
   const bagEnd = pos.length;
   pos.push([0, mouthMid[1], mouthMid[2] - 6]);
   uv.push(uv[L.LIP_INNER_UPPER[5]]);
-  col.push([0.15, 0.08, 0.08]);
+  col.push([0.05, 0.025, 0.025]);
   part.push(Part.MouthBag);
   anchor.push(L.LIP_INNER_LOWER[5]);
   depth.push(bag.length + 1);
   for (let i = 0; i < prev.length; i++) idx.push(prev[(i + 1) % prev.length], prev[i], bagEnd);
+  // The cavity is seen from inside: its faces must point at the mouth's axis, or back-face
+  // culling makes it vanish and the neck shows through an open mouth.
+  orient(pos, idx, bagTris, idx.length, (c) => [0 - c[0], mouthMid[1] - c[1], 0]);
 
+  const earTris = idx.length;
   addEars(pos, uv, col, idx, part, anchor, depth);
+  // Ears face outwards (the disc and its relief are seen from the side).
+  orient(pos, idx, earTris, idx.length, (c) => [Math.sign(c[0]), 0, 0]);
   addNeck(pos, uv, col, idx, part, anchor, depth, male);
 
   const jawPivot: V3 = [0, 0.2, -3.2];
   return { pos, uv, col, idx, part, anchor, depth, eyeCenter: { left: eyeL, right: eyeR }, eyeRadius: EYE_RADIUS, jawPivot, faceCount: 468, upperLip, lowerLip };
+}
+
+/**
+ * Flips the winding of triangles idx[from..to) as a block if most of them face against `want`
+ * (evaluated at each triangle's centroid), so back-face culling keeps the side that is seen.
+ */
+function orient(pos: V3[], idx: number[], from: number, to: number, want: (c: V3) => V3): void {
+  let votes = 0;
+  for (let t = from; t < to; t += 3) {
+    const [a, b, c] = [pos[idx[t]], pos[idx[t + 1]], pos[idx[t + 2]]];
+    const u = sub(b, a);
+    const v = sub(c, a);
+    const n: V3 = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+    const w = want(scale(add(add(a, b), c), 1 / 3));
+    votes += Math.sign(n[0] * w[0] + n[1] * w[1] + n[2] * w[2]);
+  }
+  if (votes >= 0) return;
+  for (let t = from; t < to; t += 3) [idx[t + 1], idx[t + 2]] = [idx[t + 2], idx[t + 1]];
 }
 
 /**
@@ -313,18 +352,19 @@ function addEars(pos: V3[], uv: [number, number][], col: V3[], idx: number[], pa
   const NU = 28;
   const profile: [number, number, number][] = [
     // [radial fraction, height off the ear plane, shade]
-    [1.0, -0.25, 0.95],
-    [1.02, 0.15, 1.0],
-    [0.92, 0.35, 1.0],
-    [0.8, 0.2, 0.92],
-    [0.7, 0.35, 0.95],
-    [0.55, 0.3, 0.9],
-    [0.4, -0.15, 0.75],
-    [0.2, -0.4, 0.65],
-    [0.0, -0.45, 0.6],
+    // rolled helix rim, scapha groove, antihelix ridge, then the deep concha bowl
+    [1.0, -0.3, 0.9],
+    [1.04, 0.25, 1.0],
+    [0.95, 0.6, 1.0],
+    [0.84, 0.35, 0.82],
+    [0.72, 0.6, 0.97],
+    [0.58, 0.5, 0.9],
+    [0.44, -0.05, 0.66],
+    [0.24, -0.45, 0.5],
+    [0.0, -0.55, 0.45],
   ];
   for (const sideSign of [1, -1]) {
-    const base: V3 = [7.35 * sideSign, 1.0, -4.4];
+    const base: V3 = [7.75 * sideSign, 1.0, -4.4]; // the concha's floor just outside the skull
     const start = pos.length;
     const ring = (u: number): [number, number] => {
       // ear outline: taller than wide, narrower lobe at the bottom

@@ -64,7 +64,7 @@ export const RECIPES: Record<string, Recipe> = {
   viseme_aa: { jaw: 0.72, fields: [['lipsPart', 0.6], ['stretchL', 0.15], ['stretchR', 0.15], ['upperUpL', 0.2], ['upperUpR', 0.2]] },
   viseme_E: { jaw: 0.4, fields: [['lipsPart', 0.5], ['stretchL', 0.5], ['stretchR', 0.5], ['smileL', 0.2], ['smileR', 0.2], ['upperUpL', 0.2], ['upperUpR', 0.2]] },
   viseme_I: { jaw: 0.28, fields: [['lipsPart', 0.5], ['stretchL', 0.6], ['stretchR', 0.6], ['smileL', 0.35], ['smileR', 0.35], ['upperUpL', 0.25], ['upperUpR', 0.25]] },
-  viseme_O: { jaw: 0.5, fields: [['funnel', 0.9], ['pucker', 0.3]] },
+  viseme_O: { jaw: 0.4, fields: [['funnel', 1.0], ['pucker', 0.6]] },
   viseme_U: { jaw: 0.2, fields: [['pucker', 1.0], ['funnel', 0.35]] },
 
   browDownLeft: { fields: [['browDownL', 1]] },
@@ -261,8 +261,9 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
     }
     case 'funnel': {
       const t = lr;
-      const open = falloff(Math.abs(x), 2.2) * falloff(Math.abs(y - ctx.mouthY), 1.2);
-      return [-x * 0.36 * t, (lw > 0.5 ? -0.5 : 0.45) * open, 0.6 * t];
+      // a round opening: the lips part most in the middle, along a circle rather than a slot
+      const open = Math.sqrt(clamp(1 - (x / 2.3) ** 2)) * falloff(Math.abs(y - ctx.mouthY), 1.3);
+      return [-x * 0.5 * t, (lw > 0.5 ? -0.5 : 0.5) * open, 0.6 * t];
     }
     case 'lipsPart': {
       const open = falloff(Math.abs(x), 2.6) * falloff(Math.abs(y - ctx.mouthY), 1.0);

@@ -174,7 +174,8 @@ export function tongue(front: V3): Geo & { tip: number[] } {
     x *= 0.75 + 0.25 * (1 - toTip);
     y *= 0.8 + 0.2 * (1 - toTip);
     const p: V3 = [front[0] + x, front[1] - 0.9 + y, front[2] - 2.9 + z];
-    return { p, c: [0.78, 0.42 * (0.85 + 0.15 * toTip), 0.42], uv: [toTip, 0] };
+    const ao = 0.35 + 0.65 * toTip * toTip; // darker towards the throat
+    return { p, c: [0.78 * ao, 0.42 * ao, 0.42 * ao], uv: [toTip, 0] };
   }, true);
   for (let i = 0; i < g.uv.length; i += 2) g.tip.push(g.uv[i]);
   return g;
@@ -227,8 +228,8 @@ export function torso(male: boolean): Geo {
 }
 
 /**
- * Eyelashes: a ribbon of alpha-tested strands along the upper (and a short one along the lower)
- * lid margin, curving up and out. `margin` is the subdivided lid margin, outer to inner corner.
+ * Eyelashes: a ribbon of alpha-blended strands (see lashTexture) along the upper (and a short,
+ * sparse one along the lower) lid margin, curving up and out. `margin` is the subdivided lid margin, outer to inner corner.
  */
 export function lashes(margin: V3[], center: V3, upper: boolean, lengthCm: number): Geo & { anchor: number[] } {
   const g = { ...newGeo(), anchor: [] as number[] };
@@ -246,7 +247,8 @@ export function lashes(margin: V3[], center: V3, upper: boolean, lengthCm: numbe
       const curl = (r / (rows - 1)) ** 2;
       const up = upper ? 1 : -1;
       g.pos.push(m[0] + dir[0] * h * 0.6, m[1] + up * (h * 0.45 + curl * h * 0.35), m[2] + dir[2] * h * 0.7 + 0.02);
-      g.uv.push(t * 14, 0.74 + (r / (rows - 1)) * 0.25);
+      // lashTexture: upper strands in v 0..0.5, the sparse lower row in v 0.5..1
+      g.uv.push(t * (upper ? 2.4 : 1.6), (upper ? 0.002 : 0.502) + (r / (rows - 1)) * 0.49);
       g.col.push(1, 1, 1);
       g.anchor.push(i);
     }

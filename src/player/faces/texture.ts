@@ -8,7 +8,7 @@ import { loadCanonicalMesh } from './canonical.js';
 import * as L from './landmarks.js';
 import { faceUvToTex } from './mesh.js';
 import { encodeJpeg, encodePng, fbm, hexToRgb, makeNoise } from './image.js';
-import { clamp, smoothstep } from './vec.js';
+import { clamp, rng, smoothstep } from './vec.js';
 import type { FaceLook } from '../../catalog/faces.js';
 
 type P2 = [number, number];
@@ -195,18 +195,25 @@ export function eyeTexture(irisHex: string, seed: number, size = 256): Uint8Arra
       const v = (y + 0.5) / size - 0.5;
       const rr = Math.hypot(u, v) / IRIS_UV_RADIUS; // 1 at the limbus
       const ang = Math.atan2(v, u);
+      // Soft shading baked in around the visible opening: the upper lid shadows the top of the
+      // eye, the corners are darker and pinker (the eye turns by at most ~20°, so it stays put).
+      const hyp = Math.hypot(u, v) || 1;
+      const upness = -v / hyp;
+      const side = Math.abs(u) / hyp;
+      const lidShadow = 0.42 * smoothstep(-0.1, 0.9, upness) * smoothstep(0.6, 1.6, rr);
       let c: [number, number, number];
       if (rr > 1) {
         const vein = smoothstep(0.8, 0.95, noise(ang * 8, rr * 3)) * smoothstep(1.4, 2.6, rr);
-        const s = 0.93 - 0.08 * smoothstep(1.2, 3, rr);
-        c = [s, s * (0.96 - vein * 0.2), s * (0.94 - vein * 0.25)];
+        const corner = smoothstep(1.6, 2.8, rr) * side;
+        const s = (0.86 - 0.1 * smoothstep(1.2, 3, rr)) * (1 - lidShadow) * (1 - 0.25 * corner);
+        c = [s * (1 + 0.04 * corner), s * (0.95 - vein * 0.2 - 0.06 * corner), s * (0.92 - vein * 0.25 - 0.06 * corner)];
         const limb = smoothstep(1.15, 1.0, rr);
         c = c.map((k, i) => mix(k, iris[i] * 0.4, limb * 0.6)) as [number, number, number];
       } else {
         const fib = noise(ang * 40 / Math.PI, rr * 2) * 0.5 + noise(ang * 90 / Math.PI, rr * 5) * 0.5;
         const ring = 0.55 + 0.45 * smoothstep(1.0, 0.75, rr); // darker limbal ring
         const collar = 1 + 0.35 * smoothstep(0.5, 0.38, rr) * smoothstep(0.28, 0.38, rr); // lighter collarette
-        const k = ring * collar * (0.7 + 0.6 * fib);
+        const k = ring * collar * (0.7 + 0.6 * fib) * (1 - lidShadow * 0.8);
         c = [iris[0] * k, iris[1] * k, iris[2] * k];
         const pupil = smoothstep(0.36, 0.32, rr);
         c = c.map((q) => mix(q, 0.015, pupil)) as [number, number, number];
@@ -244,5 +251,43 @@ export function hairTexture(seed: number, curly: boolean, w = 256, h = 256): Uin
       px[o + 1] = clamp(alpha) * 255;
     }
   }
+  return encodePng(px, w, h, 2);
+}
+
+/**
+ * Eyelash strands, grey+alpha, drawn with alpha blending: individual tapered, curved hairs rooted
+ * at v = 0 (the lid margin) and ending at v → 1. The top half (v < 0.5 of the image) is the dense
+ * upper fringe, the bottom half a sparse, short lower row. u tiles along the lid.
+ */
+export function lashTexture(seed: number, w = 256, h = 128): Uint8Array {
+  const rand = rng(seed ^ 0x5a17);
+  const px = new Uint8Array(w * h * 2);
+  const half = h / 2;
+  for (let i = 0; i < w * h; i++) px[i * 2] = 20; // very dark brown-grey, tinted by the material
+  const draw = (count: number, y0: number, lenMin: number, lenMax: number, width: number, opacity: number) => {
+    for (let s = 0; s < count; s++) {
+      const u0 = rand() * w;
+      const L = (lenMin + rand() * (lenMax - lenMin)) * half;
+      const bend = (rand() - 0.5) * 10 + 4; // sideways sweep (px) towards the tip
+      const a0 = opacity * (0.7 + 0.3 * rand());
+      for (let k = 0; k <= L * 3; k++) {
+        const t = k / (L * 3);
+        const cx = u0 + bend * t * t;
+        const cy = y0 + t * L;
+        const r = width * (1 - 0.85 * t); // tapers to a point
+        for (let dx = Math.floor(cx - r - 1); dx <= Math.ceil(cx + r + 1); dx++) {
+          const cov = clamp(r + 0.5 - Math.abs(dx + 0.5 - cx)) * a0 * (1 - 0.4 * t);
+          if (cov <= 0) continue;
+          const xx = ((dx % w) + w) % w;
+          const yy = Math.min(h - 1, Math.floor(cy));
+          const o = (yy * w + xx) * 2 + 1;
+          px[o] = Math.max(px[o], Math.round(cov * 255));
+        }
+      }
+    }
+  };
+  draw(110, 0, 0.35, 0.9, 1.0, 1); // upper lashes: dense roots make the thin dark lash line
+  draw(60, 0, 0.12, 0.3, 1.2, 1);
+  draw(16, half, 0.35, 0.9, 0.7, 0.55); // lower lashes: few, fine, faint
   return encodePng(px, w, h, 2);
 }
