@@ -46,6 +46,19 @@ async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void>
   };
 }
 
+// PGlite's initdb is the slow part of a test server's start; each test process migrates one
+// embedded database once and starts every further one from its dump.
+let template: Promise<Blob> | undefined;
+function migratedTemplate(): Promise<Blob> {
+  template ??= (async () => {
+    const first = await openDatabase({ dataDir: 'memory://' });
+    const dump = await first.pglite!.dumpDataDir('none');
+    await first.close();
+    return dump;
+  })();
+  return template;
+}
+
 export interface TestApp {
   url: string;
   wsUrl: string;
@@ -64,7 +77,7 @@ export interface TestApp {
 
 export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor'>> = {}): Promise<TestApp> {
   const pgdb = engine === 'postgres' ? await freshPostgres() : undefined;
-  const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://' });
+  const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://', loadDataDir: await migratedTemplate() });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));
   const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: dataDir, ...env } as NodeJS.ProcessEnv);
   const { app, context } = await buildApp({ config, database, logger: false, ...build });

@@ -35,6 +35,8 @@ export interface OpenOptions {
   /** Take DATA_DIR's lock so no second process opens the embedded files (default true). */
   lock?: boolean;
   migrate?: boolean;
+  /** For `memory://`: start from a dumped data folder (tests reuse one migrated database). */
+  loadDataDir?: Blob | File;
 }
 
 export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase> {
@@ -54,7 +56,7 @@ export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase
   let lock: DataDirLock | undefined;
   let pglite: PGlite;
   if (dataDir === 'memory://') {
-    pglite = new PGlite();
+    pglite = new PGlite(options.loadDataDir ? { loadDataDir: options.loadDataDir } : undefined);
   } else {
     fs.mkdirSync(dataDir, { recursive: true });
     if (options.lock !== false) lock = DataDirLock.acquire(dataDir);
