@@ -4,7 +4,7 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
@@ -30,6 +30,14 @@ export interface Face {
  * standard material per pixel; fall back to the standard one with the same maps and factors.
  */
 function cheaper<M extends Mesh['material']>(mat: M): M {
+  // Alpha-tested layers (hair shells, lashes) are shaded fragment by fragment with no early depth
+  // rejection: a Lambert material (front faces only for the hair) costs a fraction and reads alike.
+  if (mat instanceof MeshStandardMaterial && mat.alphaTest > 0) {
+    const lambert = new MeshLambertMaterial({ map: mat.map, color: mat.color, alphaTest: mat.alphaTest, alphaMap: mat.alphaMap, side: /lash/i.test(mat.name) ? mat.side : FrontSide, transparent: mat.transparent, opacity: mat.opacity });
+    lambert.name = mat.name;
+    mat.dispose();
+    return lambert as unknown as M;
+  }
   if (!(mat instanceof MeshPhysicalMaterial)) return mat;
   const std = new MeshStandardMaterial();
   MeshStandardMaterial.prototype.copy.call(std, mat);
@@ -60,7 +68,7 @@ export class Stage {
   private readonly fill = new DirectionalLight(0xd8e2ff, 0.55);
   private readonly rim = new DirectionalLight(0xfff4ea, 3.2);
   private readonly rim2 = new DirectionalLight(0xe8efff, 1.6);
-  private readonly hemi = new HemisphereLight(0xeef2ff, 0x2e2824, 0.4);
+  private readonly hemi = new HemisphereLight(0xeef2ff, 0x2e2824, 0.32);
   face: Face | null = null;
   faceLight = 1;
   private cpuMorph: CpuMorpher | null = null;
@@ -70,7 +78,7 @@ export class Stage {
     // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
     this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
     this.renderer.toneMapping = ACESFilmicToneMapping;
-    this.renderer.toneMappingExposure = 1.0;
+    this.renderer.toneMappingExposure = 0.88;
     this.renderer.outputColorSpace = SRGBColorSpace;
     this.scene.background = new Color(0x202226);
     // A soft studio environment for skin sheen and eye reflections, on hardware GL only: its shader
@@ -97,7 +105,7 @@ export class Stage {
       l.position.set(center.x + x * size, center.y + y * size, center.z + z * size);
       l.target.position.copy(center);
     };
-    at(this.key, -1.5, 1.1, 1.6);
+    at(this.key, -1.4, 1.7, 1.5);
     at(this.fill, 1.7, -0.1, 1.3);
     at(this.rim, 1.2, 1.5, -1.5);
     at(this.rim2, -1.4, 1.0, -1.3);
