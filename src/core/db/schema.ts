@@ -87,6 +87,21 @@ export interface UsageRecordsTable {
   recorded_at: Generated<Date>;
 }
 
+export interface CustomFacesTable {
+  avatar_id: string;
+  /** NULL: added by an operator, every account sees it. */
+  account_id: number | null;
+  name: string;
+  gender: 'f' | 'm';
+  description: string;
+  default_voice_id: string;
+  morphs: string[];
+  size_bytes: number;
+  sha256: string;
+  glb: Uint8Array;
+  created_at: Generated<Date>;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -99,4 +114,5 @@ export interface Database {
   agents: AgentsTable;
   sessions: SessionsTable;
   usage_records: UsageRecordsTable;
+  custom_faces: CustomFacesTable;
 }
