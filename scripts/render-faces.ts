@@ -60,7 +60,7 @@ window.renderFace = async (url, sheet) => {
   const views = sheets[sheet];
   const gltf = await new GLTFLoader().setMeshoptDecoder(MeshoptDecoder).loadAsync(url);
   const root = gltf.scene; scene.add(root);
-  const meshes = []; root.traverse((o) => { if (o.morphTargetDictionary) meshes.push(o); });
+  const meshes = []; root.traverse((o) => { if (o.morphTargetDictionary) meshes.push(o); if (window.hide.includes(o.name)) o.visible = false; });
   renderer.setScissorTest(true);
   views.forEach(([name, yaw, morphs, dist, ty, tx, pitch, tz], i) => {
     for (const m of meshes) { m.morphTargetInfluences.fill(0); for (const [k, v] of Object.entries(morphs)) { const j = m.morphTargetDictionary[k]; if (j !== undefined) m.morphTargetInfluences[j] = v; } }
@@ -98,6 +98,8 @@ try {
   tab.on('pageerror', (e) => console.log('[page error]', e.message));
   await tab.goto(`http://127.0.0.1:${port}/`);
   await tab.waitForFunction('window.ready === true');
+  // HIDE=Teeth,Tongue: leave out nodes (debugging what shows where)
+  await tab.evaluate(`window.hide = ${JSON.stringify(process.env.HIDE?.split(',') ?? [])}`);
   const files = fs.readdirSync(facesDir).filter((f) => f.endsWith('.glb') && (!only || only.includes(path.basename(f, '.glb'))));
   for (const f of files) {
     for (const sheet of sheetNames) {

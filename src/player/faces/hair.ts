@@ -9,7 +9,7 @@ import type { FaceLook } from '../../catalog/faces.js';
 import type { Geo } from './parts.js';
 import { makeNoise } from './image.js';
 import { headSdf } from './mesh.js';
-import { clamp, smoothstep, type V3 } from './vec.js';
+import { clamp, rng, smoothstep, type V3 } from './vec.js';
 
 interface Style {
   thick: number;
@@ -42,8 +42,10 @@ const CENTER: V3 = [0, 3.4, -4.4];
 function hairlinePhi(theta: number, st: Style): number {
   const a = Math.abs(theta) / Math.PI; // 0 front .. 1 back
   const keys: [number, number][] = [
-    [0, 50],
-    [0.1, 58 + st.sideDrop * 6],
+    // a rounded front hairline (no sharp widow's peak), receding at the temples
+    [0, 48],
+    [0.07, 50],
+    [0.15, 61 + st.sideDrop * 5],
     [0.22, 80 + st.sideDrop * 8],
     [0.32, 90 + st.sideDrop * 6],
     [0.42, 84],
@@ -73,66 +75,79 @@ function scalp(phi: number, theta: number): { p: V3; n: V3 } {
   return { p: [CENTER[0] + dir[0] * lo, CENTER[1] + dir[1] * lo, CENTER[2] + dir[2] * lo], n: dir };
 }
 
-export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: Geo; extra: Geo } {
+/** Azimuth (radians, 0 = front, + towards the subject's left) of a style's side parting, or null. */
+const PARTING: Partial<Record<FaceLook['hairStyle'], number>> = { long: 0.42, bob: -0.38, wavy: 0.45, short: 0.5 };
+
+export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: Geo; extra: Geo; cards: Geo } {
   const st = STYLES[look.hairStyle];
   const noise = makeNoise(seed, 24);
   const cols = 72;
   const rowsTop = 26;
   const fall = st.fallBack !== null;
   const rowsFall = fall ? 20 : 0;
+  const rows = rowsTop + rowsFall;
+  const parting = PARTING[look.hairStyle] ?? null;
+
+  /**
+   * Shell point at (fractional) column c and row r. `layer` 0 is the inner, opaque layer. For
+   * falling styles the fall blends in over a band of azimuths, so neighbouring columns never jump
+   * from the hairline to the shoulders (that jump made long slivers whose back faces showed as
+   * dark vertical streaks beside the face).
+   */
+  const point = (c: number, r: number, layer: number): { p: V3; v: number; part: number } => {
+    const thickScale = layer === 0 ? 0.55 : 1;
+    const theta = (c / cols) * Math.PI * 2 - Math.PI; // -π..π, 0 = front
+    const a = Math.abs(theta) / Math.PI;
+    const line = hairlinePhi(theta, st);
+    const fw = fall ? smoothstep(0.22, 0.32, a) : 0;
+    const phiEnd = line + (Math.min(line, (100 * Math.PI) / 180) - line) * fw;
+    const bump = (noise((c / cols) * 24, r * 0.35) - 0.5) * st.bumps * 2;
+    // the parting: a narrow groove from the front hairline back to the crown
+    let part = 0;
+    if (parting !== null) {
+      const dTheta = Math.abs(Math.atan2(Math.sin(theta - parting), Math.cos(theta - parting)));
+      const phiHere = (Math.min(r, rowsTop - 1) / (rowsTop - 1)) * phiEnd;
+      part = smoothstep(0.09, 0.0, dTheta * Math.sin(Math.max(phiHere, 0.25))) * smoothstep(0.25, 0.45, phiHere) * smoothstep(1.05, 0.85, phiHere);
+    }
+    if (r <= rowsTop - 1) {
+      const t = r / (rowsTop - 1);
+      const phi = t * phiEnd;
+      const s = scalp(phi, theta);
+      // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
+      const edge = fw + (1 - fw) * smoothstep(1, 0.8, t);
+      const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge * (1 - 0.6 * part) + 0.08 + bump * edge) * thickScale;
+      return { p: [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th], v: (t * (0.88 + (0.45 - 0.88) * fw)), part };
+    }
+    const s = scalp(phiEnd, theta);
+    const th = (st.thick * fw + 0.08) * thickScale;
+    const top: V3 = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
+    if (fw <= 0) return { p: top, v: 0.995, part };
+    const t = (r - rowsTop + 1) / rowsFall;
+    const sideness = Math.abs(Math.sin(theta));
+    const yEndFull = st.fallSide! + (st.fallBack! - st.fallSide!) * smoothstep(0.45, 0.95, a) + (a < 0.5 ? (0.5 - a) * 22 : 0);
+    const yEnd = top[1] + (yEndFull - top[1]) * fw;
+    const y = top[1] + (yEnd - top[1]) * t;
+    const h = Math.hypot(top[0] - CENTER[0], top[2] - CENTER[2]);
+    // hair falls straight, over the shoulders at the back, and curls in (bob) or flares at the end
+    const flare = (st.flare * t * t + (st.tight ? 0 : 0.6) * Math.sin(Math.PI * Math.min(1, t * 1.6)) * sideness) * fw;
+    const wave = st.wave * Math.sin(t * 9 + theta * 3) * t;
+    const out = h + flare + wave + bump * (0.5 + t) - (layer === 0 ? 0.5 : 0);
+    const dx = (top[0] - CENTER[0]) / h;
+    const dz = (top[2] - CENTER[2]) / h;
+    // long hair rests on the back and shoulders rather than falling through them
+    const back = a > 0.6 && y < -12 ? (y + 12) * -0.25 : 0;
+    return { p: [CENTER[0] + dx * out, y, CENTER[2] + dz * out - back], v: 0.45 + t * 0.55 * fw + (1 - fw) * 0.545, part };
+  };
+
   const build = (layer: number): Geo => {
     const g: Geo = { pos: [], uv: [], col: [], idx: [] };
-    const thickScale = layer === 0 ? 0.55 : 1;
-    const rows = rowsTop + rowsFall;
     for (let r = 0; r < rows; r++) {
       for (let c = 0; c < cols; c++) {
-        const theta = (c / cols) * Math.PI * 2 - Math.PI; // -π..π, 0 = front
-        const a = Math.abs(theta) / Math.PI;
-        const line = hairlinePhi(theta, st);
-        // For falling styles the skull part stops around the widest point and the rest falls.
-        const fallHere = fall && a > 0.27;
-        const phiEnd = fallHere ? Math.min(line, (100 * Math.PI) / 180) : line;
-        let p: V3;
-        let v: number;
-        const bump = (noise((c / cols) * 24, r * 0.35) - 0.5) * st.bumps * 2;
-        if (r < rowsTop) {
-          const t = r / (rowsTop - 1);
-          const phi = t * phiEnd;
-          const s = scalp(phi, theta);
-          // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
-          const edge = fallHere ? 1 : smoothstep(1, 0.8, t);
-          const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge + 0.08 + bump * edge) * thickScale;
-          p = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
-          v = fallHere ? t * 0.45 : t * 0.88;
-        } else if (!fallHere) {
-          // columns that stop at the hairline: collapse the fall rows onto the edge
-          const s = scalp(phiEnd, theta);
-          const th = 0.08 * thickScale;
-          p = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
-          v = 0.995;
-        } else {
-          const t = (r - rowsTop + 1) / rowsFall;
-          const s = scalp(phiEnd, theta);
-          const th = (st.thick + 0.08) * thickScale;
-          const top: V3 = [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th];
-          const sideness = Math.abs(Math.sin(theta));
-          const yEnd = st.fallSide! + (st.fallBack! - st.fallSide!) * smoothstep(0.45, 0.95, a) + (a < 0.5 ? (0.5 - a) * 22 : 0);
-          const y = top[1] + (yEnd - top[1]) * t;
-          const h = Math.hypot(top[0] - CENTER[0], top[2] - CENTER[2]);
-          // hair falls straight, over the shoulders at the back, and curls in (bob) or flares at the end
-          const flare = st.flare * t * t + (st.tight ? 0 : 0.6) * Math.sin(Math.PI * Math.min(1, t * 1.6)) * sideness;
-          const wave = st.wave * Math.sin(t * 9 + theta * 3) * t;
-          const out = (h + flare + wave + bump * (0.5 + t)) * thickScale ** 0.02 - (layer === 0 ? 0.5 : 0);
-          const dx = (top[0] - CENTER[0]) / h;
-          const dz = (top[2] - CENTER[2]) / h;
-          // long hair rests on the back and shoulders rather than falling through them
-          const back = a > 0.6 && y < -12 ? (y + 12) * -0.25 : 0;
-          p = [CENTER[0] + dx * out, y, CENTER[2] + dz * out - back];
-          v = 0.45 + t * 0.55;
-        }
+        const { p, v, part } = point(c, r, layer);
         g.pos.push(...p);
         g.uv.push((c / cols) * 16, clamp(v, 0, 0.995));
-        const sh = layer === 0 ? 0.55 : 1;
+        // the inner layer is only a little darker: it shows between strands, not as black gaps
+        const sh = (layer === 0 ? 0.8 : 1) * (1 - 0.45 * part);
         g.col.push(sh, sh, sh);
       }
     }
@@ -145,6 +160,47 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
     }
     return g;
   };
+
+  // Loose locks over the shell: ribbons that follow it a little further out and end at their own
+  // length in ragged tips, so the outline breaks up into strands instead of a hard helmet edge.
+  const cards: Geo = { pos: [], uv: [], col: [], idx: [] };
+  const rand = rng(seed ^ 0x4a1f);
+  const curly = look.hairStyle === 'curly';
+  const nCards = look.hairStyle === 'buzz' ? 0 : curly ? 420 : fall ? 150 : 90;
+  for (let k = 0; k < nCards; k++) {
+    const c0 = rand() * cols;
+    const width = curly ? 1.2 + rand() * 1.2 : (fall ? 1.6 : 1.1) + rand() * 1.6; // in columns
+    const r0 = curly ? 1 + rand() * (rows - 4) : 2 + rand() * (fall ? rowsTop * 0.7 : rowsTop * 0.55);
+    const r1 = curly ? Math.min(rows - 1, r0 + 3 + rand() * 4) : fall ? Math.min(rows - 1, r0 + 8 + rand() * (rows - r0)) : Math.min(rowsTop - 1 - rand() * 3, r0 + 6 + rand() * 12);
+    if (r1 - r0 < 3) continue;
+    // curls stand off the mass in springy coils; straight locks lie close
+    const lift = curly ? 0.3 + rand() * 1.4 : 0.15 + rand() * (st.thick * 0.25 + 0.2);
+    const drift = (rand() - 0.5) * (curly ? 5 : 2.5); // locks wander a little sideways
+    const u0 = rand() * 16;
+    const n = 10;
+    const base = cards.pos.length / 3;
+    for (let i = 0; i <= n; i++) {
+      const t = i / n;
+      const r = r0 + (r1 - r0) * t;
+      for (const side of [-0.5, 0.5]) {
+        const c = c0 + side * width * (1 - 0.5 * t * t) + drift * t * t;
+        const { p, part } = point(((c % cols) + cols) % cols, r, 1);
+        const o: V3 = [p[0] - CENTER[0], p[1] - CENTER[1] * (r > rowsTop ? 0 : 1), p[2] - CENTER[2]];
+        if (r > rowsTop) o[1] = 0;
+        const ol = Math.hypot(o[0], o[1], o[2]) || 1;
+        const out = lift * (0.4 + 0.6 * Math.sin(Math.PI * Math.min(1, t * 1.3 + 0.1)));
+        cards.pos.push(p[0] + (o[0] / ol) * out, p[1] + (o[1] / ol) * out, p[2] + (o[2] / ol) * out);
+        // v runs 0.15 → 0.99 so every lock ends in the texture's ragged tips
+        cards.uv.push(u0 + (side + 0.5) * width * (16 / cols), 0.15 + 0.84 * t);
+        const sh = (0.9 + 0.2 * rand()) * (1 - 0.45 * part);
+        cards.col.push(sh, sh, sh);
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      const a = base + i * 2;
+      cards.idx.push(a, a + 2, a + 1, a + 1, a + 2, a + 3);
+    }
+  }
 
   const extra: Geo = { pos: [], uv: [], col: [], idx: [] };
   const blob = (center: V3, rad: V3, twist: number): void => {
@@ -196,5 +252,5 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
       }
     }
   }
-  return { inner: build(0), outer: build(1), extra };
+  return { inner: build(0), outer: build(1), extra, cards };
 }

@@ -277,11 +277,12 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
   const bag: [number, number, number, number][] = [
     // the lips' wet inner faces press together at rest (negative spread), then a dark cavity
     [0.3, 1.0, -0.04, 0.5],
+    // (no deeper than ~4 cm: further back the neck's top would show through an open mouth)
     [0.9, 1.05, 0.4, 0.2],
-    [1.8, 1.25, 1.1, 0.1],
-    [3.0, 1.35, 1.5, 0.07],
-    [4.3, 1.15, 1.4, 0.06],
-    [5.3, 0.7, 0.9, 0.05],
+    [1.7, 1.25, 1.0, 0.1],
+    [2.6, 1.3, 1.3, 0.07],
+    [3.3, 1.1, 1.2, 0.06],
+    [3.8, 0.7, 0.8, 0.05],
   ];
   const bagTris = idx.length;
   let prev = mouthLoop;
@@ -305,7 +306,7 @@ export function buildHeadMesh(look: FaceLook, male: boolean): HeadMesh {
     prev = ring;
   });
   const bagEnd = pos.length;
-  pos.push([0, mouthMid[1], mouthMid[2] - 6]);
+  pos.push([0, mouthMid[1], mouthMid[2] - 4.3]);
   uv.push(uv[L.LIP_INNER_UPPER[5]]);
   col.push([0.05, 0.025, 0.025]);
   part.push(Part.MouthBag);
@@ -425,8 +426,9 @@ function addNeck(pos: V3[], uv: [number, number][], col: V3[], idx: number[], pa
   const w = male ? 1.08 : 0.95;
   // [y, centre z, half width, half depth]
   const rows: [number, number, number, number][] = [
-    [-1, -4.4, 4.6, 4.8],
-    [-5, -4.2, 5.0, 5.2],
+    // the top rows sit well back, behind the mouth cavity
+    [-1, -5.0, 4.6, 3.6],
+    [-5, -4.8, 5.0, 4.2],
     [-9, -3.6, 5.2, 5.3],
     [-13, -3.4, 5.4, 5.4],
     [-17, -3.3, 6.0, 5.6],

@@ -263,7 +263,9 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
       const t = lr;
       // a round opening: the lips part most in the middle, along a circle rather than a slot
       const open = Math.sqrt(clamp(1 - (x / 2.3) ** 2)) * falloff(Math.abs(y - ctx.mouthY), 1.3);
-      return [-x * 0.5 * t, (lw > 0.5 ? -0.5 : 0.5) * open, 0.6 * t];
+      // the corners (outside the lip region's core) gather in too, and push forward
+      const cw = Math.max(corner(1, 2.2), corner(-1, 2.2));
+      return [-x * 0.5 * t - Math.sign(x) * 0.45 * cw, (lw > 0.5 ? -0.5 : 0.5) * open, 0.6 * t + 0.25 * cw];
     }
     case 'lipsPart': {
       const open = falloff(Math.abs(x), 2.6) * falloff(Math.abs(y - ctx.mouthY), 1.0);

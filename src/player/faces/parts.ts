@@ -122,7 +122,7 @@ export function teeth(front: V3): TeethGeo {
           lx *= 1 - 0.1 * toEdge;
           const p: V3 = [cx + lx * Math.cos(yaw) + lz * Math.sin(yaw), cy - ly * (jaw ? -1 : 1) * -1, cz - lx * Math.sin(yaw) + lz * Math.cos(yaw)];
           const root = jaw ? smoothstep(0.3, 0.0, (p[1] - (cy - h / 2)) / h) : smoothstep(0.7, 1.0, (p[1] - (cy - h / 2)) / h);
-          const tooth: V3 = [0.92 * shade, 0.88 * shade, 0.8 * shade];
+          const tooth: V3 = [0.8 * shade, 0.76 * shade, 0.68 * shade]; // ivory, never paper-white
           const gum: V3 = [0.72 * shade, 0.32 * shade, 0.34 * shade];
           const c: V3 = [tooth[0] + (gum[0] - tooth[0]) * root, tooth[1] + (gum[1] - tooth[1]) * root, tooth[2] + (gum[2] - tooth[2]) * root];
           return { p, c, uv: [0, 0] };
