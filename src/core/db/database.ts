@@ -42,6 +42,12 @@ export interface OpenOptions {
 export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    // An idle pooled connection that the server ends (restart, failover, pg_terminate_backend,
+    // a proxy's idle timeout) is reported as an 'error' event on the pool; unhandled, it would
+    // crash the process. The pool drops that client and opens a new one on the next query.
+    pool.on('error', (error) => {
+      process.stderr.write(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, msg: 'PostgreSQL closed an idle connection; the pool replaces it', err: { message: error.message, code: (error as { code?: string }).code } }) + '\n');
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     if (options.migrate !== false) await migrateToLatest(db);
     return {
