@@ -17,6 +17,7 @@ import { AccountStore } from './accounts/accounts.js';
 import { registerAdminEndpoint } from './accounts/admin.js';
 import { StudioCatalog } from './catalog/catalog.js';
 import { catalogRoutes } from './catalog/routes.js';
+import { CustomFaces } from './catalog/custom-faces.js';
 import { VoiceCatalog } from './speech/voices/catalog.js';
 import { AgentService } from './agents/service.js';
 import { agentRoutes } from './agents/routes.js';
@@ -36,6 +37,7 @@ export interface AppContext {
   database: OpenedDatabase;
   accounts: AccountStore;
   studio: StudioCatalog;
+  customFaces: CustomFaces;
   voices: VoiceCatalog;
   agents: AgentService;
   sessions: SessionService;
@@ -70,6 +72,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   const accounts = new AccountStore(database.db);
   const studio = new StudioCatalog();
+  const customFaces = new CustomFaces(database.db, studio, { shared: database.engine === 'postgres' });
+  await customFaces.start();
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
@@ -78,7 +82,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const sessions = new SessionService(database.db, config, accounts, agents);
   sessions.hooks = { ...sessions.hooks, opened: (row) => void realtime.open(row), ended: (row, reason) => realtime.end(row.id, reason) };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
-  const context: AppContext = { config, database, accounts, studio, voices, agents, sessions, realtime, speech };
+  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -94,6 +98,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   app.addHook('preClose', async () => {
     closing = true;
     sessions.stopTimers();
+    customFaces.stop();
     realtime.stop();
   });
   app.addHook('onClose', async () => {
@@ -111,8 +116,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     }
   });
 
-  if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken);
-  catalogRoutes(app, studio);
+  if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);
+  catalogRoutes(app, studio, customFaces);
   agentRoutes(app, agents, previews);
   sessionRoutes(app, sessions, realtime, config);
   voiceRoutes(app, { speech, dataDir: config.dataDir });

@@ -86,8 +86,9 @@ export class AgentService {
   // ---------- the rules ----------
 
   /** The voice, checked against the plan, the catalog and the face (the interface's gender rule). */
-  checkVoiceAndFace(account: Pick<Account, 'plan'>, provider: string, voiceId: string, avatarId: string, voiceAnyProvider = false): CatalogVoice {
-    const face = this.studioCatalog.face(avatarId);
+  checkVoiceAndFace(account: Pick<Account, 'id' | 'plan'>, provider: string, voiceId: string, avatarId: string, voiceAnyProvider = false): CatalogVoice {
+    // Built-in and operator faces, and the account's own (another account's face is unknown here).
+    const face = this.studioCatalog.face(avatarId, account.id);
     if (!face) throw new ApiError(422, 'unknown_avatar', `No face "${avatarId}"; GET /v1/avatars lists them`);
     if (PREMIUM_PROVIDERS.has(provider) && account.plan === 'free') {
       throw new ApiError(402, 'paid_feature', `The ${provider} voices are premium; the free plan speaks with kokoro voices`);
@@ -132,18 +133,24 @@ export class AgentService {
 
   // ---------- writing ----------
 
+  /** Brings a face another node may have just added into the catalog's index (before checkVoiceAndFace). */
+  syncFace(avatarId: string): Promise<void> {
+    return this.studioCatalog.sync(avatarId);
+  }
+
   async create(accountId: number, input: z.output<typeof AgentCreateRequest>): Promise<Agent> {
+    await this.syncFace(input.avatar_id ?? 'face01');
     return this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creates cannot both pass the free-plan limit.
       const accountRow = await trx.selectFrom('accounts').select(['plan', 'default_agent_id']).where('id', '=', accountId).forUpdate().executeTakeFirstOrThrow();
-      const account = { plan: accountRow.plan, default_agent_id: accountRow.default_agent_id };
+      const account = { id: accountId, plan: accountRow.plan, default_agent_id: accountRow.default_agent_id };
       const existing = await trx.selectFrom('agents').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
       if (account.plan === 'free' && Number(existing.n) >= 1) {
         throw new ApiError(402, 'agent_limit', 'The free plan holds one agent; upgrade to create more');
       }
       const avatarId = input.avatar_id ?? 'face01';
       const provider = input.tts_primary ?? 'kokoro';
-      const face = this.studioCatalog.face(avatarId);
+      const face = this.studioCatalog.face(avatarId, accountId);
       // Without a voice, a chosen kokoro face speaks with its own default voice.
       const voiceId = input.voice_id ?? this.defaultVoice(provider, face);
       this.checkVoiceAndFace(account, provider, voiceId, avatarId);
@@ -184,6 +191,7 @@ export class AgentService {
     const agent = await this.get(accountId, id);
     const account = await this.accounts.require(accountId);
     const avatarId = input.avatar_id ?? agent.avatar_id;
+    await this.syncFace(avatarId);
     const provider = input.tts_primary ?? agent.tts_primary;
     const voiceId = input.voice_id ?? agent.voice_id;
     if (input.avatar_id !== undefined || input.tts_primary !== undefined || input.voice_id !== undefined) {

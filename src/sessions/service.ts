@@ -60,6 +60,7 @@ export class SessionService {
     const account = await this.accounts.require(accountId);
     const avatarId = input.avatar_id ?? agent.avatar_id;
     const voiceId = input.voice_id ?? agent.voice_id;
+    await this.agents.syncFace(avatarId);
     const voice = this.agents.checkVoiceAndFace(account, agent.tts_primary, voiceId, avatarId, true);
     const camera = input.look?.camera ?? 'auto';
     if (!(CAMERA_CHOICES as readonly string[]).includes(camera)) {
