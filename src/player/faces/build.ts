@@ -9,7 +9,7 @@ import { buildHeadMorphs, JAW_OPEN, MORPH_NAMES, RECIPES } from './morphs.js';
 import { applySubdiv, loopSubdivide } from './subdivide.js';
 import { eyeball, eyeRotationDelta, lashes, teeth, tongue, torso, rigidJaw, type Geo } from './parts.js';
 import { hairShells } from './hair.js';
-import { eyeTexture, hairTexture, skinTexture } from './texture.js';
+import { eyeTexture, hairTexture, lashTexture, skinTexture } from './texture.js';
 import { hexToRgb, srgbToLinear } from './image.js';
 import { writeGlb, type MaterialSpec, type MeshSpec } from './glb.js';
 import * as L from './landmarks.js';
@@ -110,7 +110,8 @@ export async function buildFace(face: Face): Promise<BuiltFace> {
 
   // Teeth and tongue: rigid jaw part of every recipe that moves the jaw.
   const inner = head.pos[13];
-  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5 + 0.05, inner[2] - 0.7];
+  // Teeth sit well behind the sealed lips so no enamel shows through the seam at rest.
+  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5 + 0.05, inner[2] - 1.05];
   const jawRecipes = MORPH_NAMES.filter((n) => RECIPES[n].jaw || RECIPES[n].jawFwd || RECIPES[n].jawSide || RECIPES[n].tongue);
   const tg = teeth(front);
   meshes.push({
@@ -190,21 +191,30 @@ export async function buildFace(face: Face): Promise<BuiltFace> {
   });
 
   const hair = hairShells(look, seed);
-  meshes.push({ name: 'Hair', primitives: [prim(hair.inner, 'HairBase'), prim(hair.outer, 'Hair'), ...(hair.extra.idx.length ? [prim(hair.extra, 'Hair')] : [])] });
+  meshes.push({ name: 'Hair', primitives: [prim(hair.inner, 'HairBase'), prim(hair.outer, 'Hair'), ...[hair.extra, hair.cards].filter((g) => g.idx.length).map((g) => prim(g, 'Hair'))] });
   meshes.push({ name: 'Body', primitives: [prim(torso(male), 'Shirt')] });
 
   const skinTex = skinTexture(look, male, seed);
   const hairTex = hairTexture(seed, look.hairStyle === 'curly');
   const shirt = SHIRTS[seed % SHIRTS.length];
-  const hairCol = lin(look.hair, look.hairStyle === 'buzz' ? 0.9 : 1);
+  // Near-black hair still shows its form under studio light: lift it to a very dark brown.
+  const hairCol = lin(look.hair, look.hairStyle === 'buzz' ? 0.9 : 1).map((c, i) => (i < 3 ? Math.max(c, [0.03, 0.022, 0.017][i]) : c)) as [number, number, number, number];
   const materials: MaterialSpec[] = [
-    { name: 'Skin', color: [1, 1, 1, 1], roughness: 0.58, texture: { data: skinTex.jpeg, mime: 'image/jpeg' }, sheen: { color: [0.18, 0.12, 0.1], roughness: 0.5 }, specular: 0.6 },
+    // Skin: pore relief and roughness variation break up the plastic sheen; a warm reddish sheen
+    // stands in for light scattered under the skin at grazing angles.
+    {
+      name: 'Skin', color: [1, 1, 1, 1], roughness: 1, texture: { data: skinTex.jpeg, mime: 'image/jpeg' },
+      normalTexture: { data: skinTex.normal, mime: 'image/jpeg', scale: 0.6 }, roughnessTexture: { data: skinTex.roughness, mime: 'image/jpeg' },
+      sheen: { color: [0.24, 0.1, 0.07], roughness: 0.45 }, specular: 0.55,
+    },
     { name: 'Eye', color: [1, 1, 1, 1], roughness: 0.25, texture: { data: eyeTexture(look.eyes, seed), mime: 'image/jpeg' }, clearcoat: { factor: 1, roughness: 0.02 } },
-    { name: 'Teeth', color: [1, 1, 1, 1], roughness: 0.3 },
-    { name: 'Tongue', color: [1, 1, 1, 1], roughness: 0.45 },
-    { name: 'Lash', color: [0.02, 0.015, 0.012, 1], roughness: 0.6, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.5, doubleSided: true },
-    { name: 'HairBase', color: hairCol.map((c, i) => (i < 3 ? c * 0.6 : 1)) as [number, number, number, number], roughness: 0.7, texture: { data: hairTex, mime: 'image/png' } },
-    { name: 'Hair', color: hairCol, roughness: 0.62, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.45, doubleSided: true, sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 0.8 + 0.02)) as [number, number, number], roughness: 0.45 } },
+    { name: 'Teeth', color: [0.9, 0.88, 0.84, 1], roughness: 0.35 },
+    { name: 'Tongue', color: [0.34, 0.22, 0.22, 1], roughness: 0.45 }, // it sits in the mouth's shadow
+    { name: 'Lash', color: [1, 0.9, 0.85, 1], roughness: 0.6, texture: { data: lashTexture(seed), mime: 'image/png' }, blend: true, doubleSided: true },
+    // Hair is matte-ish: low specular, rough, a faint sheen in the hair's own colour for the soft
+    // rim that real hair gets from light scattered through strands.
+    { name: 'HairBase', color: hairCol.map((c, i) => (i < 3 ? c * 0.85 : 1)) as [number, number, number, number], roughness: 0.8, specular: 0.25, texture: { data: hairTex, mime: 'image/png' } },
+    { name: 'Hair', color: hairCol, roughness: 0.72, specular: 0.25, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.45, doubleSided: true, sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 0.6 + 0.03)) as [number, number, number], roughness: 0.6 } },
     { name: 'Shirt', color: [srgbToLinear(shirt[0]), srgbToLinear(shirt[1]), srgbToLinear(shirt[2]), 1], roughness: 0.9, sheen: { color: [0.3, 0.3, 0.3], roughness: 0.6 } },
   ];
   const glb = await writeGlb(meshes, materials, { generator: 'presence-faces', avatar_id: face.avatar_id, name: face.name });

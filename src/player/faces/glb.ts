@@ -13,6 +13,10 @@ export interface MaterialSpec {
   roughness: number;
   metallic?: number;
   texture?: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' };
+  /** Tangent-space normal map and its strength. */
+  normalTexture?: { data: Uint8Array; mime: 'image/png' | 'image/jpeg'; scale: number };
+  /** Metallic-roughness map (G = roughness, multiplied by `roughness`). */
+  roughnessTexture?: { data: Uint8Array; mime: 'image/png' | 'image/jpeg' };
   /** Alpha-tested cut-outs (hair tips, lashes). */
   alphaCutoff?: number;
   /** Alpha-blended (fine strands such as lashes, soft eye shadows). */
@@ -58,6 +62,12 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
     if (m.texture) {
       const tex: Texture = doc.createTexture(`${m.name}Color`).setImage(m.texture.data).setMimeType(m.texture.mime);
       mat.setBaseColorTexture(tex);
+    }
+    if (m.normalTexture) {
+      mat.setNormalTexture(doc.createTexture(`${m.name}Normal`).setImage(m.normalTexture.data).setMimeType(m.normalTexture.mime)).setNormalScale(m.normalTexture.scale);
+    }
+    if (m.roughnessTexture) {
+      mat.setMetallicRoughnessTexture(doc.createTexture(`${m.name}Roughness`).setImage(m.roughnessTexture.data).setMimeType(m.roughnessTexture.mime));
     }
     if (m.alphaCutoff !== undefined) mat.setAlphaMode('MASK').setAlphaCutoff(m.alphaCutoff);
     if (m.blend) mat.setAlphaMode('BLEND');

@@ -322,7 +322,9 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
     }
     case 'blinkL':
     case 'blinkR':
-      return lidField(ctx, s, p, 0.88, 0.12);
+      // the margins overlap slightly when closed: subdivision rounds them apart, and a sliver of
+      // sclera between closed lids reads as a white line
+      return lidField(ctx, s, p, 0.95, 0.15);
     case 'squintL':
     case 'squintR':
       return add(lidField(ctx, s, p, 0.12, 0.3), m([0, 0.15, 0.05], falloff(Math.hypot(x - 3.6 * s, y - 0.8), 1.6)));

@@ -67,6 +67,10 @@ const mix = (a: number, b: number, t: number): number => a + (b - a) * t;
 export interface SkinTexture {
   jpeg: Uint8Array;
   size: number;
+  /** Tangent-space normal map (pores, fine mottling, lip lines), same UV layout. */
+  normal: Uint8Array;
+  /** glTF metallic-roughness map: G = roughness (T-zone and lips a little glossier), B = 0. */
+  roughness: Uint8Array;
 }
 
 export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 1024): SkinTexture {
@@ -95,10 +99,18 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
   const mouthCorners = [lmUv(61), lmUv(291)];
 
   const px = new Uint8Array(size * size * 4);
+  const height = new Float32Array(size * size);
+  const RS = size / 4; // roughness map resolution
+  const rough = new Uint8Array(RS * RS * 4);
+  const foreheadV = lmUv(10)[1];
   for (let y = 0; y < size; y++) {
     for (let x = 0; x < size; x++) {
       const p: P2 = [(x + 0.5) / size, (y + 0.5) / size];
       const m = fbm(noise, p[0] * 14, p[1] * 14, 4) - 0.5;
+      // relief: pores are small pits (sharper than the noise's bumps), over a faint mottled swell
+      const pit = fine(p[0] * 420, p[1] * 420);
+      // (ears and neck sample a thin strip at u ≈ 0.06, where pits would smear into stripes: flat there)
+      let h = (-0.5 * smoothstep(0.4, 0.12, pit) + 0.06 * (fine(p[0] * 170 + 3.1, p[1] * 170) - 0.5) + 0.1 * m) * smoothstep(0.09, 0.14, p[0]);
       const blotch = fbm(noise2, p[0] * 30, p[1] * 30, 3) - 0.5;
       const pore = fine(p[0] * 420, p[1] * 420) - 0.5;
       let r = skin[0];
@@ -149,6 +161,7 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
         const lt = t * smoothstep(0.0, 0.02, cornerFade);
         const inner = smoothstep(0.012, 0.0, polylineDist(p[0], p[1], innerLine).d);
         const lines = 1 - 0.05 * Math.abs(Math.sin(p[0] * 900 + noise(p[0] * 60, p[1] * 20) * 4));
+        h = mix(h, -0.35 * (1 - lines) / 0.05, lt); // vertical lip creases instead of pores
         r = mix(r, lip[0] * lines * (1 - inner * 0.25), lt);
         g = mix(g, lip[1] * lines * (1 - inner * 0.3), lt);
         b = mix(b, lip[2] * lines * (1 - inner * 0.3), lt);
@@ -164,6 +177,7 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
         if (dens <= 0) continue;
         const streak = fine(t * 120, d * 900 + t * 60);
         const a = dens * (0.5 + 0.5 * streak) * (male ? 0.95 : 0.85);
+        h += a * streak * 0.5;
         r = mix(r, browCol[0], a);
         g = mix(g, browCol[1], a);
         b = mix(b, browCol[2], a);
@@ -174,9 +188,41 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
       px[o + 1] = clamp(g) * 255;
       px[o + 2] = clamp(b) * 255;
       px[o + 3] = 255;
+      height[y * size + x] = h;
+      if (x % 4 === 0 && y % 4 === 0) {
+        // Roughness: oilier T-zone (forehead centre, nose) and moist lips are glossier, cheeks and
+        // the jaw a little rougher; stubble is matte.
+        const tZone = Math.max(smoothstep(0.06, 0.0, Math.abs(p[0] - 0.5)) * smoothstep(noseBaseV + 0.01, foreheadV, p[1]) * smoothstep(foreheadV - 0.05, foreheadV + 0.02, p[1]), smoothstep(0.04, 0.0, Math.hypot(p[0] - noseTip[0], p[1] - noseTip[1])));
+        const lipIn = p[0] > 0.3 && p[0] < 0.7 && p[1] > 0.55 && p[1] < 0.65 && inPolygon(p, lipPoly) ? 1 : 0;
+        const cheek = smoothstep(0.09, 0.02, cheekD);
+        const ro = clamp(0.6 - 0.12 * tZone - 0.2 * lipIn + 0.06 * cheek + 0.08 * m + (look.beard ? 0.1 * (p[1] > noseBaseV ? 1 : 0) : 0), 0.3, 0.85);
+        const q = ((y / 4) * RS + x / 4) * 4;
+        rough[q] = 255;
+        rough[q + 1] = ro * 255;
+        rough[q + 2] = 0;
+        rough[q + 3] = 255;
+      }
     }
   }
-  return { jpeg: encodeJpeg(px, size, size, 82), size };
+  // Normals from the relief by central differences (the relief's units are arbitrary; the
+  // material's normal scale sets the strength). +y in the map is up the texture (-v), as glTF wants.
+  const nm = new Uint8Array(size * size * 4);
+  const k = 0.32;
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      const hx = height[y * size + Math.min(size - 1, x + 1)] - height[y * size + Math.max(0, x - 1)];
+      const hy = height[Math.max(0, y - 1) * size + x] - height[Math.min(size - 1, y + 1) * size + x];
+      const nx = -hx * k;
+      const ny = -hy * k;
+      const l = Math.hypot(nx, ny, 1);
+      const o = (y * size + x) * 4;
+      nm[o] = (nx / l * 0.5 + 0.5) * 255;
+      nm[o + 1] = (ny / l * 0.5 + 0.5) * 255;
+      nm[o + 2] = (1 / l * 0.5 + 0.5) * 255;
+      nm[o + 3] = 255;
+    }
+  }
+  return { jpeg: encodeJpeg(px, size, size, 82), size, normal: encodeJpeg(nm, size, size, 70), roughness: encodeJpeg(rough, RS, RS, 85) };
 }
 
 /**
