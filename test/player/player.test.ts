@@ -15,7 +15,7 @@ const skip = hasChromium() ? false : 'chromium is not installed (apt-get install
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Presence = {
-  state: string; camera: string; cameraMode: string; backdrop: string | null; faceLight: number; reconnects: number;
+  state: string; avatar: string; blinks: number; camera: string; cameraMode: string; backdrop: string | null; faceLight: number; reconnects: number;
   lastInterrupt: { received: number | null; closed: number | null };
   morphs(): Record<string, number>; audioTime(): number; audioLevel(): number; audioLevels(): [number, number][]; fps(): number; sessionTime(): number | null;
 };
@@ -205,6 +205,32 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     await sleep(800);
     await page.screenshot({ path: artifact('backdrop-city_bokeh.png') });
     await page.close();
+  });
+
+  test('auto camera follows the speech; expressions and the listening state blend in', async () => {
+    const f = new FakeChannel({ facesDir: faces.dir, backdrop: 'library_bokeh', camera: 'auto' });
+    await f.listen();
+    try {
+      const page = await open(browser, f);
+      assert.equal(await page.evaluate(() => window.presence.cameraMode), 'auto');
+      const blinks0 = await page.evaluate(() => window.presence.blinks);
+      void f.speak(synthSpeech(24000, [3, 2, 4, 2, 3, 0, 2, 3, 3, 2, 4, 2, 3, 2, 0, 3, 3, 2, 4], 0.2, 5));
+      const shots = new Set<string>();
+      const until = Date.now() + 14_000;
+      while (Date.now() < until && shots.size < 2) {
+        shots.add(await page.evaluate(() => window.presence.camera));
+        await sleep(250);
+      }
+      assert.ok(shots.size >= 2, `the director changed shots during speech (${[...shots].join(', ')})`);
+      await page.waitForFunction((b) => window.presence.blinks > b, blinks0, { timeout: 12_000 });
+      f.send({ type: 'expression', t: f.now(), name: 'smile', intensity: 1 });
+      await page.waitForFunction(() => (window.presence.morphs().mouthSmileLeft ?? 0) > 0.4, null, { timeout: 5_000 });
+      f.send({ type: 'state', t: f.now(), state: 'listening' });
+      await page.waitForFunction(() => window.presence.avatar === 'listening', null, { timeout: 5_000 });
+      await page.close();
+    } finally {
+      await f.close();
+    }
   });
 
   test('two faces, phone-sized frame', async () => {

@@ -7,8 +7,8 @@
 import { CanvasTexture, LinearFilter, Mesh, MeshBasicMaterial, PlaneGeometry, SRGBColorSpace, Vector3, type Scene } from 'three';
 import type { BackdropRecord } from './protocol.js';
 
-const W = 1024;
-const H = 512;
+const W = 1536;
+const H = 768;
 
 type Ctx = CanvasRenderingContext2D;
 
@@ -194,7 +194,7 @@ function dither(g: Ctx): void {
   const img = g.getImageData(0, 0, W, H);
   const d = img.data;
   for (let i = 0; i < d.length; i += 4) {
-    const n = (Math.random() - 0.5) * 3;
+    const n = (Math.random() - 0.5) * 2;
     d[i] += n;
     d[i + 1] += n;
     d[i + 2] += n;

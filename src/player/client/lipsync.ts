@@ -79,10 +79,11 @@ export class LipSync {
     let v = 0;
     for (const tr of this.tracks) {
       if (s < tr.t - 0.05 || s >= tr.end || !tr.values.length) continue;
-      const x = (s - tr.t0) / tr.step;
+      // Each value covers one step from t0: sample at the windows' centres.
+      const x = (s - tr.t0) / tr.step - 0.5;
       const i = Math.floor(x);
-      if (i < 0 || i >= tr.values.length) continue;
-      const a = tr.values[i];
+      if (i < -1 || i >= tr.values.length) continue;
+      const a = i < 0 ? 0 : tr.values[i];
       const b = i + 1 < tr.values.length ? tr.values[i + 1] : 0;
       v = Math.max(v, a + (b - a) * (x - i));
     }

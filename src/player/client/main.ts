@@ -302,7 +302,6 @@ function frame(): void {
   }
 }
 requestAnimationFrame(frame);
-if (location.search.includes("debugstage")) (window as unknown as Record<string, unknown>).__stage = { stage, backdrop, rig };
 
 setInterval(() => {
   if (hello && ui.state === 'live') channel.send({ type: 'stats', audio_time: audio.audioTime(), fps: Math.round(fps * 10) / 10, buffered: audio.buffered() });

@@ -67,7 +67,8 @@ export class MorphMixer {
     const s = this.speechAmount;
     if (s > 0) {
       // Speech owns the mouth: other layers' mouth shapes are damped while it talks.
-      for (const [k, v] of out) if (isMouth(k)) out.set(k, v * (1 - 0.55 * s));
+      // Mouth corners (smile, frown, dimples) carry the emotion through speech: damped less.
+      for (const [k, v] of out) if (isMouth(k)) out.set(k, v * (1 - (/^mouth(Smile|Frown|Dimple)/.test(k) ? 0.25 : 0.55) * s));
     }
     for (const [k, v] of this.layers.get('speech')!) out.set(k, (out.get(k) ?? 0) + v);
     for (const [k, v] of this.layers.get('blink')!) {

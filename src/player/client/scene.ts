@@ -13,7 +13,7 @@ import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
 import type { IdlePose } from './idle.js';
 
-const KEY = 3.1;
+const KEY = 2.8;
 const MAX_EYE = 0.45; // radians an eye may turn
 
 export interface Face {
