@@ -248,6 +248,24 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     }
   });
 
+  test('plays 16 kHz and 48 kHz streams (resampled in the worklet)', async () => {
+    for (const rate of [16000, 48000]) {
+      const f = new FakeChannel({ facesDir: faces.dir, rate });
+      await f.listen();
+      try {
+        const page = await open(browser, f, { width: 320, height: 180 });
+        const t0 = await f.speak(synthSpeech(rate, [3, 2], 0.2, 9));
+        await sleep(1800);
+        const levels = await page.evaluate(() => window.presence.audioLevels());
+        await page.close();
+        const voiced = levels.filter(([t, l]) => t > t0 && l > 0.02).length;
+        assert.ok(voiced > 20, `${rate} Hz: audio rendered (${voiced} voiced windows)`);
+      } finally {
+        await f.close();
+      }
+    }
+  });
+
   test('reconnects by itself when the socket drops, and picks up from the next hello', async () => {
     const page = await open(browser, fake);
     const before = fake.connections;

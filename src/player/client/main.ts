@@ -118,6 +118,7 @@ function onHello(h: HelloMessage): void {
   timed = [];
   const studio = h.studio ?? { backdrop: null, cameras: ['mid'], face_light: 1 };
   stage.setFaceLight(studio.face_light ?? 1);
+  stage.setSkinTone(h.face?.look?.skin);
   rig.setAllowed(studio.cameras ?? ['far', 'mid', 'close']);
   const cam: CameraName = studio.camera ?? (studio.camera_mode === 'auto' ? 'auto' : 'auto');
   if (first) rig.place(cam, nowSec());

@@ -14,11 +14,15 @@ import { CpuMorpher } from './cpumorph.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;
+const EXPOSURE = 0.88;
 const MAX_EYE = 0.45; // radians an eye may turn
 
 export interface Face {
   root: Group;
   pivot: Group;
+  pivotRest: Vector3;
+  body: Object3D | null;
+  bodyRest: Vector3 | null;
   meshes: Mesh[];
   eyes: { node: Object3D; rest: Quaternion }[];
   framing: Framing;
@@ -78,7 +82,7 @@ export class Stage {
     // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
     this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
     this.renderer.toneMapping = ACESFilmicToneMapping;
-    this.renderer.toneMappingExposure = 0.88;
+    this.renderer.toneMappingExposure = EXPOSURE;
     this.renderer.outputColorSpace = SRGBColorSpace;
     this.scene.background = new Color(0x202226);
     // A soft studio environment for skin sheen and eye reflections, on hardware GL only: its shader
@@ -92,6 +96,20 @@ export class Stage {
     // A second rim light is a luxury a software rasteriser cannot afford.
     for (const l of this.software ? [this.key, this.fill, this.rim] : [this.key, this.fill, this.rim, this.rim2]) this.scene.add(l, l.target);
     this.scene.add(this.hemi);
+  }
+
+  /**
+   * Exposes for the face, as a photographer would: darker skin tones get more exposure, fair ones
+   * a touch less (the painted backdrop is not tone mapped, so it keeps its colours).
+   */
+  setSkinTone(hex: unknown): void {
+    const m = typeof hex === 'string' ? /^#?([0-9a-f]{6})$/i.exec(hex.trim()) : null;
+    if (!m) return;
+    const n = parseInt(m[1], 16);
+    const lin = (c: number) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+    const lum = 0.2126 * lin(n >> 16) + 0.7152 * lin((n >> 8) & 255) + 0.0722 * lin(n & 255);
+    const comp = Math.min(1.45, Math.max(0.9, Math.pow(0.42 / Math.max(lum, 0.01), 0.3)));
+    this.renderer.toneMappingExposure = EXPOSURE * comp;
   }
 
   setFaceLight(v: number): void {
@@ -144,19 +162,29 @@ export class Stage {
     // Head height: the model may carry neck and shoulders; take the head as twice eyes-to-crown.
     const headHeight = Math.min(size.y, (box.max.y - eyes.y) * 2.05);
     const headWidth = Math.min(size.x, headHeight * 0.78);
-    // Neck pivot: below and behind the eyes, so nods and turns move the head naturally.
-    const pivotPoint = new Vector3(eyes.x, eyes.y - headHeight * 0.45, eyes.z - headHeight * 0.35);
+    // The torso stays put while the head moves: it hangs from the root, not the neck pivot.
+    let body: Object3D | undefined;
+    model.traverse((o) => {
+      if (!body && /^(Body|Torso|Shirt)/i.test(o.name)) body = o;
+    });
+    const bodyTop = body ? new Box3().setFromObject(body).max.y : -Infinity;
+    // Neck pivot: at the base of the neck (the collar) when there is a torso, else under the chin;
+    // behind the face, so nods and turns move head and neck naturally.
+    const pivotY = Math.max(eyes.y - headHeight * 0.95, Math.min(eyes.y - headHeight * 0.45, bodyTop - headHeight * 0.05));
+    const pivotPoint = new Vector3(eyes.x, pivotY, eyes.z - headHeight * 0.35);
     const root = new Group();
     const pivot = new Group();
     pivot.position.copy(pivotPoint);
     model.position.sub(pivotPoint);
     pivot.add(model);
     root.add(pivot);
+    root.updateMatrixWorld(true);
+    if (body) root.attach(body);
     if (this.face) this.scene.remove(this.face.root);
     this.cpuMorph = this.software ? new CpuMorpher(meshes) : null;
     this.scene.add(root);
     const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
-    this.face = { root, pivot, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };
+    this.face = { root, pivot, pivotRest: pivotPoint.clone(), body: body ?? null, bodyRest: body ? body.position.clone() : null, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };
     this.placeLights(new Vector3(eyes.x, eyes.y, eyes.z), headHeight * 4);
     return this.face;
   }
@@ -171,7 +199,10 @@ export class Stage {
     const f = this.face;
     if (!f) return;
     f.pivot.rotation.set(p.pitch, p.yaw, p.roll, 'YXZ');
-    f.pivot.position.y = f.framing.eyes.y - f.framing.headHeight * 0.45 + p.rise * f.framing.headHeight;
+    // Breathing lifts shoulders and head together.
+    const rise = p.rise * f.framing.headHeight;
+    f.pivot.position.y = f.pivotRest.y + rise;
+    if (f.body && f.bodyRest) f.body.position.y = f.bodyRest.y + rise * 0.8;
     f.root.updateMatrixWorld(true);
     for (const eye of f.eyes) {
       const parent = eye.node.parent;

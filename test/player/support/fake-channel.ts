@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { BACKDROPS } from '../../../src/catalog/backdrops.js';
+import { BUILTIN_FACES } from '../../../src/catalog/faces.js';
 import { playerRoutes, type PlayerLink } from '../../../src/player/routes.js';
 import type { Speech } from './speech.js';
 
@@ -78,7 +79,7 @@ export class FakeChannel {
     socket.send(JSON.stringify({
       type: 'hello',
       session: { session_id: 'ses_test', mode: o.mode, status: 'active', max_session_seconds: 300 },
-      face: { avatar_id: o.face, gender: 'f', model_url: `/assets/faces/${o.face}.glb`, look: {} },
+      face: BUILTIN_FACES.find((f) => f.avatar_id === o.face) ?? { avatar_id: o.face, gender: 'f', model_url: `/assets/faces/${o.face}.glb`, look: {} },
       studio: { backdrop: BACKDROPS.find((b) => b.backdrop_id === o.backdrop) ?? null, cameras: o.cameras, camera: o.camera, camera_mode: o.camera === 'auto' ? 'auto' : 'manual', face_light: o.faceLight },
       sample_rate: o.rate,
       state: 'idle',
