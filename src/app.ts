@@ -70,12 +70,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const accounts = new AccountStore(database.db);
+  // With the embedded database this process is the only writer, so hot records can be cached.
+  const soleWriter = database.engine === 'pglite';
+  const accounts = new AccountStore(database.db, soleWriter);
   const studio = new StudioCatalog();
   const customFaces = new CustomFaces(database.db, studio, { shared: database.engine === 'postgres' });
   await customFaces.start();
   const voices = new VoiceCatalog();
-  const agents = new AgentService(database.db, accounts, studio, voices, config);
+  const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
   const realtime = new RealtimeService(studio, options.speakerFor ?? speakerFactory(speech));

@@ -3,6 +3,7 @@ import type { Db } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
 import { API_KEY_PREFIX, PERMISSIONS, type KeyLookup, type Permission } from '../core/auth.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
+import { ReadCache } from '../core/read-cache.js';
 
 export type Plan = 'free' | 'paid';
 
@@ -41,11 +42,23 @@ function toAccount(row: { id: number; name: string; plan: Plan; balance_cents: n
 }
 
 export class AccountStore implements KeyLookup {
-  constructor(private readonly db: Db) {}
+  private readonly cache: ReadCache<number, Account>;
+
+  /** `cached`: keep accounts in memory (only when this process is the database's sole writer). */
+  constructor(private readonly db: Db, cached = false) {
+    this.cache = new ReadCache(cached);
+  }
 
   async get(id: number): Promise<Account | undefined> {
+    const hit = this.cache.get(id);
+    if (hit) return hit;
     const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toAccount(row);
+    return row && this.cache.set(id, toAccount(row));
+  }
+
+  /** Drops a cached account after a write made outside this store (e.g. in a transaction). */
+  forget(id: number): void {
+    this.cache.delete(id);
   }
 
   async require(id: number): Promise<Account> {
@@ -75,12 +88,14 @@ export class AccountStore implements KeyLookup {
     if (changes.name) values.name = changes.name;
     if (Object.keys(values).length === 0) return this.require(id);
     const row = await this.db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+    this.cache.delete(id);
     if (!row) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
     return toAccount(row);
   }
 
   async setDefaultAgent(accountId: number, agentId: number | null): Promise<void> {
     await this.db.updateTable('accounts').set({ default_agent_id: agentId }).where('id', '=', accountId).execute();
+    this.cache.delete(accountId);
   }
 
   /** Creates a key and returns it in clear text: the only time it is ever seen. */

@@ -3,6 +3,7 @@
  * Other capabilities hook in through `onDelete` / `onDuplicate` instead of reaching into this table.
  */
 import type { Db } from '../core/db/database.js';
+import { ReadCache } from '../core/read-cache.js';
 import type { Config } from '../core/config.js';
 import { ApiError } from '../core/errors.js';
 import type { AccountStore, Account } from '../accounts/accounts.js';
@@ -48,13 +49,19 @@ export class AgentService {
   /** Called after duplicate(source, copy) so knowledge can copy what it owns. */
   readonly onDuplicate: AgentHook[] = [];
 
+  /** Agents by id, on the embedded database only (see core/read-cache.ts); every write below drops its entry. */
+  private readonly cache: ReadCache<number, Agent>;
+
   constructor(
     private readonly db: Db,
     private readonly accounts: AccountStore,
     private readonly studioCatalog: StudioCatalog,
     private readonly voices: VoiceCatalog,
     private readonly config: Config,
-  ) {}
+    cached = false,
+  ) {
+    this.cache = new ReadCache(cached);
+  }
 
   // ---------- reading ----------
 
@@ -64,9 +71,24 @@ export class AgentService {
 
   /** The agent if it belongs to the account; another account's agent is answered as missing. */
   async get(accountId: number, id: number): Promise<Agent> {
-    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-    if (!row) throw new ApiError(404, 'agent_not_found', `No agent with id ${id} in this account`);
-    return row as unknown as Agent;
+    const agent = this.cache.get(id) ?? (await this.load(id));
+    if (!agent || agent.account_id !== accountId) throw new ApiError(404, 'agent_not_found', `No agent with id ${id} in this account`);
+    return agent;
+  }
+
+  /**
+   * The row a write returned is the newest state: it replaces the cache entry, which also
+   * overwrites a stale read that was in flight when the write began.
+   */
+  private fresh(row: unknown): Agent {
+    const agent = row as Agent;
+    this.cache.delete(agent.id);
+    return this.cache.set(agent.id, agent);
+  }
+
+  private async load(id: number): Promise<Agent | undefined> {
+    const row = await this.db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? this.cache.set(id, row as unknown as Agent) : undefined;
   }
 
   async list(accountId: number): Promise<Agent[]> {
@@ -140,7 +162,7 @@ export class AgentService {
 
   async create(accountId: number, input: z.output<typeof AgentCreateRequest>): Promise<Agent> {
     await this.syncFace(input.avatar_id ?? 'face01');
-    return this.db.transaction().execute(async (trx) => {
+    const created = await this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creates cannot both pass the free-plan limit.
       const accountRow = await trx.selectFrom('accounts').select(['plan', 'default_agent_id']).where('id', '=', accountId).forUpdate().executeTakeFirstOrThrow();
       const account = { id: accountId, plan: accountRow.plan, default_agent_id: accountRow.default_agent_id };
@@ -185,6 +207,8 @@ export class AgentService {
       }
       return row as unknown as Agent;
     });
+    this.accounts.forget(accountId); // its default_agent_id may have just been set
+    return created;
   }
 
   async update(accountId: number, id: number, input: z.output<typeof AgentUpdateRequest>): Promise<Agent> {
@@ -211,7 +235,7 @@ export class AgentService {
     if (input.languages !== undefined) changes.languages = JSON.stringify(input.languages);
     if (input.studio !== undefined) changes.studio = JSON.stringify(studio);
     const row = await this.db.updateTable('agents').set(changes).where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirstOrThrow();
-    return row as unknown as Agent;
+    return this.fresh(row);
   }
 
   async delete(accountId: number, id: number): Promise<void> {
@@ -226,6 +250,8 @@ export class AgentService {
         await trx.updateTable('accounts').set({ default_agent_id: next?.id ?? null }).where('id', '=', accountId).execute();
       }
     });
+    this.cache.delete(id);
+    this.accounts.forget(accountId);
   }
 
   async duplicate(accountId: number, id: number): Promise<Agent> {
@@ -254,7 +280,7 @@ export class AgentService {
       .where('id', '=', copy.id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    const result = row as unknown as Agent;
+    const result = this.fresh(row);
     for (const hook of this.onDuplicate) await hook(source, result);
     return result;
   }
@@ -273,7 +299,7 @@ export class AgentService {
 
   private async saveEmbed(agent: Agent, embed: EmbedSettings): Promise<Agent> {
     const row = await this.db.updateTable('agents').set({ embed: JSON.stringify(embed) }).where('id', '=', agent.id).returningAll().executeTakeFirstOrThrow();
-    return row as unknown as Agent;
+    return this.fresh(row);
   }
 
   async updateEmbed(accountId: number, id: number, input: z.output<typeof EmbedConfigUpdate>): Promise<Agent> {
@@ -320,7 +346,7 @@ export class AgentService {
     const agent = await this.get(accountId, id);
     const next = { ...agent.visitor_values, ...input, updated_at: new Date().toISOString() };
     const row = await this.db.updateTable('agents').set({ visitor_values: JSON.stringify(next) }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    return row as unknown as Agent;
+    return this.fresh(row);
   }
 
   async rotateVisitorSecret(accountId: number, id: number): Promise<Agent> {
@@ -331,7 +357,7 @@ export class AgentService {
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    return row as unknown as Agent;
+    return this.fresh(row);
   }
 
   previewVisitorValues(agent: Agent, input: { values: Record<string, string>; timestamp?: number; signature?: string }) {
