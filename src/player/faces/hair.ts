@@ -23,17 +23,19 @@ interface Style {
   /** The hairline's drop at the sides (cm below the default). */
   sideDrop: number;
   tight: boolean;
+  /** How far (radians of arc) the hair falls past the front hairline onto the forehead. */
+  fringe?: number;
 }
 
 const STYLES: Record<FaceLook['hairStyle'], Style> = {
   short: { thick: 1.1, fallBack: null, fallSide: null, flare: 0, bumps: 0.25, wave: 0, sideDrop: 0, tight: false },
   buzz: { thick: 0.3, fallBack: null, fallSide: null, flare: 0, bumps: 0.03, wave: 0, sideDrop: 0, tight: true },
   long: { thick: 1.3, fallBack: -24, fallSide: -19, flare: 1.5, bumps: 0.2, wave: 0, sideDrop: 1, tight: false },
-  bob: { thick: 1.6, fallBack: -6.5, fallSide: -7.5, flare: -0.8, bumps: 0.15, wave: 0, sideDrop: 1, tight: false },
+  bob: { thick: 1.6, fallBack: -6.5, fallSide: -7.5, flare: -0.8, bumps: 0.15, wave: 0, sideDrop: 1, tight: false, fringe: 0.14 },
   bun: { thick: 0.75, fallBack: null, fallSide: null, flare: 0, bumps: 0.08, wave: 0, sideDrop: 0.5, tight: true },
   ponytail: { thick: 0.75, fallBack: null, fallSide: null, flare: 0, bumps: 0.08, wave: 0, sideDrop: 0.5, tight: true },
   curly: { thick: 3.2, fallBack: -9, fallSide: -6, flare: 2.5, bumps: 1.1, wave: 0, sideDrop: 1, tight: false },
-  wavy: { thick: 1.8, fallBack: -3, fallSide: 0.5, flare: 0.8, bumps: 0.35, wave: 0.5, sideDrop: 0, tight: false },
+  wavy: { thick: 1.5, fallBack: -3, fallSide: 0.5, flare: 0.5, bumps: 0.35, wave: 0.5, sideDrop: 0, tight: false, fringe: 0.2 },
 };
 
 const CENTER: V3 = [0, 3.4, -4.4];
@@ -111,12 +113,16 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
     }
     if (r <= rowsTop - 1) {
       const t = r / (rowsTop - 1);
-      const phi = t * phiEnd;
+      // a fringe: at the front the hair carries on past the hairline, lying a little off the brow
+      const fr = (st.fringe ?? 0) * smoothstep(0.2, 0.06, a) * (0.75 + 0.5 * noise((c / cols) * 24, 7.5));
+      // the opaque inner layer stops short of the hairline, so the outer layer's ragged tips
+      // make the edge there instead of a hard line
+      const phi = t * (phiEnd + fr) * (layer === 0 ? 1 - 0.05 * (1 - fw) : 1);
       const s = scalp(phi, theta);
       // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
-      const edge = fw + (1 - fw) * smoothstep(1, 0.8, t);
-      const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge * (1 - 0.6 * part) + 0.08 + bump * edge) * thickScale;
-      return { p: [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th], v: (t * (0.88 + (0.45 - 0.88) * fw)), part };
+      const edge = fw + (1 - fw) * Math.max(smoothstep(1, 0.8, t), fr > 0 ? 0.6 * smoothstep(0, 0.05, fr) : 0);
+      const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge * (1 - 0.6 * part) + 0.08 + bump * edge + fr * 1.2 * smoothstep(0.6, 1, t)) * thickScale;
+      return { p: [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th], v: (t * (0.97 + (0.45 - 0.97) * fw)), part };
     }
     const s = scalp(phiEnd, theta);
     const th = (st.thick * fw + 0.08) * thickScale;
@@ -166,12 +172,12 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
   const cards: Geo = { pos: [], uv: [], col: [], idx: [] };
   const rand = rng(seed ^ 0x4a1f);
   const curly = look.hairStyle === 'curly';
-  const nCards = look.hairStyle === 'buzz' ? 0 : curly ? 420 : fall ? 150 : 90;
+  const nCards = look.hairStyle === 'buzz' ? 0 : curly ? 650 : fall ? 150 : 90;
   for (let k = 0; k < nCards; k++) {
     const c0 = rand() * cols;
-    const width = curly ? 1.2 + rand() * 1.2 : (fall ? 1.6 : 1.1) + rand() * 1.6; // in columns
+    const width = curly ? 0.7 + rand() * 0.8 : (fall ? 1.6 : 1.1) + rand() * 1.6; // in columns
     const r0 = curly ? 1 + rand() * (rows - 4) : 2 + rand() * (fall ? rowsTop * 0.7 : rowsTop * 0.55);
-    const r1 = curly ? Math.min(rows - 1, r0 + 3 + rand() * 4) : fall ? Math.min(rows - 1, r0 + 8 + rand() * (rows - r0)) : Math.min(rowsTop - 1 - rand() * 3, r0 + 6 + rand() * 12);
+    const r1 = curly ? Math.min(rows - 1, r0 + 3 + rand() * 2.5) : fall ? Math.min(rows - 1, r0 + 8 + rand() * (rows - r0)) : Math.min(rowsTop - 1 - rand() * 3, r0 + 6 + rand() * 12);
     if (r1 - r0 < 3) continue;
     // curls stand off the mass in springy coils; straight locks lie close
     const lift = curly ? 0.3 + rand() * 1.4 : 0.15 + rand() * (st.thick * 0.25 + 0.2);

@@ -139,9 +139,8 @@ function lipLineY(ctx: { mouthY: number }, x: number): number {
   return ctx.mouthY + Math.max(0, Math.abs(x) - 2.3) * 0.55;
 }
 
-/** Interpolates a polyline (sorted by x) at x; clamps outside. */
-function yAt(line: V3[], x: number): number {
-  const pts = [...line].sort((a, b) => a[0] - b[0]);
+/** Interpolates a polyline already sorted by x (see makeCtx) at x; clamps outside. */
+function yAt(pts: V3[], x: number): number {
   if (x <= pts[0][0]) return pts[0][1];
   for (let i = 0; i < pts.length - 1; i++) {
     if (x <= pts[i + 1][0]) {
@@ -187,7 +186,9 @@ function makeCtx(head: HeadMesh): Ctx {
   for (const side of [1, -1] as Side[]) {
     const up = side === 1 ? L.EYE_LEFT_UPPER : L.EYE_RIGHT_UPPER;
     const lo = side === 1 ? L.EYE_LEFT_LOWER : L.EYE_RIGHT_LOWER;
-    ctx.eyes[side] = { center: side === 1 ? head.eyeCenter.left : head.eyeCenter.right, upper: up.map((i) => p[i]), lower: lo.map((i) => p[i]) };
+    // sorted by x once here: lidField interpolates them for every vertex of every eye shape
+    const byX = (ids: number[]) => ids.map((i) => p[i]).sort((a, b) => a[0] - b[0]);
+    ctx.eyes[side] = { center: side === 1 ? head.eyeCenter.left : head.eyeCenter.right, upper: byX(up), lower: byX(lo) };
   }
   return ctx;
 }
@@ -199,9 +200,8 @@ function lidField(ctx: Ctx, s: Side, p: V3, upperTo: number, lowerTo: number): V
   // upperTo / lowerTo: where the lid margins go, as a fraction of the eye opening
   // (0 = stays, 1 = all the way to the other lid, negative = away from it).
   const e = ctx.eyes[s];
-  const xs = e.upper.map((q) => q[0]);
-  const x0 = Math.min(...xs);
-  const x1 = Math.max(...xs);
+  const x0 = e.upper[0][0];
+  const x1 = e.upper[e.upper.length - 1][0];
   const xc = clamp(p[0], x0, x1);
   const xw = falloff(Math.abs(p[0] - xc), 0.9);
   if (xw <= 0 || Math.abs(p[1] - e.center[1]) > 3 || p[2] < e.center[2] - 1.5) return [0, 0, 0];
