@@ -1,5 +1,5 @@
 /**
- * Operator commands (`npx presence accounts …`, `keys create`). The same functions run inside the
+ * Operator commands (`npx presence accounts …`, `keys create`, `faces add`). The same functions run inside the
  * server (reached through the loopback admin endpoint while it owns the embedded database) or in
  * the CLI process itself when no server holds DATA_DIR or when the database is PostgreSQL.
  */
@@ -9,6 +9,7 @@ import { ApiError } from '../core/errors.js';
 import { PERMISSIONS, type Permission } from '../core/auth.js';
 import { safeEqual } from '../core/secrets.js';
 import { AccountStore, decimalToCents } from './accounts.js';
+import { AVATAR_ID_PATTERN, faceMaxBytes, type CustomFaces } from '../catalog/custom-faces.js';
 
 const plan = z.enum(['free', 'paid']);
 
@@ -16,10 +17,20 @@ export const adminCommands = {
   'accounts.create': z.object({ name: z.string().min(1), plan, balance: z.string().optional() }).strict(),
   'accounts.set': z.object({ id: z.number().int(), plan: plan.optional(), balance: z.string().optional() }).strict(),
   'keys.create': z.object({ account: z.number().int(), permissions: z.array(z.enum(PERMISSIONS)).min(1) }).strict(),
+  // The file travels base64-encoded in the JSON body; without `account` the face is global.
+  'faces.add': z.object({
+    file_base64: z.string().min(1),
+    name: z.string().trim().min(1).max(100),
+    gender: z.enum(['f', 'm']),
+    id: z.string().regex(AVATAR_ID_PATTERN, `must match ${AVATAR_ID_PATTERN.source}`).optional(),
+    description: z.string().max(500).optional(),
+    default_voice_id: z.string().optional(),
+    account: z.number().int().optional(),
+  }).strict(),
 };
 export type AdminCommand = keyof typeof adminCommands;
 
-export async function runAdminCommand(store: AccountStore, command: string, args: unknown): Promise<unknown> {
+export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces): Promise<unknown> {
   const schema = adminCommands[command as AdminCommand];
   if (!schema) throw new ApiError(400, 'unknown_command', `unknown admin command "${command}"`);
   const parsed = schema.safeParse(args);
@@ -32,6 +43,19 @@ export async function runAdminCommand(store: AccountStore, command: string, args
       return store.update(a.id, { plan: a.plan, balanceCents: a.balance === undefined ? undefined : decimalToCents(a.balance) });
     case 'keys.create':
       return store.createKey(a.account, a.permissions as Permission[]);
+    case 'faces.add': {
+      if (!faces) throw new ApiError(500, 'unavailable', 'custom faces are not available here');
+      const face = await faces.add({
+        glb: Buffer.from(a.file_base64, 'base64'),
+        name: a.name,
+        gender: a.gender,
+        avatarId: a.id,
+        description: a.description,
+        defaultVoiceId: a.default_voice_id,
+        accountId: a.account ?? null,
+      });
+      return { ...face, account_id: a.account ?? null };
+    }
   }
 }
 
@@ -40,14 +64,17 @@ function isLoopback(address: string | undefined): boolean {
 }
 
 /** POST /internal/admin: loopback only, and only with the token the server wrote into DATA_DIR. */
-export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string): void {
-  app.post('/internal/admin', { schema: { hide: true } as any }, async (request, reply) => {
+export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces): void {
+  // Room for `faces add`: a face file up to the limit (and a little over, so an oversized one gets
+  // the validator's message), base64-encoded.
+  const bodyLimit = Math.ceil(((faces?.maxBytes ?? faceMaxBytes()) + 1024 * 1024) * 4 / 3) + 64 * 1024;
+  app.post('/internal/admin', { schema: { hide: true } as any, bodyLimit }, async (request, reply) => {
     const token = String(request.headers['x-admin-token'] ?? '');
     if (!isLoopback(request.socket.remoteAddress) || !safeEqual(token, adminToken)) {
       reply.code(404).send({ detail: 'Not Found' });
       return;
     }
     const body = request.body as { command?: string; args?: unknown } | undefined;
-    return runAdminCommand(store, String(body?.command ?? ''), body?.args);
+    return runAdminCommand(store, String(body?.command ?? ''), body?.args, faces);
   });
 }

@@ -1,5 +1,6 @@
 /**
- * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create`.
+ * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create`,
+ * and `faces add` (bring your own face).
  * Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.
  *
  * With the embedded database, a running server owns DATA_DIR, so commands go through its
@@ -11,6 +12,8 @@ import { loadConfig, type Config } from '../core/config.js';
 import { openDatabase } from '../core/db/database.js';
 import { lockHolder } from '../core/db/lock.js';
 import { AccountStore } from '../accounts/accounts.js';
+import { StudioCatalog } from '../catalog/catalog.js';
+import { CustomFaces, faceMaxBytes } from '../catalog/custom-faces.js';
 import { runAdminCommand } from '../accounts/admin.js';
 import { ApiError } from '../core/errors.js';
 import { adminFile, serve } from '../server.js';
@@ -19,7 +22,8 @@ const USAGE = `usage:
   presence serve
   presence accounts create --name NAME --plan free|paid [--balance 25.00]
   presence accounts set --id ID [--plan free|paid] [--balance 25.00]
-  presence keys create --account ID --permissions read,setup,sessions,delete`;
+  presence keys create --account ID --permissions read,setup,sessions,delete
+  presence faces add --file PATH --name NAME --gender f|m [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID]`;
 
 class UsageError extends Error {}
 
@@ -30,6 +34,7 @@ function toCommand(argv: string[]): { command: string; args: Record<string, unkn
     options: {
       name: { type: 'string' }, plan: { type: 'string' }, balance: { type: 'string' },
       id: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' },
+      file: { type: 'string' }, gender: { type: 'string' }, description: { type: 'string' }, voice: { type: 'string' },
     },
     strict: true,
   });
@@ -50,7 +55,37 @@ function toCommand(argv: string[]): { command: string; args: Record<string, unkn
     if (!values.permissions) throw new UsageError('--permissions is required, e.g. read,setup,sessions,delete');
     return { command: 'keys.create', args: { account: int('account', values.account), permissions: values.permissions.split(',').map((p) => p.trim()).filter(Boolean) } };
   }
+  if (key === 'faces add') {
+    if (!values.file) throw new UsageError('--file is required (a .glb or .vrm file)');
+    if (!values.name) throw new UsageError('--name is required');
+    if (values.gender !== 'f' && values.gender !== 'm') throw new UsageError('--gender is required (f or m)');
+    return {
+      command: 'faces.add',
+      args: {
+        file_base64: readFaceFile(values.file).toString('base64'),
+        name: values.name,
+        gender: values.gender,
+        ...(values.id !== undefined && { id: values.id }),
+        ...(values.description !== undefined && { description: values.description }),
+        ...(values.voice !== undefined && { default_voice_id: values.voice }),
+        ...(values.account !== undefined && { account: int('account', values.account) }),
+      },
+    };
+  }
   throw new UsageError(`unknown command "${argv.join(' ')}"`);
+}
+
+/** The face file, refused here already when it is over the limit (no point sending it). */
+function readFaceFile(file: string): Buffer {
+  let size: number;
+  try {
+    size = fs.statSync(file).size;
+  } catch (error) {
+    throw new Error(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const max = faceMaxBytes();
+  if (size > max) throw new Error(`The face file cannot be used: file is ${size} bytes, over the ${max}-byte limit`);
+  return fs.readFileSync(file);
 }
 
 /** The running server's admin endpoint, when the live process holding DATA_DIR is the one that wrote admin.json. */
@@ -82,7 +117,8 @@ async function viaServer(admin: { port: number; token: string }, command: string
 async function locally(config: Config, command: string, args: unknown): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    return await runAdminCommand(new AccountStore(database.db), command, args);
+    const faces = new CustomFaces(database.db, new StudioCatalog());
+    return await runAdminCommand(new AccountStore(database.db), command, args, faces);
   } finally {
     await database.close();
   }
