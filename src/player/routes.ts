@@ -27,6 +27,11 @@ export interface PlayerRouteDeps {
   resolve(playerKey: string): Promise<PlayerLink | null | undefined> | PlayerLink | null | undefined;
   /** Where the face GLBs are (default build/faces under the repository). */
   facesDir?: string;
+  /**
+   * Custom (uploaded) faces: the GLB bytes and their SHA-256 by avatar id, or undefined
+   * (e.g. `customFaceAsset` from src/catalog/custom-faces.ts). Asked when no file matches.
+   */
+  customFace?: (avatarId: string) => Promise<{ bytes: Buffer | Uint8Array; sha256: string } | undefined>;
   /** Where the built player bundle goes (default build/player). */
   buildDir?: string;
 }
@@ -137,9 +142,20 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
   app.get<{ Params: { file: string } }>('/assets/faces/:file', { schema: { hide: true } }, async (request, reply) => {
     const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
     if (!match) return reply.code(404).type('text/plain').send('not found');
-    const file = path.join(facesDir, `${match[1]}.glb`);
+    const id = match[1];
+    const file = path.join(facesDir, `${id}.glb`);
+    const builtin = BUILTIN_FACES.some((f) => f.avatar_id === id);
+    if (!builtin && !fs.existsSync(file) && deps.customFace) {
+      const custom = await deps.customFace(id);
+      if (!custom) return reply.code(404).type('text/plain').send('not found');
+      const etag = `"${custom.sha256.slice(0, 32)}"`;
+      reply.header('etag', etag).header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*');
+      reply.header('cross-origin-resource-policy', 'cross-origin').header('x-content-type-options', 'nosniff').type('model/gltf-binary');
+      if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+      return reply.send(Buffer.from(custom.bytes.buffer, custom.bytes.byteOffset, custom.bytes.byteLength));
+    }
     // Only built-in faces are generated on demand; anything else is served if present.
-    if (!fs.existsSync(file) && BUILTIN_FACES.some((f) => f.avatar_id === match[1])) {
+    if (!fs.existsSync(file) && builtin) {
       try {
         await ensureFacesOnce(facesDir);
       } catch (error) {

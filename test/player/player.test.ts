@@ -106,7 +106,8 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     const page = await open(browser, fake, { width: 320, height: 180 });
     await sleep(500);
     await record(page);
-    const speech: Speech = synthSpeech(24000, [2, 3, 0, 1, 2, 0, 3, 1, 0, 2]);
+    // Open-mouth consonants only, so the jaw follows the loudness envelope alone (PP/FF close it).
+    const speech: Speech = synthSpeech(24000, [2, 3, 0, 1, 2, 0, 3, 1, 0, 2, 2, 0, 3], 0.4, 7, ['DD', 'kk', 'SS', 'nn', 'TH', 'CH', 'RR']);
     const t0 = await fake.speak(speech);
     await sleep((t0 + speech.duration - fake.now()) * 1000 + 400);
     const { rec, fps } = await page.evaluate(() => ({ rec: window.__rec, fps: window.presence.fps() }));
@@ -150,11 +151,42 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       if (heardOnset !== undefined && jawAt !== null) levelOffsets.push((jawAt - (heardOnset - 0.003)) * 1000);
     }
     const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
-    console.log(`lip sync (page at ${fps} fps, sampled at ${rate.toFixed(0)} Hz): jaw vs audio clock ${offsets.map((o) => o.toFixed(1)).join(', ')} ms (mean ${mean(offsets).toFixed(1)}); jaw vs heard level ${levelOffsets.map((o) => o.toFixed(1)).join(', ')} ms`);
-    assert.ok(Math.abs(mean(offsets)) <= 40, `mean audio-to-lip offset ${mean(offsets).toFixed(1)} ms`);
-    for (const o of offsets) assert.ok(Math.abs(o) <= 40 + 2000 / rate, `offset ${o.toFixed(1)} ms within ±40 ms (+ sampling)`);
+    const median = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+    // Offset 3, robust to coarse sampling: every sample on a rising edge of the jaw is matched to
+    // the time the track's envelope reaches that opening; the difference is the lip lag.
+    const { step, values } = speech.mouth;
+    const jawOf = (tau: number) => {
+      const x = (tau - t0) / step - 0.5;
+      const i = Math.floor(x);
+      const a = i < 0 || i >= values.length ? 0 : values[i];
+      const b = i + 1 < values.length && i + 1 >= 0 ? values[i + 1] : 0;
+      return 0.62 * (a + (b - a) * (x - i));
+    };
+    const lags: number[] = [];
+    for (const syl of speech.syllables) {
+      const S = t0 + syl.start;
+      let top = 0;
+      for (let tau = S - 0.05; tau < S + 0.08; tau += 0.001) top = Math.max(top, jawOf(tau));
+      for (const r of rec) {
+        if (r[1] < S - 0.03 || r[1] > S + 0.07 || r[2] < 0.04 || r[2] > 0.8 * top) continue;
+        for (let tau = S - 0.06; tau < S + 0.08; tau += 0.0005) {
+          if (jawOf(tau) >= r[2] && jawOf(tau - 0.0005) < r[2]) {
+            lags.push((r[1] - tau) * 1000);
+            break;
+          }
+        }
+      }
+    }
+    console.log(`lip lag on rising edges: median ${median(lags).toFixed(1)} ms, mean ${mean(lags).toFixed(1)} ms over ${lags.length} samples`);
+    assert.ok(lags.length >= 5, `enough rising-edge samples (${lags.length})`);
+    assert.ok(Math.abs(median(lags)) <= 40, `lip lag ${median(lags).toFixed(1)} ms within ±40 ms`);
+    console.log(`lip sync (page at ${fps} fps, sampled at ${rate.toFixed(0)} Hz): jaw vs audio clock at onsets ${offsets.map((o) => o.toFixed(1)).join(', ')} ms (mean ${mean(offsets).toFixed(1)}); jaw vs rendered audio level ${levelOffsets.map((o) => o.toFixed(1)).join(', ')} ms`);
+    // Interpolating between samples tens of ms apart biases these early; the bound allows for it.
+    const gap = 1000 / rate;
+    assert.ok(Math.abs(mean(offsets)) <= 40 + gap / 2, `mean audio-to-lip offset ${mean(offsets).toFixed(1)} ms`);
+    for (const o of offsets) assert.ok(Math.abs(o) <= 40 + gap, `offset ${o.toFixed(1)} ms within ±40 ms (+ sampling)`);
     assert.ok(levelOffsets.length >= speech.onsets.length - 1, 'the audio was heard at its onsets');
-    assert.ok(Math.abs(mean(levelOffsets)) <= 40, `mean heard-audio-to-lip offset ${mean(levelOffsets).toFixed(1)} ms`);
+    assert.ok(Math.abs(mean(levelOffsets)) <= 40 + gap / 2, `mean heard-audio-to-lip offset ${mean(levelOffsets).toFixed(1)} ms`);
   });
 
   test('interrupt stops the voice and closes the mouth within 100 ms', async () => {
@@ -304,6 +336,14 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     await page.goto(`${fake.url}/p/pk_unknown_key_0001`);
     assert.match(await page.textContent('body') ?? '', /invalid or has expired/);
     await page.close();
+    // A link that dies while the page is open: the socket is refused with 4004.
+    const live = await open(browser, fake);
+    const key = fake.key;
+    (fake as unknown as { key: string }).key = 'pk_revoked_key_0001';
+    fake.dropSockets();
+    await live.waitForFunction(() => window.presence.state === 'invalid', null, { timeout: 10_000 });
+    (fake as unknown as { key: string }).key = key;
+    await live.close();
   });
 
   test('static assets: bundle, worklet and faces', async () => {
@@ -319,5 +359,9 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     assert.equal(glb.status, 200);
     assert.equal(glb.headers.get('content-type'), 'model/gltf-binary');
     assert.equal((await fetch(`${fake.url}/assets/faces/nope.glb`)).status, 404);
+    const custom = await fetch(`${fake.url}/assets/faces/custom_face.glb`);
+    assert.equal(custom.status, 200);
+    assert.equal(await custom.text(), 'glTF-test-bytes');
+    assert.equal((await fetch(`${fake.url}/assets/faces/custom_face.glb`, { headers: { 'if-none-match': custom.headers.get('etag')! } })).status, 304);
   });
 });

@@ -101,9 +101,9 @@ export class CameraRig {
   }
 
   /** Initial placement, no transition. */
-  place(name: CameraName, now: number): void {
+  place(name: CameraName, now: number, startShot?: CameraShot): void {
     if (name !== 'auto') this.shot = this.nearest(name), this.mode = 'manual';
-    else this.mode = 'auto', this.shot = this.nearest('mid');
+    else this.mode = 'auto', this.shot = this.nearest(startShot ?? 'mid');
     this.shotSince = now;
     this.snap();
   }

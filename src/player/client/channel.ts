@@ -16,7 +16,7 @@ export interface ChannelHandlers {
 }
 
 /** Close codes a server may use to say "do not retry" (see docs/player.md). */
-export const CLOSE_INVALID = 4404;
+export const CLOSE_INVALID = [4004, 4404];
 export const CLOSE_ENDED = 4410;
 
 export class Channel {
@@ -66,7 +66,7 @@ export class Channel {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stopped) return;
-      if (e.code === CLOSE_INVALID) {
+      if (CLOSE_INVALID.includes(e.code)) {
         this.stopped = true;
         this.on.invalid();
         return;

@@ -12,7 +12,7 @@ import { Expressions } from './expression.js';
 import { Idle } from './idle.js';
 import { LipSync } from './lipsync.js';
 import { MorphMixer } from './morphs.js';
-import type { AvatarState, BackdropRecord, CameraName, HelloMessage, ServerMessage } from './protocol.js';
+import type { AvatarState, BackdropRecord, HelloMessage, ServerMessage } from './protocol.js';
 import { Stage } from './scene.js';
 import { Ui } from './ui.js';
 
@@ -120,10 +120,12 @@ function onHello(h: HelloMessage): void {
   stage.setFaceLight(studio.face_light ?? 1);
   stage.setSkinTone(h.face?.look?.skin);
   rig.setAllowed(studio.cameras ?? ['far', 'mid', 'close']);
-  const cam: CameraName = studio.camera ?? (studio.camera_mode === 'auto' ? 'auto' : 'auto');
-  if (first) rig.place(cam, nowSec());
-  else rig.request(cam, rig.hold, nowSec());
-  rig.hold = studio.camera_mode === 'hold';
+  // `camera` is the current shot (or 'auto'); `camera_mode` says whether the director runs.
+  const auto = studio.camera_mode === 'auto' || studio.camera === 'auto';
+  const shot = studio.camera && studio.camera !== 'auto' ? studio.camera : undefined;
+  if (first) rig.place(auto ? 'auto' : shot ?? 'mid', nowSec(), shot);
+  else rig.request(auto ? 'auto' : shot ?? rig.shot, false, nowSec());
+  rig.hold = !!studio.hold || studio.camera_mode === 'hold';
   setBackdrop(studio.backdrop ?? null, !first);
   avatar = h.state ?? 'idle';
   if (h.face?.model_url) void loadFace(h.face.model_url);

@@ -24,8 +24,11 @@ export interface FaceRecord {
 export interface Studio {
   backdrop: BackdropRecord | null;
   cameras: CameraShot[];
+  /** The current shot ('auto' accepted too). */
   camera?: CameraName;
   camera_mode?: 'auto' | 'manual' | string;
+  /** Auto mode paused on the current shot. */
+  hold?: boolean;
   face_light: number;
 }
 

@@ -52,10 +52,11 @@ export class FakeChannel {
     await this.app.register(websocket);
     await playerRoutes(this.app, {
       facesDir: this.opts.facesDir,
+      customFace: async (id) => (id === 'custom_face' ? { bytes: Buffer.from('glTF-test-bytes'), sha256: 'ab'.repeat(32) } : undefined),
       resolve: (key): PlayerLink | null => (key === this.key ? { status: 'valid', faceUrl: `/assets/faces/${this.opts.face}.glb` } : key === 'pk_expired_key_0001' ? { status: 'expired' } : null),
     });
     this.app.get<{ Params: { player_key: string } }>('/p/:player_key/ws', { websocket: true }, (socket, request) => {
-      if (request.params.player_key !== this.key) return socket.close(4404, 'invalid');
+      if (request.params.player_key !== this.key) return socket.close(4004, 'invalid link');
       this.connections++;
       this.sockets.push(socket);
       socket.on('message', (data: Buffer, binary: boolean) => {
@@ -80,7 +81,7 @@ export class FakeChannel {
       type: 'hello',
       session: { session_id: 'ses_test', mode: o.mode, status: 'active', max_session_seconds: 300 },
       face: BUILTIN_FACES.find((f) => f.avatar_id === o.face) ?? { avatar_id: o.face, gender: 'f', model_url: `/assets/faces/${o.face}.glb`, look: {} },
-      studio: { backdrop: BACKDROPS.find((b) => b.backdrop_id === o.backdrop) ?? null, cameras: o.cameras, camera: o.camera, camera_mode: o.camera === 'auto' ? 'auto' : 'manual', face_light: o.faceLight },
+      studio: { backdrop: BACKDROPS.find((b) => b.backdrop_id === o.backdrop) ?? null, cameras: o.cameras, camera: o.camera === 'auto' ? 'mid' : o.camera, camera_mode: o.camera === 'auto' ? 'auto' : 'manual', hold: false, face_light: o.faceLight },
       sample_rate: o.rate,
       state: 'idle',
       now: this.now(),

@@ -23,7 +23,7 @@ export interface Speech {
 }
 
 /** `words`: number of syllables per word; 0 = a pause. */
-export function synthSpeech(rate: number, words: number[], lead = 0.4, seed = 7): Speech {
+export function synthSpeech(rate: number, words: number[], lead = 0.4, seed = 7, consonants = CONSONANTS): Speech {
   let s = seed;
   const rnd = () => ((s = (s * 16807) % 2147483647) / 2147483647);
   const syllables: Syllable[] = [];
@@ -41,7 +41,7 @@ export function synthSpeech(rate: number, words: number[], lead = 0.4, seed = 7)
       const dur = 0.16 + rnd() * 0.1;
       if (silent) onsets.push(t);
       silent = false;
-      syllables.push({ start: t, end: t + dur, vowel: vowels[Math.floor(rnd() * vowels.length)], consonant: CONSONANTS[Math.floor(rnd() * CONSONANTS.length)] });
+      syllables.push({ start: t, end: t + dur, vowel: vowels[Math.floor(rnd() * vowels.length)], consonant: consonants[Math.floor(rnd() * consonants.length)] });
       t += dur + 0.035;
     }
     t += 0.08;
