@@ -11,6 +11,10 @@ import { makeAgent, openPlayer, started, startSession, stopSession } from '../se
 import { faceGlb, REQUIRED_MORPHS } from './support/face-glb.js';
 import { StudioCatalog } from '../../src/catalog/catalog.js';
 import { CustomFaces, customFaceGlb, DEFAULT_FACE_MAX_BYTES } from '../../src/catalog/custom-faces.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/core/config.js';
+import { openDatabase } from '../../src/core/db/database.js';
+import { sleep } from '../sessions/helpers.js';
 
 /** POST /v1/avatars with a raw body. */
 async function upload(t: TestApp, body: Uint8Array | string | undefined, query: Record<string, string>, options: { key?: string; type?: string } = {}) {
@@ -264,4 +268,39 @@ forEachEngine('custom faces', (engine) => {
       assertCoded(await t.request('DELETE', '/v1/avatars/house-face?confirm=true', { key: other.key }), 404, 'avatar_not_found');
     });
   });
+
+  if (engine === 'postgres') {
+    describe('two nodes on one PostgreSQL', () => {
+      it('a face added on one node is usable on the other at once and listed there; a delete shows there too', async () => {
+        const database = await openDatabase({ databaseUrl: t.database.connectionString });
+        const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv), database, logger: false });
+        try {
+          await app.listen({ port: 0, host: '127.0.0.1' });
+          const nodeB = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+          const onB = async (method: string, path: string, body?: unknown) => {
+            const res = await fetch(nodeB + path, {
+              method,
+              headers: { authorization: `Bearer ${t.key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+              body: body ? JSON.stringify(body) : undefined,
+            });
+            const text = await res.text();
+            return { status: res.status, body: text ? JSON.parse(text) : null };
+          };
+          assert.equal((await upload(t, glb, { name: 'Roamer', gender: 'f', avatar_id: 'roamer' })).status, 201);
+          const agent = await onB('POST', '/v1/agent/create', { name: 'On B', avatar_id: 'roamer' });
+          assert.equal(agent.status, 200, JSON.stringify(agent.body));
+          assert.equal(agent.body.voice_id, 'af_alloy');
+          await sleep(1100);
+          assert.ok((await onB('GET', '/v1/avatars')).body.some((f: any) => f.avatar_id === 'roamer'), 'listed on node B');
+          assert.equal((await onB('DELETE', `/v1/agent/${agent.body.id}?confirm=true`)).status, 204);
+          assert.equal((await t.request('DELETE', '/v1/avatars/roamer?confirm=true')).status, 204);
+          await sleep(1100);
+          assert.ok(!(await onB('GET', '/v1/avatars')).body.some((f: any) => f.avatar_id === 'roamer'), 'gone on node B');
+        } finally {
+          await app.close();
+          await database.close();
+        }
+      });
+    });
+  }
 });
