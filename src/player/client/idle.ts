@@ -149,6 +149,10 @@ export class Idle {
     if (listening) {
       morphs.set('eyeWideLeft', 0.08);
       morphs.set('eyeWideRight', 0.08);
+      // Lips together while listening.
+      morphs.set('mouthPressLeft', 0.1);
+      morphs.set('mouthPressRight', 0.1);
+      morphs.set('mouthClose', 0.35);
     }
     // Eyelids follow vertical gaze a little (looking down lowers the lids).
     const lid = Math.max(0, -gp / (10 * DEG)) * 0.25;
