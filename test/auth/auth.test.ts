@@ -233,12 +233,17 @@ forEachEngine('rate limit', (engine) => {
   after(() => t.close());
 
   it('past the per-key rate, 429 rate_limited with Retry-After; other keys are unaffected', async () => {
+    const began = performance.now();
     const results = await Promise.all(Array.from({ length: 40 }, () => t.request('GET', '/v1/avatars')));
+    const elapsed = (performance.now() - began) / 1000;
     const limited = results.filter((r) => r.status === 429);
     const ok = results.filter((r) => r.status === 200);
+    // A burst of 2×5 passes at once, then 5 a second: what may pass depends on how long the 40 took.
+    const allowed = 10 + Math.ceil(5 * elapsed) + 1;
     assert.ok(ok.length >= 1, 'some requests pass');
-    assert.ok(ok.length <= 15, `at most a small burst passes, got ${ok.length}`);
-    assert.ok(limited.length >= 25, `expected most of 40 to be limited, got ${limited.length}`);
+    assert.ok(ok.length <= allowed, `at most ${allowed} may pass in ${elapsed.toFixed(2)} s, got ${ok.length}`);
+    assert.equal(ok.length + limited.length, 40);
+    assert.ok(limited.length >= 1, 'the rest are limited');
     for (const res of limited) {
       assertCodedError(res, 429, 'rate_limited');
       const retryAfter = res.headers.get('retry-after');

@@ -224,5 +224,6 @@ test('abort cancels a premium stream at once', async () => {
     }
   }
   assert.equal(n, 3);
-  assert.ok(performance.now() - at < 50);
+  // The fake would stream for 4 s more; a generous bound keeps this true on a loaded machine.
+  assert.ok(performance.now() - at < 1000, `ended ${Math.round(performance.now() - at)} ms after the abort`);
 });

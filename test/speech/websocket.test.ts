@@ -113,7 +113,8 @@ test('Cartesia WebSocket: error message, silence and abort', async () => {
       controller.abort();
     }
   }
-  assert.ok(performance.now() - at < 50);
+  // The fake keeps sending; a generous bound keeps this true on a loaded machine.
+  assert.ok(performance.now() - at < 1000, `ended ${Math.round(performance.now() - at)} ms after the abort`);
   await sleep(50);
   const last = fake.connections.at(-1)!.received.at(-1);
   assert.equal(last.cancel, true, 'the context was cancelled at the provider');
