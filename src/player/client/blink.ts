@@ -15,10 +15,10 @@ export class Blinker {
   rate = 1;
   count = 0;
 
-  /** Log-normal interval around a 3.3 s median, clamped to 0.8..9 s. */
+  /** Log-normal interval around a 3.5 s median (≈17 a minute with the doubles), clamped to 0.8..9 s. */
   private interval(): number {
     const g = Math.sqrt(-2 * Math.log(Math.random() || 1e-9)) * Math.cos(2 * Math.PI * Math.random());
-    return Math.min(9, Math.max(0.8, Math.exp(Math.log(3.1) + 0.45 * g))) / this.rate;
+    return Math.min(9, Math.max(0.8, Math.exp(Math.log(3.5) + 0.45 * g))) / this.rate;
   }
 
   /** Starts a blink now (camera cuts, big saccades, on request). */
