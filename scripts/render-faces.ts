@@ -2,7 +2,7 @@
  * Visual check of the generated faces (not part of the tests): renders each GLB in headless
  * Chromium with three.js and writes a contact sheet per face (neutral front, 3/4, profile,
  * jawOpen, viseme_aa, viseme_O, blink, smile) as PNG, lit like the player page. With SHEETS=main,close
- * it also writes <id>-close.png (eye, lips, viseme_O lips, ear, hair from 3/4, back and above).
+ * it also writes <id>-close.png (eye, lips, viseme_O lips, ear, hair from 3/4, back and above, closed eye).
  * Usage: [FACES=face01,face03] [SHEETS=main,close] node --import tsx scripts/render-faces.ts [facesDir] [outDir] [chromiumPath]
  */
 import http from 'node:http';
@@ -35,7 +35,7 @@ const sheets = {
   // close-ups for judging details: eye, lips at rest, viseme_O, ear in profile, hair from behind
   close: [
     ['eye', 0.15, {}, 0.16, 0.025, 0.032, 0, 0.035], ['lips', 0.1, {}, 0.16, -0.043, 0, 0, 0.05], ['lips O', 0.1, { viseme_O: 1 }, 0.16, -0.045, 0, 0, 0.05], ['ear', 1.5, {}, 0.22, 0.01, 0.07, 0, -0.045],
-    ['3/4 hair', 0.9, {}, 0.45, 0.03, 0], ['back', 3.0, {}, 0.62, 0, 0], ['top', 0.2, {}, 0.5, 0.06, 0, 0.6], ['lips 3/4', 0.7, {}, 0.18, -0.04, 0.01, 0, 0.04],
+    ['3/4 hair', 0.9, {}, 0.45, 0.03, 0], ['back', 3.0, {}, 0.62, 0, 0], ['top', 0.2, {}, 0.5, 0.06, 0, 0.6], ['blink', 0.15, { eyeBlinkLeft: 1, eyeBlinkRight: 1 }, 0.16, 0.025, 0.032, 0, 0.035],
   ],
 };
 const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });

@@ -196,7 +196,7 @@ function makeCtx(head: HeadMesh): Ctx {
 /** The sign of x on the subject's side s, e.g. outward for a lip corner. */
 const sideW = (x: number, s: Side): number => smoothstep(-1.2, 1.5, x * s);
 
-function lidField(ctx: Ctx, s: Side, p: V3, upperTo: number, lowerTo: number): V3 {
+function lidField(ctx: Ctx, s: Side, p: V3, upperTo: number, lowerTo: number, fullToCorners = false): V3 {
   // upperTo / lowerTo: where the lid margins go, as a fraction of the eye opening
   // (0 = stays, 1 = all the way to the other lid, negative = away from it).
   const e = ctx.eyes[s];
@@ -210,7 +210,9 @@ function lidField(ctx: Ctx, s: Side, p: V3, upperTo: number, lowerTo: number): V
   const gap = yU - yL;
   // Endpoints stay put at the corners, so weight by distance along the eye.
   const along = Math.sin(Math.PI * clamp((xc - x0) / (x1 - x0)));
-  const ends = 0.25 + 0.75 * along;
+  // (a blink closes right into the corners, where the gap is small anyway; a sliver of sclera
+  // left there reads as a white line on darker skin)
+  const ends = fullToCorners ? 1 : 0.25 + 0.75 * along;
   let dy = 0;
   if (p[1] >= yU - 0.02) dy = -upperTo * gap * falloff(p[1] - yU, 1.1) * ends;
   else if (p[1] <= yL + 0.02) dy = lowerTo * gap * falloff(yL - p[1], 0.6) * ends;
@@ -324,7 +326,7 @@ function field(ctx: Ctx, f: Field, i: number): V3 {
     case 'blinkR':
       // the margins overlap slightly when closed: subdivision rounds them apart, and a sliver of
       // sclera between closed lids reads as a white line
-      return lidField(ctx, s, p, 0.95, 0.15);
+      return lidField(ctx, s, p, 0.95, 0.15, true);
     case 'squintL':
     case 'squintR':
       return add(lidField(ctx, s, p, 0.12, 0.3), m([0, 0.15, 0.05], falloff(Math.hypot(x - 3.6 * s, y - 0.8), 1.6)));
