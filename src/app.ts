@@ -30,6 +30,7 @@ import { registerSessionSockets } from './realtime/sockets.js';
 import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
+import { playerRoutes } from './player/routes.js';
 import { randomToken } from './core/secrets.js';
 
 export interface AppContext {
@@ -124,6 +125,15 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   sessionRoutes(app, sessions, realtime, config);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   registerSessionSockets(app, sessions, realtime, studio);
+  await playerRoutes(app, {
+    resolve: async (playerKey) => {
+      const row = await sessions.byPlayerKey(playerKey);
+      if (!row) return null;
+      const face = studio.face(row.avatar_id, row.account_id);
+      return { status: row.status === 'active' ? 'valid' : 'ended', faceUrl: face?.model_url ?? null, title: face ? `${face.name} · Presence` : 'Presence' };
+    },
+    customFace: (avatarId) => customFaces.asset(avatarId),
+  });
 
   return { app, context };
 }

@@ -9,6 +9,8 @@ import { openDatabase } from './core/db/database.js';
 import { randomToken } from './core/secrets.js';
 import { buildApp } from './app.js';
 import { bootstrap } from './accounts/accounts.js';
+import { ensureFaces } from './player/faces/index.js';
+import { FACES_DIR } from './player/routes.js';
 
 /** Where a running server tells the operator CLI how to reach it (embedded database only). */
 export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
@@ -28,6 +30,8 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
     process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\n`);
   }
 
+  // The built-in faces are generated once (tens of seconds on first start, cached in build/faces).
+  void ensureFaces(FACES_DIR).catch((error) => app.log.error({ err: error }, 'face generation failed'));
   // Says which speech engine speaks, and warms it, without holding up the port.
   void context.speech.start().catch((error) => app.log.error({ err: error }, 'speech engine failed to start'));
   await app.listen({ port: config.port, host: config.host });
