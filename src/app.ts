@@ -31,6 +31,7 @@ import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
 import { playerRoutes } from './player/routes.js';
+import { registerPreviewSocket } from './realtime/preview.js';
 import { randomToken } from './core/secrets.js';
 
 export interface AppContext {
@@ -133,7 +134,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
       return { status: row.status === 'active' ? 'valid' : 'ended', faceUrl: face?.model_url ?? null, title: face ? `${face.name} · Presence` : 'Presence' };
     },
     customFace: (avatarId) => customFaces.asset(avatarId),
+    preview: async (token) => {
+      const agentId = previews.verify(token);
+      const agent = agentId === undefined ? undefined : await agents.byId(agentId);
+      const face = agent && studio.face(agent.avatar_id, agent.account_id);
+      return agent ? { faceUrl: face?.model_url ?? null, title: `${agent.name} · preview` } : null;
+    },
   });
+  registerPreviewSocket(app, previews, agents, realtime, studio);
 
   return { app, context };
 }

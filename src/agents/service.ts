@@ -91,6 +91,11 @@ export class AgentService {
     return row ? this.cache.set(id, row as unknown as Agent) : undefined;
   }
 
+  /** Any account's agent, for credentials that name it themselves (signed preview links). */
+  async byId(id: number): Promise<Agent | undefined> {
+    return this.cache.get(id) ?? (await this.load(id));
+  }
+
   async list(accountId: number): Promise<Agent[]> {
     return (await this.db.selectFrom('agents').selectAll().where('account_id', '=', accountId).orderBy('id').execute()) as unknown as Agent[];
   }

@@ -34,6 +34,8 @@ export interface PlayerRouteDeps {
   customFace?: (avatarId: string) => Promise<{ bytes: Buffer | Uint8Array; sha256: string } | undefined>;
   /** Where the built player bundle goes (default build/player). */
   buildDir?: string;
+  /** Agent preview links (`/preview/:token`): the face to preload and a title, or null when invalid or expired. */
+  preview?(token: string): Promise<{ faceUrl: string | null; title: string } | null>;
 }
 
 export const FACES_DIR = path.join(REPO_ROOT, 'build', 'faces');
@@ -129,6 +131,21 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
       faceUrl: link.faceUrl ?? null,
       title: link.title,
+    }));
+  });
+
+  // The same page for an agent's preview link; its channel is /preview/:token/ws (realtime/preview.ts).
+  app.get<{ Params: { token: string } }>('/preview/:token', { schema: { hide: true } }, async (request, reply) => {
+    reply.headers(FRAME_HEADERS);
+    const found = deps.preview ? await deps.preview(request.params.token) : null;
+    if (!found) return reply.code(404).type('text/html; charset=utf-8').send(invalidPage('This preview link is invalid or has expired.', 'Ask for a new one from the console or the API.'));
+    const { version } = await bundle();
+    return reply.type('text/html; charset=utf-8').send(playerPage({
+      wsPath: `/preview/${encodeURIComponent(request.params.token)}/ws`,
+      scriptUrl: `/assets/player/main.js?v=${version}`,
+      workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
+      faceUrl: found.faceUrl,
+      title: found.title,
     }));
   });
 

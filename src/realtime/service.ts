@@ -26,7 +26,7 @@ export class RealtimeService {
     void preloadDictionary().catch(() => {});
   }
 
-  open(row: SessionRow): RealtimeSession {
+  open(row: Pick<SessionRow, 'id' | 'look' | 'voice_provider' | 'voice_id'>): RealtimeSession {
     const look = row.look;
     const stage: Stage = {
       camera: look.camera === 'auto' ? (look.cameras.includes('mid') ? 'mid' : look.cameras[0]) : look.camera,

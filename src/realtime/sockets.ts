@@ -19,12 +19,12 @@ function bearer(header: string | undefined): string | undefined {
   return header?.match(/^Bearer\s+(\S+)$/i)?.[1];
 }
 
-export function helloFor(session: RealtimeSession, row: SessionRow, studio: StudioCatalog) {
+export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>, studio: StudioCatalog) {
   const stage = session.stage;
   return {
     type: 'hello',
     session: { session_id: row.id, mode: row.mode, status: row.status, max_session_seconds: row.max_session_seconds },
-    face: studio.face(row.avatar_id) ?? null,
+    face: studio.face(row.avatar_id, row.account_id) ?? null,
     studio: {
       backdrop: stage.backdrop ? studio.backdrop(stage.backdrop) ?? null : null,
       cameras: stage.cameras,
