@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.js';
-import { DeleteQuery } from '../agents/schemas.js';
 import type { StudioCatalog } from './catalog.js';
 import { AVATAR_ID_PATTERN, type CustomFaces } from './custom-faces.js';
 
@@ -138,7 +137,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: StudioCatalog, c
       tags,
       summary: "Delete one of this account's own faces",
       params: z.object({ avatar_id: z.string() }),
-      querystring: DeleteQuery,
+      querystring: z.object({ confirm: z.literal('true') }),
       response: { 204: z.null() },
     },
   }, async (request, reply) => {
