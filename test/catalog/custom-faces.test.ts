@@ -72,6 +72,11 @@ forEachEngine('custom faces', (engine) => {
       assert.ok(bytes && Buffer.compare(bytes, Buffer.from(glb)) === 0, 'the stored GLB is the uploaded one, byte for byte');
       assert.equal(await customFaceGlb('no-such-face'), undefined);
       assert.equal(await customFaceGlb('face01'), undefined, 'built-in faces are files, not database rows');
+      // The player's asset route serves it at model_url, without a key.
+      const served = await fetch(t.url + face.model_url);
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get('content-type'), 'model/gltf-binary');
+      assert.equal(Buffer.compare(Buffer.from(await served.arrayBuffer()), Buffer.from(glb)), 0);
     });
 
     it('generates an id like custom_<random>, takes a default voice of the gender, and accepts application/octet-stream', async () => {
