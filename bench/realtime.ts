@@ -41,7 +41,9 @@ function procStats(pid: number): { cpuSeconds: number; rssBytes: number } {
 async function startServer(): Promise<{ url: string; key: string; pid: number; stop: () => void }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-bench-'));
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
+  // BENCH_PROFILE=dir writes the server's CPU profile there (node --cpu-prof) when it exits.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, 'bin/presence.js', 'serve'], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -63,7 +65,12 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return { url, key, pid: child.pid!, stop: () => { child.kill('SIGTERM'); fs.rmSync(dataDir, { recursive: true, force: true }); } };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { url, key, pid: child.pid!, stop };
 }
 
 async function api(url: string, key: string, method: string, route: string, body?: unknown) {
@@ -94,11 +101,18 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     ),
   );
   const after = procStats(server.pid);
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
   const latencies = results.flatMap((r) => r.latencies as number[]).sort((a, b) => a - b);
   const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
   const wall = results[0].wallSeconds as number;
   for (const s of sessions) await api(server.url, server.key, 'POST', `/v1/sessions/${s.session_id}/stop`);
+  const serverDelay = histogramQuantiles(metrics, 'presence_relay_delay_seconds', relayBefore);
+  const tickLag = histogramQuantiles(metrics, 'presence_clock_tick_lag_seconds', tickBefore);
+  relayBefore = bucketCounts(metrics, 'presence_relay_delay_seconds');
+  tickBefore = bucketCounts(metrics, 'presence_clock_tick_lag_seconds');
   return {
+    serverP99: serverDelay.p99,
+    tickP99: tickLag.p99,
     n,
     cpu: ((after.cpuSeconds - before.cpuSeconds) / wall) * 100,
     rssMb: after.rssBytes / 1e6,
@@ -113,6 +127,23 @@ async function run(n: number, server: { url: string; key: string; pid: number })
 }
 
 let baseline = 0;
+let relayBefore: number[] = [];
+let tickBefore: number[] = [];
+
+/** Cumulative bucket counts of one Prometheus histogram, by bound. */
+function bucketCounts(text: string, name: string): number[] {
+  return [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\} (\\d+)$`, 'gm'))].map((m) => Number(m[2]));
+}
+
+/** p99 (as the bucket bound in ms) of the observations since `before`. */
+function histogramQuantiles(text: string, name: string, before: number[]): { p99: string } {
+  const bounds = [...text.matchAll(new RegExp(`^${name}_bucket\\{le="([^"]+)"\\}`, 'gm'))].map((m) => m[1]);
+  const counts = bucketCounts(text, name).map((c, i) => c - (before[i] ?? 0));
+  const total = counts.at(-1) ?? 0;
+  const index = counts.findIndex((c) => c >= 0.99 * total);
+  const bound = bounds[index];
+  return { p99: bound === '+Inf' ? '> 500 ms' : `≤ ${Number(bound) * 1000} ms` };
+}
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const server = await startServer();
 baseline = procStats(server.pid).rssBytes;
@@ -122,11 +153,11 @@ for (const n of counts.length ? counts : [50, 200, 500]) {
   rows.push(row);
   console.error(`N=${n} done`);
 }
-server.stop();
+await server.stop();
 
 console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})\n`);
-console.log('| sessions | server CPU (% of a core) | server RSS | RSS per session | relay p50 | relay p99 | speak timing error p50 | max | frames relayed | frames lost |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| sessions | server CPU (% of a core) | server RSS | RSS per session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
+  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
 }

@@ -32,6 +32,7 @@ import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
 import { playerRoutes } from './player/routes.js';
 import { registerPreviewSocket } from './realtime/preview.js';
+import { metricsText } from './realtime/metrics.js';
 import { randomToken } from './core/secrets.js';
 
 export interface AppContext {
@@ -118,6 +119,15 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
       request.log.error({ err: error }, 'readiness check failed');
       return reply.code(503).send({ status: 'database_unavailable' });
     }
+  });
+
+  // Prometheus metrics of the real-time path: loopback only, or with METRICS_TOKEN as a bearer token.
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    const token = process.env.METRICS_TOKEN;
+    const loopback = /^(127\.|::1$|::ffff:127\.)/.test(request.socket.remoteAddress ?? '');
+    const bearer = request.headers.authorization === `Bearer ${token}`;
+    if (token ? !bearer : !loopback) return reply.code(404).send({ detail: 'Not Found' });
+    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size));
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);

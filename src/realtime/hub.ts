@@ -3,6 +3,7 @@
  * sessions with audio or timed actions pending are ticked, so idle sessions cost nothing.
  */
 import type { RealtimeSession } from './session.js';
+import { realtimeMetrics } from './metrics.js';
 
 /** Clock resolution: audio leaves at most this late (plus event-loop lag). */
 export const TICK_MS = 5;
@@ -58,6 +59,7 @@ export class RealtimeHub {
     const now = performance.now();
     const lag = now - this.expected;
     if (lag > this.maxLagMs) this.maxLagMs = lag;
+    realtimeMetrics.tickLag.observe(Math.max(0, lag));
     this.expected = now + TICK_MS;
     for (const session of this.active) {
       session.tick();

@@ -1,7 +1,7 @@
 /**
  * Player out: the last stage of the real-time path. Sends the audio and its animation track to
- * every player page of the session (docs/player-protocol.md). A track message and its audio frame
- * go out in one socket write (corked) so 500 sessions cost one syscall per frame each.
+ * every player page of the session (docs/player-protocol.md). A frame's track and its audio travel
+ * in one binary message, so 500 sessions cost one socket write per frame each.
  */
 import type { WebSocket } from 'ws';
 import { VISEMES } from './lipsync/visemes.js';
@@ -9,18 +9,21 @@ import { FRAME_SECONDS, type PieceTrack } from './lipsync/analysis.js';
 
 export interface PlayerConnection {
   socket: WebSocket;
-  seq: number;
 }
+
+/** Bit 31 of a binary frame's first word: a track message is packed in front of the samples. */
+export const TRACK_FLAG = 0x80000000;
 
 export class PlayerOut {
   readonly connections = new Set<PlayerConnection>();
+  private seq = 0;
 
   get connected(): boolean {
     return this.connections.size > 0;
   }
 
   add(socket: WebSocket): PlayerConnection {
-    const connection = { socket, seq: 0 };
+    const connection = { socket };
     this.connections.add(connection);
     return connection;
   }
@@ -36,24 +39,26 @@ export class PlayerOut {
   }
 
   /**
-   * One audio frame (samples [offset, offset+length) of a piece) with its lip-sync, starting at
-   * session time `t`.
+   * One audio frame (samples [offset, offset+length) of a piece) starting at session time `t`,
+   * with its lip-sync track packed in the same binary message: one message (one socket write)
+   * per frame, built once and shared by every player of the session.
    */
   frame(utterance: string, t: number, pcm: Int16Array, offset: number, length: number, sampleRate: number, track: PieceTrack): void {
     if (!this.connections.size) return;
-    const trackMessage = JSON.stringify(buildTrack(utterance, t, offset, length, sampleRate, track));
-    const samples = new Uint8Array(pcm.buffer, pcm.byteOffset + offset * 2, length * 2);
-    for (const c of this.connections) {
-      if (c.socket.readyState !== 1) continue;
-      const header = Buffer.allocUnsafe(12);
-      header.writeUInt32LE(c.seq++ >>> 0, 0);
-      header.writeDoubleLE(t, 4);
-      const raw = (c.socket as any)._socket as import('node:net').Socket | undefined;
-      raw?.cork();
-      c.socket.send(trackMessage);
-      c.socket.send(Buffer.concat([header, samples]), { binary: true });
-      if (raw) process.nextTick(() => raw.uncork());
+    let json = JSON.stringify(buildTrack(utterance, t, offset, length, sampleRate, track));
+    // Pad with JSON whitespace so the samples start 2-byte aligned.
+    let trackBytes = Buffer.byteLength(json);
+    if (trackBytes % 2) {
+      json += ' ';
+      trackBytes++;
     }
+    const message = Buffer.allocUnsafe(16 + trackBytes + length * 2);
+    message.writeUInt32LE(((this.seq++ & 0x7fffffff) | TRACK_FLAG) >>> 0, 0);
+    message.writeDoubleLE(t, 4);
+    message.writeUInt32LE(trackBytes, 12);
+    message.write(json, 16, 'utf8');
+    message.set(new Uint8Array(pcm.buffer, pcm.byteOffset + offset * 2, length * 2), 16 + trackBytes);
+    for (const c of this.connections) if (c.socket.readyState === 1) c.socket.send(message, { binary: true });
   }
 
   close(code: number, reason: string): void {

@@ -10,6 +10,7 @@ import { PlayerOut } from './player-out.js';
 import { parseExpressionTags } from './expression-tags.js';
 import { MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
+import { realtimeMetrics } from './metrics.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -141,7 +142,7 @@ export class RealtimeSession {
       this.queue.open = utterance;
       this.queue.push(utterance);
     }
-    if (samples > 0 || text) utterance.add({ pcm, text });
+    if (samples > 0 || text) utterance.add({ pcm, text, arrivedAt: performance.now() });
     if (samples > 0) this.audioStarted = true;
     this.wake();
   }
@@ -375,6 +376,11 @@ export class RealtimeSession {
       if (!frame) break;
       const track = this.queue.ensureTrack(frame.piece, u.sampleRate);
       this.player.frame(u.id, u.cursor, frame.piece.pcm, frame.offset, frame.length, u.sampleRate, track);
+      if (frame.piece.arrivedAt !== undefined) {
+        const dueAt = this.origin + u.cursor * 1000;
+        realtimeMetrics.relayDelay.observe(performance.now() - Math.max(frame.piece.arrivedAt, dueAt));
+      }
+      realtimeMetrics.framesRelayed++;
       u.cursor += frame.length / u.sampleRate;
     }
   }

@@ -6,6 +6,8 @@ import { analysePiece, type PieceTrack, type WordTiming } from './lipsync/analys
 
 export interface Piece {
   pcm: Int16Array;
+  /** performance.now() when the piece arrived (for the relay-delay metric). */
+  arrivedAt?: number;
   text?: string;
   words?: WordTiming[];
   /** Lip-sync features, computed when the piece is first played (see lipsync/). */

@@ -92,9 +92,17 @@ export class PlayerClient {
       const at = performance.now() / 1000;
       const buffer = data as Buffer;
       if (isBinary) {
-        const pcm = new Int16Array((buffer.length - 12) / 2);
-        new Uint8Array(pcm.buffer).set(buffer.subarray(12));
-        this.frames.push({ at, seq: buffer.readUInt32LE(0), t: buffer.readDoubleLE(4), pcm });
+        // docs/player-protocol.md: bit 31 of the first word says a track is packed before the samples.
+        const word = buffer.readUInt32LE(0);
+        let start = 12;
+        if (word & 0x80000000) {
+          const length = buffer.readUInt32LE(12);
+          this.messages.push({ at, event: JSON.parse(buffer.subarray(16, 16 + length).toString('utf8')) });
+          start = 16 + length;
+        }
+        const pcm = new Int16Array((buffer.length - start) / 2);
+        new Uint8Array(pcm.buffer).set(buffer.subarray(start));
+        this.frames.push({ at, seq: word & 0x7fffffff, t: buffer.readDoubleLE(4), pcm });
       } else {
         this.messages.push({ at, event: JSON.parse(buffer.toString()) });
       }

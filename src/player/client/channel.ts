@@ -59,7 +59,10 @@ export class Channel {
         }
       } else if (e.data instanceof ArrayBuffer) {
         const frame = parseAudioFrame(e.data);
-        if (frame) this.on.audio(frame);
+        if (!frame) return;
+        // The frame's track (packed in front of its samples) is handled first, as if sent before it.
+        if (frame.track && typeof frame.track.type === 'string') this.on.message(frame.track);
+        this.on.audio(frame);
       }
     };
     ws.onclose = (e) => {
