@@ -11,10 +11,7 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, voiced, silence, concat, pieces, sleep } from '../support/render-client.js';
 import { launch, hasChromium, artifact } from './support/browser.js';
 
-type Presence = { state: string; camera: string; morphs(): Record<string, number>; audioTime(): number; lastInterrupt: { received: number | null; closed: number | null } };
-declare global {
-  interface Window { presence: Presence; __jaw: number[][] }
-}
+// Page-side expressions are passed as source text (window.presence is the page's test hook, docs/player.md).
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed (.ci/run installs it)';
 
@@ -49,7 +46,7 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
     const page: Page = await browser.newPage({ viewport: { width: 640, height: 360 } });
     page.on('pageerror', (e) => console.error('page error:', e));
     await page.goto(started.body.player_url);
-    await page.waitForFunction(() => window.presence?.state === 'live', null, { timeout: 60_000 });
+    await page.waitForFunction('window.presence?.state === "live"', null, { timeout: 60_000 });
     return { client, page, sessionId: started.body.session_id as string };
   }
 
@@ -62,7 +59,7 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
     const started = (await client.waitForType('agent.speak_started')).event.at as number;
     await client.waitForType('agent.speak_ended', 1, 15_000);
     await sleep(800); // the page hears it a little later than it leaves
-    const rows = await page.evaluate(() => window.__jaw);
+    const rows = (await page.evaluate('window.__jaw')) as number[][];
     const at = (from: number, to: number) => rows.filter(([time]) => time >= started + from && time <= started + to).map(([, jaw]) => jaw);
     const speaking = [...at(0.45, 1.0), ...at(2.05, 2.8)];
     const quiet = [...at(1.25, 1.85), ...at(2.95, 3.1)];
@@ -73,14 +70,14 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
 
     // Interrupt mid-utterance: voice and lips stop together.
     client.speak(voiced(4), { event_id: 'long' });
-    await page.waitForFunction(() => (window.presence.morphs().jawOpen ?? 0) > 0.25, null, { timeout: 10_000, polling: 10 });
+    await page.waitForFunction('(window.presence.morphs().jawOpen ?? 0) > 0.25', null, { timeout: 10_000, polling: 10 });
     client.send({ type: 'agent.interrupt' });
     await client.waitForType('agent.audio_buffer_cleared');
-    await page.waitForFunction(() => window.presence.lastInterrupt.closed !== null, null, { timeout: 3_000, polling: 10 });
-    const { received, closed } = await page.evaluate(() => window.presence.lastInterrupt);
-    assert.ok(closed! - received! <= 150, `mouth closed ${Math.round(closed! - received!)} ms after the interrupt reached the page`);
+    await page.waitForFunction('window.presence.lastInterrupt.closed !== null', null, { timeout: 3_000, polling: 10 });
+    const { received, closed } = (await page.evaluate('window.presence.lastInterrupt')) as { received: number; closed: number };
+    assert.ok(closed - received <= 150, `mouth closed ${Math.round(closed - received)} ms after the interrupt reached the page`);
     await sleep(300);
-    assert.ok((await page.evaluate(() => window.presence.morphs().jawOpen ?? 0)) < 0.05, 'and stays closed');
+    assert.ok(((await page.evaluate('window.presence.morphs().jawOpen ?? 0')) as number) < 0.05, 'and stays closed');
     await page.close();
     client.close();
   });
@@ -90,7 +87,7 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
       const { client, page } = await session(face, voice, 'mid');
       for (const camera of ['far', 'mid', 'close'] as const) {
         client.send({ type: 'stage.camera', camera });
-        await page.waitForFunction((c) => window.presence.camera === c, camera, { timeout: 10_000 });
+        await page.waitForFunction(`window.presence.camera === '${camera}'`, null, { timeout: 10_000 });
         await sleep(1500); // eased moves settle
         await page.screenshot({ path: artifact(`real-${face}-${camera}.png`) });
       }
@@ -102,16 +99,17 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
   test('the page reconnects by itself when the server drops its socket, and keeps playing', async () => {
     const { client, page, sessionId } = await session('face01', 'af_bella');
     const live = t.context.realtime.get(sessionId)!;
-    assert.equal(live.player.connections.size, 1);
+    const players = () => live.player.connections.size;
+    assert.equal(players(), 1);
     for (const c of live.player.connections) c.socket.terminate();
     await sleep(200);
     const deadline = Date.now() + 20_000;
-    while (live.player.connections.size === 0 && Date.now() < deadline) await sleep(100);
-    assert.equal(live.player.connections.size, 1, 'the page came back');
-    await page.waitForFunction(() => window.presence.state === 'live', null, { timeout: 20_000 });
+    while (players() === 0 && Date.now() < deadline) await sleep(100);
+    assert.equal(players(), 1, 'the page came back');
+    await page.waitForFunction('window.presence.state === "live"', null, { timeout: 20_000 });
     client.speak(voiced(0.8), { event_id: 'after-reconnect' });
     client.send({ type: 'agent.speak_end' });
-    await page.waitForFunction(() => (window.presence.morphs().jawOpen ?? 0) > 0.2, null, { timeout: 10_000, polling: 10 });
+    await page.waitForFunction('(window.presence.morphs().jawOpen ?? 0) > 0.2', null, { timeout: 10_000, polling: 10 });
     await page.close();
     client.close();
   });
