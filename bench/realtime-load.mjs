@@ -3,6 +3,7 @@
 // player socket receiving. Measures relay latency per piece and speak timing error.
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const { sessions, seconds } = workerData;
 const RATE = 24000;
@@ -61,6 +62,10 @@ async function drive(session, until) {
   player.close();
 }
 
+// This worker's own event-loop delay: when it is high, client-side times are late, not the server.
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
 const begin = now();
 await Promise.all(sessions.map((s) => drive(s, begin + seconds * 1000)));
-parentPort.postMessage({ latencies, timingErrors, missing, wallSeconds: (now() - begin) / 1000 });
+loopDelay.disable();
+parentPort.postMessage({ latencies, timingErrors, missing, wallSeconds: (now() - begin) / 1000, loopDelayP99: loopDelay.percentile(99) / 1e6 });

@@ -89,6 +89,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
 
   const before = procStats(server.pid);
+  const loadBefore = process.cpuUsage();
   const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
   const results = await Promise.all(
     workers.map(
@@ -101,6 +102,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     ),
   );
   const after = procStats(server.pid);
+  const loadCpu = process.cpuUsage(loadBefore);
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   const latencies = results.flatMap((r) => r.latencies as number[]).sort((a, b) => a - b);
   const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
@@ -115,6 +117,8 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     tickP99: tickLag.p99,
     n,
     cpu: ((after.cpuSeconds - before.cpuSeconds) / wall) * 100,
+    loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
+    loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
     rssMb: after.rssBytes / 1e6,
     rssPerSessionKb: (after.rssBytes - baseline) / n / 1024,
     p50: percentile(latencies, 50),
@@ -156,8 +160,8 @@ for (const n of counts.length ? counts : [50, 200, 500]) {
 await server.stop();
 
 console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})\n`);
-console.log('| sessions | server CPU (% of a core) | server RSS | RSS per session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| sessions | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | RSS per session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
+  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
 }
