@@ -85,6 +85,7 @@ function percentile(sorted: number[], p: number): number {
 
 async function run(n: number, server: { url: string; key: string; pid: number }) {
   const agent = await api(server.url, server.key, 'POST', '/v1/agent/create', { name: `bench-${n}`, concurrency_limit: 1000 });
+  const heapBefore = gauge(await (await fetch(`${server.url}/metrics`)).text(), 'presence_heap_used_bytes');
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
   for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
 
@@ -120,7 +121,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
     loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
     rssMb: after.rssBytes / 1e6,
-    rssPerSessionKb: (after.rssBytes - baseline) / n / 1024,
+    heapPerSessionKb: (gauge(metrics, 'presence_heap_used_bytes') - heapBefore) / n / 1024,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     timingP50: percentile(timing, 50),
@@ -130,7 +131,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   };
 }
 
-let baseline = 0;
+const gauge = (text: string, name: string) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? NaN);
 let relayBefore: number[] = [];
 let tickBefore: number[] = [];
 
@@ -150,7 +151,6 @@ function histogramQuantiles(text: string, name: string, before: number[]): { p99
 }
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const server = await startServer();
-baseline = procStats(server.pid).rssBytes;
 const rows = [];
 for (const n of counts.length ? counts : [50, 200, 500]) {
   const row = await run(n, server);
@@ -160,8 +160,8 @@ for (const n of counts.length ? counts : [50, 200, 500]) {
 await server.stop();
 
 console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})\n`);
-console.log('| sessions | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | RSS per session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
+console.log('| sessions | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.rssPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
+  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
 }
