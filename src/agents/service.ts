@@ -13,7 +13,7 @@ import type { Languages, Studio } from '../core/db/schema.js';
 import type { z } from 'zod';
 import { CAMERAS, type AgentCreateRequest, type AgentUpdateRequest, type EmbedConfigUpdate, type VisitorValuesUpdate } from './schemas.js';
 import { defaultEmbed, embedSnippets, newEmbedKey, SHARED_EMBED_FIELDS, type EmbedSettings } from './embed.js';
-import { checkVisitorValues, CANONICAL_FORM, canonicalText, defaultVisitorValues, newVisitorSecret, signVisitorValues, type VisitorValuesConfig } from './visitor-values.js';
+import { checkVisitorValues, CANONICAL_FORM, canonicalText, defaultVisitorValues, newVisitorSecret, type VisitorValuesConfig } from './visitor-values.js';
 
 export interface Agent {
   id: number;
@@ -368,7 +368,4 @@ export class AgentService {
   previewVisitorValues(agent: Agent, input: { values: Record<string, string>; timestamp?: number; signature?: string }) {
     return checkVisitorValues(agent.visitor_values, agent.visitor_secret, input);
   }
-
-  /** For docs and tests: what a site computes. */
-  static sign = signVisitorValues;
 }

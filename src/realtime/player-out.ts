@@ -18,10 +18,6 @@ export class PlayerOut {
   readonly connections = new Set<PlayerConnection>();
   private seq = 0;
 
-  get connected(): boolean {
-    return this.connections.size > 0;
-  }
-
   add(socket: WebSocket): PlayerConnection {
     const connection = { socket };
     this.connections.add(connection);

@@ -69,10 +69,6 @@ export class RealtimeService {
     dispatch(this.ensure(row), command, eventId, { hasBackdrop: (id) => this.studio.hasBackdrop(id) });
   }
 
-  hasBackdrop(id: string): boolean {
-    return this.studio.hasBackdrop(id);
-  }
-
   stop(): void {
     for (const id of this.hub.ids()) this.end(id, 'server_shutdown');
     this.hub.stop();
