@@ -15,12 +15,12 @@
  * Profile the server with `node --cpu-prof --cpu-prof-dir=<dir> --import tsx bench/api.ts`.
  */
 import { fork } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createDatabase } from '../test/support/postgres.js';
 
 interface LoadSpec {
   port: number;
@@ -206,21 +206,9 @@ async function main(): Promise<void> {
     let dropDatabase: (() => Promise<void>) | undefined;
     let databaseUrl: string | undefined;
     if (engine === 'postgres') {
-      const base = new URL(postgresUrl!);
-      const name = `presence_bench_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: base.toString() });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${name}`);
-      await admin.end();
-      const url = new URL(base.toString());
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const client = new pg.Client({ connectionString: base.toString() });
-        await client.connect();
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await client.end();
-      };
+      const database = await createDatabase(postgresUrl!, 'presence_bench');
+      databaseUrl = database.url;
+      dropDatabase = database.drop;
     } else {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-bench-'));
     }

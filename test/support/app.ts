@@ -6,8 +6,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { describe } from 'node:test';
+import { createDatabase } from './postgres.js';
+import { jsonRequest } from './http.js';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/core/config.js';
 import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
@@ -26,25 +27,6 @@ export function forEachEngine(name: string, suite: (engine: Engine) => void): vo
   }
 }
 
-async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const base = new URL(process.env.TEST_DATABASE_URL!);
-  const name = `presence_test_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(base.toString());
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: base.toString() });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
 
 // PGlite's initdb is the slow part of a test server's start; each test process migrates one
 // embedded database once and starts every further one from its dump.
@@ -76,7 +58,7 @@ export interface TestApp {
 }
 
 export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor'>> = {}): Promise<TestApp> {
-  const pgdb = engine === 'postgres' ? await freshPostgres() : undefined;
+  const pgdb = engine === 'postgres' ? await createDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://', loadDataDir: await migratedTemplate() });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));
   const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: dataDir, ...env } as NodeJS.ProcessEnv);
@@ -90,25 +72,7 @@ export async function startTestApp(engine: Engine, env: Record<string, string> =
   const main = await context.accounts.create({ name: 'test', plan: 'paid', balanceCents: 10_000 });
   const { key } = await context.accounts.createKey(main.id, [...PERMISSIONS]);
 
-  const request: TestApp['request'] = async (method, path, options = {}) => {
-    const headers: Record<string, string> = { ...options.headers };
-    const useKey = options.key === undefined ? key : options.key;
-    if (useKey) headers.authorization = `Bearer ${useKey}`;
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      headers['content-type'] ??= 'application/json';
-      body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
-    }
-    const response = await fetch(url + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON */
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
-  };
+  const request: TestApp['request'] = (method, path, options = {}) => jsonRequest(url, method, path, { ...options, key: options.key === undefined ? key : options.key });
 
   const keyFor = async (accountId: number, permissions: Permission[]) => (await context.accounts.createKey(accountId, permissions)).key;
 

@@ -4,13 +4,13 @@
  * Every process and folder made here is cleaned up by `cleanup()` (call it in `after`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { createDatabase } from '../../support/postgres.js';
+import { jsonRequest } from '../../support/http.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.join(ROOT, 'bin', 'presence.js');
@@ -142,24 +142,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  const request: ServerProcess['request'] = async (method, urlPath, opts = {}) => {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-    let body: string | undefined;
-    if (opts.body !== undefined) {
-      headers['content-type'] ??= 'application/json';
-      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
-    }
-    const response = await fetch(url + urlPath, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      /* not JSON */
-    }
-    return { status: response.status, body: parsed, headers: response.headers };
-  };
+  const request: ServerProcess['request'] = (method, urlPath, opts = {}) => jsonRequest(url, method, urlPath, opts);
 
   return {
     url,
@@ -195,21 +178,9 @@ export function bannerKeys(server: ServerProcess): string[] {
 
 /** A fresh PostgreSQL database from TEST_DATABASE_URL, dropped by `cleanup()`. */
 export async function freshPostgres(): Promise<string> {
-  const base = new URL(process.env.TEST_DATABASE_URL!);
-  const name = `presence_test_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base.toString() });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  drops.push(async () => {
-    const client = new pg.Client({ connectionString: base.toString() });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.end();
-  });
-  const url = new URL(base.toString());
-  url.pathname = `/${name}`;
-  return url.toString();
+  const database = await createDatabase(process.env.TEST_DATABASE_URL!);
+  drops.push(database.drop);
+  return database.url;
 }
 
 /** Kills any child still running, removes temp folders and drops test databases. */
