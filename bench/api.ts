@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase } from '../test/support/postgres.js';
+import { freePort } from '../test/support/ports.js';
 
 interface LoadSpec {
   port: number;
@@ -166,16 +167,6 @@ async function measure(spec: LoadSpec): Promise<{ result: LoadResult; cpuMicros:
   return done;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const { loadConfig } = await import('../src/core/config.js');

@@ -6,6 +6,7 @@
  * faces added by the operator CLI (account null) are seen by every account.
  */
 import crypto from 'node:crypto';
+import type { CustomFacesTable } from '../core/db/schema.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
 import { validateFaceGlb } from '../player/faces/validate.js';
@@ -38,16 +39,7 @@ export interface NewFace {
 
 const METADATA = ['avatar_id', 'account_id', 'name', 'gender', 'description', 'default_voice_id', 'morphs', 'size_bytes'] as const;
 
-type MetadataRow = {
-  avatar_id: string;
-  account_id: number | null;
-  name: string;
-  gender: 'f' | 'm';
-  description: string;
-  default_voice_id: string;
-  morphs: string[];
-  size_bytes: number;
-};
+type MetadataRow = Pick<CustomFacesTable, (typeof METADATA)[number]>;
 
 function toFace(row: MetadataRow): CustomFace {
   return {

@@ -5,12 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase } from '../../support/postgres.js';
 import { jsonRequest } from '../../support/http.js';
+import { freePort } from '../../support/ports.js';
+export { freePort };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const BIN = path.join(ROOT, 'bin', 'presence.js');
@@ -21,16 +22,6 @@ const children = new Set<ChildProcess>();
 const folders = new Set<string>();
 const drops: Array<() => Promise<void>> = [];
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export function tempDataDir(label = 'cli'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `presence-${label}-`));
