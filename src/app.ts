@@ -33,7 +33,8 @@ import { speakerFactory } from './realtime/speaker.js';
 import { playerRoutes } from './player/routes.js';
 import { registerPreviewSocket } from './realtime/preview.js';
 import { metricsText } from './realtime/metrics.js';
-import { randomToken } from './core/secrets.js';
+import { randomToken, safeEqual } from './core/secrets.js';
+import { isLoopback } from './core/net.js';
 
 export interface AppContext {
   config: Config;
@@ -77,7 +78,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const soleWriter = database.engine === 'pglite';
   const accounts = new AccountStore(database.db, soleWriter);
   const studio = new StudioCatalog();
-  const customFaces = new CustomFaces(database.db, studio, { shared: database.engine === 'postgres' });
+  const customFaces = new CustomFaces(database.db, studio, { shared: database.engine === 'postgres', maxBytes: config.faceMaxBytes });
   await customFaces.start();
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
@@ -123,10 +124,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   // Prometheus metrics of the real-time path: loopback only, or with METRICS_TOKEN as a bearer token.
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    const token = process.env.METRICS_TOKEN;
-    const loopback = /^(127\.|::1$|::ffff:127\.)/.test(request.socket.remoteAddress ?? '');
-    const bearer = request.headers.authorization === `Bearer ${token}`;
-    if (token ? !bearer : !loopback) return reply.code(404).send({ detail: 'Not Found' });
+    const token = config.metricsToken;
+    const allowed = token ? safeEqual(request.headers.authorization ?? '', `Bearer ${token}`) : isLoopback(request.socket.remoteAddress);
+    if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
     return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size));
   });
 

@@ -9,7 +9,8 @@ import { ApiError } from '../core/errors.js';
 import { PERMISSIONS, type Permission } from '../core/auth.js';
 import { safeEqual } from '../core/secrets.js';
 import { AccountStore, decimalToCents } from './accounts.js';
-import { AVATAR_ID_PATTERN, faceMaxBytes, type CustomFaces } from '../catalog/custom-faces.js';
+import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../catalog/custom-faces.js';
+import { isLoopback } from '../core/net.js';
 
 const plan = z.enum(['free', 'paid']);
 
@@ -59,15 +60,11 @@ export async function runAdminCommand(store: AccountStore, command: string, args
   }
 }
 
-function isLoopback(address: string | undefined): boolean {
-  return !!address && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
-}
-
 /** POST /internal/admin: loopback only, and only with the token the server wrote into DATA_DIR. */
 export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces): void {
   // Room for `faces add`: a face file up to the limit (and a little over, so an oversized one gets
   // the validator's message), base64-encoded.
-  const bodyLimit = Math.ceil(((faces?.maxBytes ?? faceMaxBytes()) + 1024 * 1024) * 4 / 3) + 64 * 1024;
+  const bodyLimit = Math.ceil(((faces?.maxBytes ?? DEFAULT_FACE_MAX_BYTES) + 1024 * 1024) * 4 / 3) + 64 * 1024;
   app.post('/internal/admin', { schema: { hide: true } as any, bodyLimit }, async (request, reply) => {
     const token = String(request.headers['x-admin-token'] ?? '');
     if (!isLoopback(request.socket.remoteAddress) || !safeEqual(token, adminToken)) {

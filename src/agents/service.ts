@@ -153,6 +153,9 @@ export class AgentService {
       if (!(CAMERAS as readonly string[]).includes(camera)) throw new ApiError(422, 'invalid_look', `No camera "${camera}"; cameras are far, mid and close`);
     }
     if (look.cameras && new Set(look.cameras).size !== look.cameras.length) throw new ApiError(422, 'invalid_look', 'cameras must not repeat');
+    if (look.camera !== undefined && look.camera !== 'auto' && !(CAMERAS as readonly string[]).includes(look.camera)) {
+      throw new ApiError(422, 'invalid_look', `No camera "${look.camera}"; start on far, mid, close or auto`);
+    }
     if (look.camera && look.camera !== 'auto' && look.cameras && !look.cameras.includes(look.camera)) {
       throw new ApiError(422, 'invalid_look', `Camera "${look.camera}" is not among this look's cameras (${look.cameras.join(', ')})`);
     }

@@ -17,15 +17,6 @@ import type { Gender } from './faces.js';
 export const DEFAULT_FACE_MAX_BYTES = 8 * 1024 * 1024;
 export const AVATAR_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{2,40}$/;
 
-/** The upload limit: `FACE_MAX_BYTES` (bytes), default 8 MB. */
-export function faceMaxBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.FACE_MAX_BYTES;
-  if (raw === undefined || raw === '') return DEFAULT_FACE_MAX_BYTES;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1024) throw new Error(`FACE_MAX_BYTES must be a whole number of bytes >= 1024, got "${raw}"`);
-  return value;
-}
-
 export interface NewFace {
   glb: Uint8Array;
   name: string;
@@ -86,7 +77,7 @@ export class CustomFaces {
     private readonly catalog: StudioCatalog,
     options: { maxBytes?: number; shared?: boolean } = {},
   ) {
-    this.maxBytes = options.maxBytes ?? faceMaxBytes();
+    this.maxBytes = options.maxBytes ?? DEFAULT_FACE_MAX_BYTES;
     this.shared = options.shared ?? false;
     catalog.setFaceLoader((id) => this.loadOne(id));
   }

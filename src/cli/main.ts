@@ -13,7 +13,7 @@ import { openDatabase } from '../core/db/database.js';
 import { lockHolder } from '../core/db/lock.js';
 import { AccountStore } from '../accounts/accounts.js';
 import { StudioCatalog } from '../catalog/catalog.js';
-import { CustomFaces, faceMaxBytes } from '../catalog/custom-faces.js';
+import { CustomFaces } from '../catalog/custom-faces.js';
 import { runAdminCommand } from '../accounts/admin.js';
 import { ApiError } from '../core/errors.js';
 import { adminFile, serve } from '../server.js';
@@ -27,7 +27,7 @@ const USAGE = `usage:
 
 class UsageError extends Error {}
 
-function toCommand(argv: string[]): { command: string; args: Record<string, unknown> } {
+function toCommand(argv: string[], config: Config): { command: string; args: Record<string, unknown> } {
   const [noun, verb, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -62,7 +62,7 @@ function toCommand(argv: string[]): { command: string; args: Record<string, unkn
     return {
       command: 'faces.add',
       args: {
-        file_base64: readFaceFile(values.file).toString('base64'),
+        file_base64: readFaceFile(values.file, config.faceMaxBytes).toString('base64'),
         name: values.name,
         gender: values.gender,
         ...(values.id !== undefined && { id: values.id }),
@@ -76,14 +76,13 @@ function toCommand(argv: string[]): { command: string; args: Record<string, unkn
 }
 
 /** The face file, refused here already when it is over the limit (no point sending it). */
-function readFaceFile(file: string): Buffer {
+function readFaceFile(file: string, max: number): Buffer {
   let size: number;
   try {
     size = fs.statSync(file).size;
   } catch (error) {
     throw new Error(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const max = faceMaxBytes();
   if (size > max) throw new Error(`The face file cannot be used: file is ${size} bytes, over the ${max}-byte limit`);
   return fs.readFileSync(file);
 }
@@ -117,7 +116,7 @@ async function viaServer(admin: { port: number; token: string }, command: string
 async function locally(config: Config, command: string, args: unknown): Promise<unknown> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    const faces = new CustomFaces(database.db, new StudioCatalog());
+    const faces = new CustomFaces(database.db, new StudioCatalog(), { maxBytes: config.faceMaxBytes });
     return await runAdminCommand(new AccountStore(database.db), command, args, faces);
   } finally {
     await database.close();
@@ -140,8 +139,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const { command, args } = toCommand(argv);
     const config = loadConfig();
+    const { command, args } = toCommand(argv, config);
     const server = runningServer(config);
     const result = server ? await viaServer(server, command, args) : await locally(config, command, args);
     process.stdout.write(JSON.stringify(result) + '\n');

@@ -19,6 +19,10 @@ export interface Config {
   webhookAllowPrivate: boolean;
   rateLimitPerSecond: number;
   logLevel: string;
+  /** Largest face file (GLB/VRM) an upload or `presence faces add` takes. */
+  faceMaxBytes: number;
+  /** Bearer token for /metrics from other hosts; without it /metrics answers loopback only. */
+  metricsToken: string | undefined;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -54,5 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 200, 1),
     logLevel: env.LOG_LEVEL || 'info',
+    faceMaxBytes: int(env, 'FACE_MAX_BYTES', 8 * 1024 * 1024, 1024),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }

@@ -13,7 +13,6 @@ import { randomToken, sha256Hex } from '../core/secrets.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import type { AgentService } from '../agents/service.js';
 import type { SessionsTable } from '../core/db/schema.js';
-import { CAMERA_CHOICES } from '../realtime/protocol.js';
 import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
 
 /** Serialises session starts deployment-wide so limits are counted without races. */
@@ -62,16 +61,13 @@ export class SessionService {
     const voiceId = input.voice_id ?? agent.voice_id;
     await this.agents.syncFace(avatarId);
     const voice = this.agents.checkVoiceAndFace(account, agent.tts_primary, voiceId, avatarId, true);
-    const camera = input.look?.camera ?? 'auto';
-    if (!(CAMERA_CHOICES as readonly string[]).includes(camera)) {
-      throw new ApiError(422, 'invalid_look', `No camera "${camera}"; start on ${CAMERA_CHOICES.join(', ')}`);
-    }
-    const look: SessionLook = {
+    const look = {
       backdrop: input.look?.backdrop !== undefined ? input.look.backdrop : agent.studio.backdrop,
-      cameras: (input.look?.cameras ?? agent.studio.cameras) as SessionLook['cameras'],
-      camera: camera as SessionLook['camera'],
+      cameras: input.look?.cameras ?? agent.studio.cameras,
+      camera: input.look?.camera ?? 'auto',
       face_light: input.look?.face_light ?? agent.studio.face_light,
     };
+    // Names are checked here (422 invalid_look), so the narrower SessionLook type holds after it.
     this.agents.checkLook(look);
 
     if (account.plan === 'paid') {

@@ -66,6 +66,18 @@ describe('agent.speak_text', () => {
     player.close();
   });
 
+  it('takes a cue with the text: the expression starts with the speech', async () => {
+    const { client, player } = await open();
+    client.send({ type: 'agent.speak_text', event_id: 'cued', text: 'Good news.', cue: 'happy' });
+    const started = await client.waitForType('agent.speak_started', 1, 20_000);
+    await client.waitForType('agent.speak_ended', 1, 20_000);
+    const happy = player.of('expression').find((e: any) => e.name === 'happy');
+    assert.ok(happy, 'the cue reaches the player as an expression');
+    assert.ok(Math.abs(happy.t - started.event.at) < 0.05, `at the start of the utterance (${(happy.t - started.event.at).toFixed(3)} s)`);
+    client.close();
+    player.close();
+  });
+
   it('answers tts_error when the voice cannot be spoken, and keeps playing what follows', async () => {
     const speech = new SpeechService({ ...speechConfigFromEnv({}, t.context.config.dataDir), providers: { elevenlabs: { apiKey: 'test-key', baseUrl: 'http://127.0.0.1:9' } }, timeoutMs: 2000 });
     const broken = await startTestApp('pglite', {}, { speech });
