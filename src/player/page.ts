@@ -39,10 +39,8 @@ export interface PageOptions {
   title?: string;
 }
 
-export function playerPage(o: PageOptions): string {
-  // JSON inside <script type="application/json">: escape "<" so no tag can close it.
-  const config = JSON.stringify({ ws: o.wsPath, worklet: o.workletUrl, face: o.faceUrl ?? null }).replace(/</g, '\\u003c');
-  const preload = o.faceUrl ? `<link rel="preload" href="${esc(o.faceUrl)}" as="fetch" crossorigin="anonymous">` : '';
+/** The document head both pages share; `extra` adds page-specific tags. */
+function head(title: string, extra = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -51,11 +49,16 @@ export function playerPage(o: PageOptions): string {
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
-<title>${esc(o.title ?? 'Presence')}</title>
-<link rel="preload" href="${esc(o.scriptUrl)}" as="script">
-${preload}
+<title>${esc(title)}</title>${extra}
 <style>${STYLE}</style>
-</head>
+</head>`;
+}
+
+export function playerPage(o: PageOptions): string {
+  // JSON inside <script type="application/json">: escape "<" so no tag can close it.
+  const config = JSON.stringify({ ws: o.wsPath, worklet: o.workletUrl, face: o.faceUrl ?? null }).replace(/</g, '\\u003c');
+  const preload = o.faceUrl ? `<link rel="preload" href="${esc(o.faceUrl)}" as="fetch" crossorigin="anonymous">` : '';
+  return `${head(o.title ?? 'Presence', `\n<link rel="preload" href="${esc(o.scriptUrl)}" as="script">\n${preload}`)}
 <body data-state="loading">
 <canvas id="stage" aria-label="Live avatar"></canvas>
 <div class="overlay" data-for="loading" role="status"><div class="spin"></div><p class="detail">Connecting…</p></div>
@@ -70,17 +73,7 @@ ${preload}
 }
 
 export function invalidPage(message = 'This link is invalid or has expired.', detail = 'Ask the site for a new one.'): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
-<title>Presence</title>
-<style>${STYLE}</style>
-</head>
+  return `${head('Presence')}
 <body data-state="invalid">
 <div class="overlay" data-for="invalid" role="alert"><div class="card"><p><strong>${esc(message)}</strong></p><p class="detail">${esc(detail)}</p></div></div>
 </body>
