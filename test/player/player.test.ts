@@ -17,16 +17,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Presence = {
   state: string; avatar: string; blinks: number; camera: string; cameraMode: string; backdrop: string | null; faceLight: number; reconnects: number;
   lastInterrupt: { received: number | null; closed: number | null };
+  detail: { level: 'full' | 'light'; software: boolean; meshes: { mesh: string; before: number; after: number }[] };
   morphs(): Record<string, number>; audioTime(): number; audioLevel(): number; audioLevels(): [number, number][]; fps(): number; sessionTime(): number | null;
 };
 declare global {
   interface Window { presence: Presence; __rec: number[][] }
 }
 
-async function open(browser: Browser, fake: FakeChannel, viewport = { width: 640, height: 360 }): Promise<Page> {
+async function open(browser: Browser, fake: FakeChannel, viewport = { width: 640, height: 360 }, query = ''): Promise<Page> {
   const page = await browser.newPage({ viewport });
   page.on('pageerror', (e) => console.error('page error:', e));
-  await page.goto(fake.pageUrl);
+  await page.goto(fake.pageUrl + query);
   await page.waitForFunction(() => window.presence?.state === 'live', null, { timeout: 20_000 });
   return page;
 }
@@ -277,6 +278,33 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       } finally {
         await f.close();
       }
+    }
+  });
+
+  test('software GL draws a lighter face with the same morphs; ?detail=full keeps every triangle', async () => {
+    const f = new FakeChannel({ facesDir: faces.dir, face: 'face01', backdrop: 'studio_grey', camera: 'close' });
+    await f.listen();
+    try {
+      const light = await open(browser, f);
+      const d = await light.evaluate(() => ({ detail: window.presence.detail, morphs: Object.keys(window.presence.morphs()) }));
+      await light.screenshot({ path: artifact('detail-light.png') });
+      await light.close();
+      assert.equal(d.detail.software, true, 'Chromium here renders with SwiftShader');
+      assert.equal(d.detail.level, 'light');
+      const head = d.detail.meshes.find((m) => m.mesh === 'Head');
+      assert.ok(head && head.after <= head.before * 0.35, `head triangles ${head?.before} → ${head?.after}`);
+      const before = d.detail.meshes.reduce((n, m) => n + m.before, 0);
+      const after = d.detail.meshes.reduce((n, m) => n + m.after, 0);
+      assert.ok(after < before / 2, `simplified meshes: ${before} → ${after} triangles`);
+      assert.ok(d.morphs.includes('jawOpen') && d.morphs.includes('viseme_aa') && d.morphs.includes('eyeBlinkLeft'), 'morphs still bound');
+
+      const full = await open(browser, f, undefined, '?detail=full');
+      const fd = await full.evaluate(() => window.presence.detail);
+      await full.screenshot({ path: artifact('detail-full.png') });
+      await full.close();
+      assert.deepEqual({ level: fd.level, meshes: fd.meshes }, { level: 'full', meshes: [] });
+    } finally {
+      await f.close();
     }
   });
 

@@ -31,7 +31,9 @@ wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
 const ui = new Ui();
 const canvas = document.getElementById('stage') as HTMLCanvasElement;
 const audio = new AudioOut(cfg.worklet);
-const stage = new Stage(canvas);
+const params = new URLSearchParams(location.search);
+const detailParam = params.get('detail');
+const stage = new Stage(canvas, detailParam === 'full' || detailParam === 'light' ? detailParam : 'auto');
 const rig = new CameraRig();
 const mixer = new MorphMixer();
 const lips = new LipSync();
@@ -292,7 +294,7 @@ function frame(): void {
     frames = 0;
     fpsSince = now;
     // Adaptive resolution: shed pixels when the device cannot keep up, regain them when it can.
-    if (fps < 27 && pixelScale > 0.5 && !location.search.includes('fixed')) slowWindows++;
+    if (fps < 27 && pixelScale > 0.5 && !params.has('fixed')) slowWindows++;
     else slowWindows = 0;
     if (slowWindows >= 2) {
       pixelScale = Math.max(0.5, pixelScale * 0.8);
@@ -325,6 +327,8 @@ const presence = Object.freeze({
   get expression() { return expressions.current; },
   get reconnects() { return Math.max(0, channel.connects - 1); },
   get pixelRatio() { return stage.renderer.getPixelRatio(); },
+  /** Level of detail in use, and the triangles the face's meshes kept (`light`: simplified). */
+  get detail() { return { level: stage.detail, software: stage.software, ms: Math.round(stage.lodMs), meshes: stage.lod.map((r) => ({ ...r })) }; },
   get timings() { return { firstFrame, faceFrame }; },
   get lastInterrupt() { return { ...lastInterrupt }; },
   /** Current morph weights; the animation is advanced to this instant (not just the last frame). */

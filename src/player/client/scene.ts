@@ -11,6 +11,7 @@ import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.j
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
+import { simplifyMeshes, type LodReport } from './lod.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;
@@ -77,8 +78,15 @@ export class Stage {
   faceLight = 1;
   private cpuMorph: CpuMorpher | null = null;
   readonly software = softwareGL();
+  /** Level of detail: `light` simplifies the face's triangles (the default on software GL). */
+  readonly detail: 'full' | 'light';
+  /** What the light level of detail did to the current face (empty at full detail). */
+  lod: LodReport[] = [];
+  /** Milliseconds the simplification took for the current face. */
+  lodMs = 0;
 
-  constructor(canvas: HTMLCanvasElement) {
+  constructor(canvas: HTMLCanvasElement, detail: 'auto' | 'full' | 'light' = 'auto') {
+    this.detail = detail === 'auto' ? (this.software ? 'light' : 'full') : detail;
     // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
     this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
     this.renderer.toneMapping = ACESFilmicToneMapping;
@@ -148,6 +156,9 @@ export class Stage {
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
+    const t0 = performance.now();
+    this.lod = this.detail === 'light' ? await simplifyMeshes(meshes) : [];
+    this.lodMs = performance.now() - t0;
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
     const size = box.getSize(new Vector3());

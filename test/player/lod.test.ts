@@ -1,0 +1,91 @@
+/**
+ * The software-GL level of detail (src/player/client/lod.ts) on a three.js mesh without a browser:
+ * fewer triangles, the same vertices and morph targets, and the parts a talking morph moves kept
+ * denser than the parts that stay still.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
+import { simplifyMeshes } from '../../src/player/client/lod.js';
+
+/**
+ * A dense sphere whose lower front moves down with `jawOpen` while the rest stays: a stand-in for
+ * a chin and lower lip.
+ */
+function headLike(): Mesh {
+  const g = new SphereGeometry(1, 96, 64);
+  const pos = g.attributes.position;
+  const delta = new Float32Array(pos.count * 3);
+  for (let v = 0; v < pos.count; v++) if (pos.getZ(v) > 0.3 && pos.getY(v) < -0.2) delta[v * 3 + 1] = -0.15;
+  g.morphAttributes.position = [new BufferAttribute(delta, 3)];
+  g.morphTargetsRelative = true;
+  const mesh = new Mesh(g, new MeshStandardMaterial());
+  mesh.name = 'Head';
+  mesh.updateMorphTargets();
+  mesh.morphTargetDictionary = { jawOpen: 0 };
+  return mesh;
+}
+
+/**
+ * Surface area of the triangles that join a moving vertex to a still one: these stretch when the
+ * jaw opens. A simplifier blind to the morph lets them grow large (a smeared chin).
+ */
+function stretchedArea(mesh: Mesh, morph: BufferAttribute): number {
+  const pos = mesh.geometry.attributes.position;
+  const index = mesh.geometry.index!.array as ArrayLike<number>;
+  const moves = (v: number) => morph.getY(v) !== 0;
+  const p = (v: number) => new Vector3(pos.getX(v), pos.getY(v), pos.getZ(v));
+  let area = 0;
+  for (let t = 0; t < index.length; t += 3) {
+    const [a, b, c] = [index[t], index[t + 1], index[t + 2]];
+    const n = Number(moves(a)) + Number(moves(b)) + Number(moves(c));
+    if (n === 0 || n === 3) continue;
+    area += p(b).sub(p(a)).cross(p(c).sub(p(a))).length() / 2;
+  }
+  return area;
+}
+
+const referenced = (mesh: Mesh) => new Set(Array.from((mesh.geometry.index!.array as ArrayLike<number>)));
+
+describe('software-GL level of detail', () => {
+  test('cuts the triangles, keeps every vertex and morph target, indices stay valid', async () => {
+    const mesh = headLike();
+    const g = mesh.geometry;
+    const before = g.index!.count / 3;
+    const vertices = g.attributes.position.count;
+    const morph = g.morphAttributes.position![0];
+    const report = await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    const after = g.index!.count / 3;
+    assert.deepEqual(report, [{ mesh: 'Head', before, after }]);
+    assert.ok(after <= before * 0.35, `${before} → ${after} triangles`);
+    assert.equal(g.attributes.position.count, vertices, 'vertex buffer untouched');
+    assert.equal(g.morphAttributes.position![0], morph, 'morph target untouched');
+    for (const i of referenced(mesh)) assert.ok(i >= 0 && i < vertices);
+  });
+
+  test('the seam between moving and still parts stays tight: the morph weighs in the error', async () => {
+    const mesh = headLike();
+    const morph = mesh.geometry.morphAttributes.position![0] as BufferAttribute;
+    const original = stretchedArea(mesh, morph);
+    // The same sphere simplified without the morph: the difference is the morph's weight.
+    const blind = headLike();
+    blind.geometry.morphAttributes = {};
+    blind.morphTargetDictionary = {};
+    const options = { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 };
+    await simplifyMeshes([mesh], options);
+    await simplifyMeshes([blind], options);
+    const guarded = stretchedArea(mesh, morph);
+    const unguarded = stretchedArea(blind, morph);
+    assert.ok(guarded < unguarded * 0.6, `stretching area: original ${original.toFixed(3)}, guarded ${guarded.toFixed(3)}, blind ${unguarded.toFixed(3)}`);
+  });
+
+  test('small meshes and meshes without an index are left alone', async () => {
+    const small = new Mesh(new SphereGeometry(1, 8, 6), new MeshStandardMaterial());
+    const unindexed = new Mesh(new SphereGeometry(1, 64, 48).toNonIndexed(), new MeshStandardMaterial());
+    const smallIndex = small.geometry.index;
+    const report = await simplifyMeshes([small, unindexed], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    assert.deepEqual(report, []);
+    assert.equal(small.geometry.index, smallIndex);
+    assert.equal(unindexed.geometry.index, null);
+  });
+});
