@@ -110,8 +110,9 @@ export async function buildFace(face: Face): Promise<BuiltFace> {
 
   // Teeth and tongue: rigid jaw part of every recipe that moves the jaw.
   const inner = head.pos[13];
-  // Teeth sit well behind the sealed lips so no enamel shows through the seam at rest.
-  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5 + 0.05, inner[2] - 1.05];
+  // Teeth sit just behind the sealed lips: no enamel shows through the seam at rest, and the upper
+  // incisors show below the lip as soon as the mouth opens, as they do in people.
+  const front: V3 = [0, head.pos[13][1] * 0.5 + head.pos[14][1] * 0.5 + 0.05, inner[2] - 0.75];
   const jawRecipes = MORPH_NAMES.filter((n) => RECIPES[n].jaw || RECIPES[n].jawFwd || RECIPES[n].jawSide || RECIPES[n].tongue);
   const tg = teeth(front);
   meshes.push({

@@ -104,7 +104,7 @@ export function teeth(front: V3): TeethGeo {
         const depth = molar ? 0.85 : 0.55 + k * 0.05;
         const cx = front[0] + ax;
         const cz = front[2] + az - (jaw ? 0.18 : 0);
-        const edgeY = front[1] + (jaw ? 0.12 : -0.05);
+        const edgeY = front[1] + (jaw ? 0.04 : -0.14);
         const cy = jaw ? edgeY - h / 2 : edgeY + h / 2;
         const yaw = Math.atan2(ax, -az * 1.3 + 2.5) * 1.0;
         const shade = 1 - 0.55 * smoothstep(0, 6, k);
@@ -114,7 +114,7 @@ export function teeth(front: V3): TeethGeo {
           const theta = v * Math.PI;
           // superellipsoid: boxy crown with rounded edges
           const sp = (q: number, e: number) => Math.sign(q) * Math.abs(q) ** e;
-          let lx = sp(Math.sin(theta), 0.5) * sp(Math.cos(phi), 0.5) * (w * 0.46);
+          let lx = sp(Math.sin(theta), 0.5) * sp(Math.cos(phi), 0.5) * (w * 0.51);
           const lz = sp(Math.sin(theta), 0.5) * sp(Math.sin(phi), 0.5) * (depth / 2) * (k < 3 ? 0.8 : 1);
           const ly = sp(Math.cos(theta), 0.4) * (h / 2);
           // incisors thin towards the biting edge
@@ -173,9 +173,9 @@ export function tongue(front: V3): Geo & { tip: number[] } {
     const toTip = clamp((z + 2.5) / 5);
     x *= 0.75 + 0.25 * (1 - toTip);
     y *= 0.8 + 0.2 * (1 - toTip);
-    const p: V3 = [front[0] + x, front[1] - 0.9 + y, front[2] - 2.9 + z];
-    const ao = 0.35 + 0.65 * toTip * toTip; // darker towards the throat
-    return { p, c: [0.78 * ao, 0.42 * ao, 0.42 * ao], uv: [toTip, 0] };
+    const p: V3 = [front[0] + x, front[1] - 1.1 + y, front[2] - 3.0 + z];
+    const ao = 0.45 + 0.55 * toTip * toTip; // darker towards the throat
+    return { p, c: [0.8 * ao, 0.44 * ao, 0.44 * ao], uv: [toTip, 0] };
   }, true);
   for (let i = 0; i < g.uv.length; i += 2) g.tip.push(g.uv[i]);
   return g;

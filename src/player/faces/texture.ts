@@ -1,7 +1,7 @@
 /**
  * Procedural skin and eye textures. The skin map is painted in the canonical face's UV space
  * (which is close to a frontal projection), so features can be placed by landmark: lips inside
- * the lip contour, brows along the brow landmarks, redness around cheeks and nose, beard shadow
+ * the lip contour, brows hair by hair between the brow landmarks (brows.ts), redness around cheeks and nose, beard shadow
  * over the lower face. Low-frequency mottling and fine pore noise stop the skin reading as plastic.
  */
 import { loadCanonicalMesh } from './canonical.js';
@@ -9,6 +9,7 @@ import * as L from './landmarks.js';
 import { faceUvToTex } from './mesh.js';
 import { encodeJpeg, encodePng, fbm, hexToRgb, makeNoise } from './image.js';
 import { clamp, rng, smoothstep } from './vec.js';
+import { paintBrow, type BrowShape } from './brows.js';
 import type { FaceLook } from '../../catalog/faces.js';
 
 type P2 = [number, number];
@@ -87,10 +88,13 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
   const lipPoly: P2[] = [...L.LIP_OUTER_UPPER, ...[...L.LIP_OUTER_LOWER].reverse()].map(lmUv);
   const innerLine = polyline(L.LIP_INNER_UPPER.map(lmUv));
   const lipOutline = polyline([...lipPoly, lipPoly[0]]);
-  const brows = [
-    { upper: [70, 63, 105, 66, 107].map(lmUv), lower: [46, 53, 52, 65, 55].map(lmUv) },
-    { upper: [300, 293, 334, 296, 336].map(lmUv), lower: [276, 283, 282, 295, 285].map(lmUv) },
-  ].map((b) => ({ mid: polyline(b.upper.map((u, i) => [(u[0] + b.lower[i][0]) / 2, (u[1] + b.lower[i][1]) / 2] as P2)), half: b.upper.map((u, i) => Math.hypot(u[0] - b.lower[i][0], u[1] - b.lower[i][1]) / 2) }));
+  // Brow edges from the head (inner end) to the tail: the landmark lists run tail to head.
+  const browShapes: BrowShape[] = [
+    { upper: [70, 63, 105, 66, 107], lower: [46, 53, 52, 65, 55] },
+    { upper: [300, 293, 334, 296, 336], lower: [276, 283, 282, 295, 285] },
+  ].map((b) => ({ upper: b.upper.map(lmUv).reverse(), lower: b.lower.map(lmUv).reverse() }));
+  const browWidth = male ? 1.1 : 0.85;
+  const brows = browShapes.map((b) => ({ mid: polyline(b.upper.map((u, i) => [(u[0] + b.lower[i][0]) / 2, (u[1] + b.lower[i][1]) / 2] as P2)), half: b.upper.map((u, i) => Math.hypot(u[0] - b.lower[i][0], u[1] - b.lower[i][1]) / 2) }));
   const cheeks = [lmUv(205), lmUv(425)];
   const noseTip = lmUv(L.NOSE_TIP);
   const eyes = [lmUv(159), lmUv(386)].map((u, i) => [u[0], u[1] + 0.006 * (i * 0 + 1)] as P2);
@@ -167,17 +171,14 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
         b = mix(b, lip[2] * lines * (1 - inner * 0.3), lt);
       }
 
-      // Brows: hair-like streaks along each brow, tapering towards the temples.
+      // Brows: a faint shadow of the skin where the hairs grow (the hairs are painted after).
       for (const br of brows) {
         if (Math.abs(p[1] - br.mid.pts[2][1]) > 0.05) continue;
         const { d, t } = polylineDist(p[0], p[1], br.mid);
         const i = Math.min(br.half.length - 2, Math.floor(t * (br.half.length - 1)));
-        const hw = mix(br.half[i], br.half[i + 1], t * (br.half.length - 1) - i) * (male ? 1.15 : 0.85) * (0.6 + 0.4 * smoothstep(1, 0.5, t));
-        const dens = smoothstep(hw, hw * 0.35, d);
-        if (dens <= 0) continue;
-        const streak = fine(t * 120, d * 900 + t * 60);
-        const a = dens * (0.5 + 0.5 * streak) * (male ? 0.95 : 0.85);
-        h += a * streak * 0.5;
+        const hw = mix(br.half[i], br.half[i + 1], t * (br.half.length - 1) - i) * browWidth * (1 - 0.6 * smoothstep(0.55, 1, t));
+        const a = smoothstep(hw * 1.1, hw * 0.3, d) * 0.3;
+        if (a <= 0) continue;
         r = mix(r, browCol[0], a);
         g = mix(g, browCol[1], a);
         b = mix(b, browCol[2], a);
@@ -204,6 +205,8 @@ export function skinTexture(look: FaceLook, male: boolean, seed: number, size = 
       }
     }
   }
+  browShapes.forEach((shape, i) => paintBrow(px, height, size, shape, { color: browCol, hairs: male ? 760 : 520, width: browWidth, seed: seed * 31 + i }));
+
   // Normals from the relief by central differences (the relief's units are arbitrary; the
   // material's normal scale sets the strength). +y in the map is up the texture (-v), as glTF wants.
   const nm = new Uint8Array(size * size * 4);
