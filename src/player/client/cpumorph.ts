@@ -5,18 +5,9 @@
  * the result uploaded as plain positions and normals.
  */
 import { BufferAttribute, DynamicDrawUsage, type BufferGeometry, type Mesh } from 'three';
+import { readXyz } from './attributes.js';
 
 interface Target { index: number; pos: Float32Array; nor: Float32Array | null }
-
-function floats(attr: { count: number; itemSize: number; getX(i: number): number; getY(i: number): number; getZ(i: number): number }): Float32Array {
-  const out = new Float32Array(attr.count * 3);
-  for (let i = 0; i < attr.count; i++) {
-    out[i * 3] = attr.getX(i);
-    out[i * 3 + 1] = attr.getY(i);
-    out[i * 3 + 2] = attr.getZ(i);
-  }
-  return out;
-}
 
 class CpuMorphMesh {
   private readonly basePos: Float32Array;
@@ -30,11 +21,11 @@ class CpuMorphMesh {
   constructor(private readonly mesh: Mesh) {
     const g = mesh.geometry as BufferGeometry;
     this.relative = g.morphTargetsRelative;
-    this.basePos = floats(g.attributes.position);
-    this.baseNor = g.attributes.normal ? floats(g.attributes.normal) : null;
+    this.basePos = readXyz(g.attributes.position);
+    this.baseNor = g.attributes.normal ? readXyz(g.attributes.normal) : null;
     const mp = g.morphAttributes.position ?? [];
     const mn = g.morphAttributes.normal ?? [];
-    this.targets = mp.map((a, index) => ({ index, pos: floats(a), nor: mn[index] ? floats(mn[index]) : null }));
+    this.targets = mp.map((a, index) => ({ index, pos: readXyz(a), nor: mn[index] ? readXyz(mn[index]) : null }));
     this.pos = new BufferAttribute(this.basePos.slice(), 3).setUsage(DynamicDrawUsage);
     this.nor = this.baseNor ? new BufferAttribute(this.baseNor.slice(), 3).setUsage(DynamicDrawUsage) : null;
     g.setAttribute('position', this.pos);

@@ -9,6 +9,7 @@
  */
 import { BufferAttribute, type BufferGeometry, type Mesh } from 'three';
 import { MeshoptSimplifier } from 'meshoptimizer/simplifier';
+import { readXyz } from './attributes.js';
 
 /** Morphs whose motion the simplified mesh must still show: jaw, lips and eyelids. */
 const GUARDED = ['jawOpen', 'mouthFunnel', 'mouthPucker', 'mouthSmileLeft', 'mouthSmileRight', 'mouthClose', 'eyeBlinkLeft', 'eyeBlinkRight'];
@@ -28,22 +29,12 @@ export const SOFTWARE_LOD: LodOptions = { ratio: 0.2, error: 0.01, minTriangles:
 
 export interface LodReport { mesh: string; before: number; after: number }
 
-function xyz(attr: BufferGeometry['attributes'][string]): Float32Array {
-  const out = new Float32Array(attr.count * 3);
-  for (let i = 0; i < attr.count; i++) {
-    out[i * 3] = attr.getX(i);
-    out[i * 3 + 1] = attr.getY(i);
-    out[i * 3 + 2] = attr.getZ(i);
-  }
-  return out;
-}
-
 /** Per-vertex attributes for the simplifier's error metric, and their weights. */
 function errorAttributes(mesh: Mesh, positions: Float32Array, scale: number, motionWeight: number): { data: Float32Array; stride: number; weights: number[] } {
   const g = mesh.geometry as BufferGeometry;
   const count = positions.length / 3;
   const columns: { values: Float32Array; size: number; weight: number }[] = [];
-  if (g.attributes.normal) columns.push({ values: xyz(g.attributes.normal), size: 3, weight: 0.5 });
+  if (g.attributes.normal) columns.push({ values: readXyz(g.attributes.normal), size: 3, weight: 0.5 });
   const uv = g.attributes.uv;
   if (uv) {
     const values = new Float32Array(count * 2);
@@ -55,7 +46,7 @@ function errorAttributes(mesh: Mesh, positions: Float32Array, scale: number, mot
   for (const name of GUARDED) {
     const index = dict[name];
     if (index === undefined || !morphs[index]) continue;
-    const target = xyz(morphs[index]);
+    const target = readXyz(morphs[index]);
     // Displacement in the mesh's own scale, so a lip that travels far weighs like a visible edge.
     for (let i = 0; i < target.length; i++) target[i] = (g.morphTargetsRelative ? target[i] : target[i] - positions[i]) / scale;
     columns.push({ values: target, size: 3, weight: motionWeight });
@@ -81,7 +72,7 @@ export async function simplifyMeshes(meshes: Mesh[], options: LodOptions = SOFTW
     const triangles = g.index ? g.index.count / 3 : 0;
     // Multi-material groups index into ranges of the index buffer: leave such meshes whole.
     if (!g.index || triangles < options.minTriangles || g.groups.length > 1) continue;
-    const positions = xyz(g.attributes.position);
+    const positions = readXyz(g.attributes.position);
     const scale = MeshoptSimplifier.getScale(positions, 3) || 1;
     const attrs = errorAttributes(mesh, positions, scale, options.motionWeight);
     const indices = Uint32Array.from(g.index.array as ArrayLike<number>);
