@@ -71,6 +71,33 @@ test('every face has all 15 visemes and the 52 ARKit shapes on the head mesh', (
   }
 });
 
+test('the shirt faces outwards, and the collar sits a few centimetres below the chin', () => {
+  // Inward-facing triangles are culled from the front: the viewer would see the shirt's inside
+  // back wall, lit backwards, and the whole neck down into the shirt.
+  for (const [id, doc] of docs) {
+    const body = node(doc, 'Body');
+    const { pos } = geometry(body);
+    const index = body.getMesh()!.listPrimitives()[0].getIndices()!.getArray()!;
+    const cz = pos.reduce((sum, p) => sum + p[2], 0) / pos.length;
+    let outward = 0;
+    for (let t = 0; t < index.length; t += 3) {
+      const [a, b, c] = [pos[index[t]], pos[index[t + 1]], pos[index[t + 2]]];
+      const u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+      const v = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+      const n = [u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]];
+      const centre = [(a[0] + b[0] + c[0]) / 3, 0, (a[2] + b[2] + c[2]) / 3 - cz];
+      if (n[0] * centre[0] + n[2] * centre[2] > 0) outward++;
+    }
+    const share = outward / (index.length / 3);
+    assert.ok(share > 0.97, `${id}: ${(share * 100).toFixed(1)}% of the shirt's triangles face outwards`);
+    // Chin (the head's lowest front point above the neck) to the collar's top: 3 to 8 cm.
+    const head = geometry(node(doc, 'Head')).pos;
+    const chin = Math.min(...head.filter((p) => p[2] > 0.036 && p[1] > -0.14 && Math.abs(p[0]) < 0.01).map((p) => p[1]));
+    const collar = Math.max(...pos.map((p) => p[1]));
+    assert.ok(chin - collar > 0.03 && chin - collar < 0.08, `${id}: chin ${chin.toFixed(3)} m, collar ${collar.toFixed(3)} m`);
+  }
+});
+
 test('jawOpen lowers the chin by over a centimetre and opens the lower teeth', () => {
   for (const [id, doc] of docs) {
     const { pos, delta } = geometry(node(doc, 'Head'), 'jawOpen');

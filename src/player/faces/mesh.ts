@@ -440,7 +440,9 @@ function addNeck(pos: V3[], uv: [number, number][], col: V3[], idx: number[], pa
       const a = (u / NU) * Math.PI * 2;
       pos.push([Math.sin(a) * hw * w, y, cz + Math.cos(a) * hd * w]);
       uv.push([0.06, 0.45 + r * 0.01]);
-      const shade = r === 0 ? 0.8 : r === 1 ? 0.9 : 1;
+      // The jaw shades the front of the upper neck from the light above (no shadow maps here).
+      const underJaw = r === 2 ? 0.22 * Math.max(0, Math.cos(a)) : 0;
+      const shade = (r === 0 ? 0.8 : r === 1 ? 0.9 : 1) - underJaw;
       col.push([shade, shade, shade]);
       part.push(Part.Neck);
       anchor.push(-1);

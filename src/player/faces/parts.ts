@@ -187,43 +187,47 @@ export function rigidJaw(p: V3, pivot: V3, angle: number, fwd: number, side: num
 }
 
 /**
- * Shirt: a lathe whose cross-section is a superellipse, flaring from a crew collar to the
- * shoulders; darker inside the collar.
+ * Shirt: a lathe whose cross-section is a superellipse: a crew collar, the trapezius sloping
+ * gently out to the shoulders, rounded deltoids, then the chest and upper arms falling straight.
+ * The profile is a Catmull-Rom curve through its key rows: easing each segment separately would
+ * flatten the slope at every row, which shades as horizontal bands.
  */
 export function torso(male: boolean): Geo {
   const g = newGeo();
   const k = male ? 1.08 : 0.95;
-  // [y, half width, half depth, centre z]
+  // [y, half width, half depth, centre z] (cm)
   const prof: [number, number, number, number][] = [
-    [-14.8, 6.4, 6.0, -3.4],
-    [-15.6, 7.2, 6.6, -3.4],
-    [-17, 9.5, 7.6, -3.6],
-    [-19, 14.5, 9.0, -4.0],
-    [-21.5, 18.5, 10.0, -4.2],
-    [-25, 20.5, 10.8, -4.2],
-    [-30, 21.0, 11.3, -4.0],
-    [-40, 20.0, 11.0, -3.8],
-    [-52, 18.5, 10.5, -3.8],
+    [-14.2, 6.2, 5.9, -3.4],
+    [-15.0, 7.4, 6.5, -3.4],
+    [-16.0, 10.5, 7.3, -3.5],
+    [-17.2, 14.2, 8.2, -3.8],
+    [-18.6, 17.2, 9.2, -4.0],
+    [-20.6, 19.6, 10.0, -4.1],
+    [-23.5, 21.0, 10.6, -4.1],
+    [-28, 21.3, 11.1, -4.0],
+    [-36, 20.6, 11.2, -3.9],
+    [-52, 19.6, 10.8, -3.8],
   ];
-  const rows = 40;
+  const rows = 48;
+  const at = (i: number) => prof[Math.max(0, Math.min(prof.length - 1, i))];
   const sample = (t: number) => {
     const f = t * (prof.length - 1);
     const i = Math.min(prof.length - 2, Math.floor(f));
     const s = f - i;
-    const e = s * s * (3 - 2 * s);
-    return prof[i].map((q, j) => q + (prof[i + 1][j] - q) * e) as [number, number, number, number];
+    const [p0, p1, p2, p3] = [at(i - 1), at(i), at(i + 1), at(i + 2)];
+    return p1.map((_, j) => 0.5 * (2 * p1[j] + (p2[j] - p0[j]) * s + (2 * p0[j] - 5 * p1[j] + 4 * p2[j] - p3[j]) * s * s + (3 * p1[j] - p0[j] - 3 * p2[j] + p3[j]) * s * s * s)) as [number, number, number, number];
   };
   grid(g, rows, 48, (u, v) => {
     const [y, hw, hd, cz] = sample(v);
     const a = u * Math.PI * 2;
-    const e = 0.7 + 0.3 * smoothstep(0.2, 0.5, v); // rounder at the collar, boxier at the chest
+    const e = 0.7 + 0.3 * smoothstep(0.15, 0.45, v); // rounder at the collar, boxier at the chest
     const sx = Math.sign(Math.sin(a)) * Math.abs(Math.sin(a)) ** e;
     const sz = Math.sign(Math.cos(a)) * Math.abs(Math.cos(a)) ** e;
-    // shoulders slope down away from the neck
-    const dropY = -Math.abs(sx) * 2.2 * smoothstep(0.1, 0.45, v) * (1 - smoothstep(0.5, 0.8, v));
-    const collar = v < 0.06 ? 0.55 : 1;
+    // The shoulder line falls a little from the neck to the arm.
+    const dropY = -Math.abs(sx) * 1.4 * smoothstep(0.05, 0.3, v) * (1 - smoothstep(0.4, 0.7, v));
+    const collar = v < 0.05 ? 0.55 : 1;
     return { p: [sx * hw * k, y + dropY, cz + sz * hd * k], c: [collar, collar, collar], uv: [u * 6, v * 8] };
-  });
+  }, true); // rows run down and columns round to the right: flipped, the faces point outwards
   return g;
 }
 
