@@ -4,7 +4,7 @@
  * (near the nose), fanning outwards and slightly up along the body, where upper and lower hairs
  * meet, and lying almost flat along the tail. Skin shows between them and the edges are ragged.
  */
-import { clamp, rng, smoothstep } from './vec.js';
+import { clamp, mix, rng, smoothstep } from './vec.js';
 
 type P2 = [number, number];
 
@@ -95,5 +95,3 @@ export function paintBrow(px: Uint8Array, height: Float32Array, size: number, sh
     stroke(px, height, size, root, dir, length, opacity, style.color);
   }
 }
-
-const mix = (a: number, b: number, t: number): number => a + (b - a) * t;

@@ -8,7 +8,7 @@ import { loadCanonicalMesh } from './canonical.js';
 import * as L from './landmarks.js';
 import { faceUvToTex } from './mesh.js';
 import { encodeJpeg, encodePng, fbm, hexToRgb, makeNoise } from './image.js';
-import { clamp, rng, smoothstep } from './vec.js';
+import { clamp, mix, rng, smoothstep } from './vec.js';
 import { paintBrow, type BrowShape } from './brows.js';
 import type { FaceLook } from '../../catalog/faces.js';
 
@@ -63,7 +63,6 @@ function polylineDist(px: number, py: number, line: Polyline): { d: number; t: n
   return { d: best, t: bestT };
 }
 
-const mix = (a: number, b: number, t: number): number => a + (b - a) * t;
 
 export interface SkinTexture {
   jpeg: Uint8Array;

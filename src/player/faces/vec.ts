@@ -11,6 +11,8 @@ export const lerp = (a: V3, b: V3, t: number): V3 => [a[0] + (b[0] - a[0]) * t, 
 export const cross = (a: V3, b: V3): V3 => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
 
 export const clamp = (x: number, lo = 0, hi = 1): number => Math.min(hi, Math.max(lo, x));
+/** Linear blend of two numbers. */
+export const mix = (a: number, b: number, t: number): number => a + (b - a) * t;
 /** Hermite smoothstep; edges may be given in either order. */
 export function smoothstep(e0: number, e1: number, x: number): number {
   const t = clamp((x - e0) / (e1 - e0));
