@@ -1,6 +1,7 @@
 /**
  * Bundles the player page's JavaScript (src/player/client) with esbuild into build/player/:
- * `main.js` (the page) and `audio-worklet.js` (the AudioWorklet, loaded separately by the page).
+ * `main.js` (the page), `audio-worklet.js` (the AudioWorklet, loaded separately by the page) and
+ * `licenses.txt` (the licences of the third-party packages bundled into them).
  * `ensurePlayerBuild()` rebuilds only when the sources changed (a hash kept in manifest.json), and
  * writes atomically, so concurrent starts are safe.
  */
@@ -31,7 +32,8 @@ function sourceHash(): string {
     h.update(name);
     h.update(fs.readFileSync(path.join(CLIENT_DIR, name)));
   }
-  // The bundled three.js version matters too.
+  // So do this file's build options, and the bundled three.js version.
+  h.update(fs.readFileSync(fileURLToPath(import.meta.url)));
   try {
     h.update(JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', 'three', 'package.json'), 'utf8')).version);
   } catch {
@@ -52,6 +54,28 @@ function writeAtomic(file: string, data: Uint8Array | string): void {
   const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
   fs.writeFileSync(tmp, data);
   fs.renameSync(tmp, file);
+}
+
+/** Served beside the bundle: the licences of the third-party packages bundled into it. */
+export const LICENSES_FILE = 'licenses.txt';
+
+/** The packages (under node_modules) a build included, with their licence files' text. */
+function licenseText(metafiles: ({ inputs: Record<string, unknown> } | undefined)[]): string {
+  const packages = new Set<string>();
+  for (const meta of metafiles) {
+    for (const input of Object.keys(meta?.inputs ?? {})) {
+      const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+      if (m) packages.add(m[1]);
+    }
+  }
+  const sections = [...packages].sort().map((name) => {
+    const root = path.join(REPO_ROOT, 'node_modules', name);
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string; license?: string };
+    const file = fs.readdirSync(root).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+    const text = file ? fs.readFileSync(path.join(root, file), 'utf8').trim() : `Licence: ${pkg.license ?? 'see the package'}`;
+    return `${name} ${pkg.version ?? ''} (${pkg.license ?? 'licence in the text below'})\n\n${text}`;
+  });
+  return `The Presence player page bundles the following packages.\n\n${sections.join('\n\n' + '-'.repeat(72) + '\n\n')}\n`;
 }
 
 let pending: Promise<PlayerBuild> | null = null;
@@ -78,8 +102,12 @@ async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
     bundle: true,
     minify: true,
     write: false,
+    metafile: true,
     target: ['chrome100', 'firefox100', 'safari15'],
+    // Per-file legal comments are dropped; one banner points at licenses.txt, which carries the
+    // full licence text of every package the bundle includes.
     legalComments: 'none' as const,
+    banner: { js: `/*! Presence player. Third-party code in this file and its licences: ${LICENSES_FILE} */` },
     logLevel: 'silent' as const,
     define: { 'process.env.NODE_ENV': '"production"' },
   };
@@ -96,6 +124,9 @@ async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
     writeAtomic(o.path, o.contents);
     files[path.basename(o.path)] = { bytes: o.contents.byteLength };
   }
+  const licenses = licenseText([page.metafile, worklet.metafile]);
+  writeAtomic(path.join(dir, LICENSES_FILE), licenses);
+  files[LICENSES_FILE] = { bytes: Buffer.byteLength(licenses) };
   writeAtomic(path.join(dir, 'manifest.json'), JSON.stringify({ source, version, files } satisfies Manifest, null, 2));
   return { dir, version, files };
 }

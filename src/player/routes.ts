@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BUILTIN_FACES } from '../catalog/faces.js';
-import { ensurePlayerBuild, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
+import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
 
 /** What the page needs to know about a player link. */
@@ -57,6 +57,7 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
   '.glb': 'model/gltf-binary',
+  '.txt': 'text/plain; charset=utf-8',
 };
 
 type FacesModule = { ensureFaces?: (outDir: string) => Promise<unknown> | unknown };
@@ -151,7 +152,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
 
   app.get<{ Params: { file: string }; Querystring: { v?: string } }>('/assets/player/:file', { schema: { hide: true } }, async (request, reply) => {
     const { file } = request.params;
-    if (!/^[\w-]+\.js$/.test(file)) return reply.code(404).type('text/plain').send('not found');
+    if (!/^[\w-]+\.js$/.test(file) && file !== LICENSES_FILE) return reply.code(404).type('text/plain').send('not found');
     const { version } = await bundle();
     return sendFile(reply, path.join(buildDir, file), request.query.v === version);
   });

@@ -383,6 +383,15 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     assert.equal(js.status, 200);
     assert.match(js.headers.get('cache-control') ?? '', /immutable/);
     assert.equal((await fetch(`${fake.url}/assets/player/audio-worklet.js`)).status, 200);
+    // The bundle names where its third-party licences are; that file carries their full text.
+    assert.match((await js.text()).slice(0, 200), /^\/\*! Presence player\. .*licenses\.txt \*\//);
+    const licenses = await fetch(`${fake.url}/assets/player/licenses.txt`);
+    assert.equal(licenses.status, 200);
+    assert.match(licenses.headers.get('content-type') ?? '', /text\/plain/);
+    const text = await licenses.text();
+    for (const name of ['three', 'meshoptimizer']) assert.match(text, new RegExp(`^${name} [\\d.]+ \\(MIT\\)`, 'm'));
+    assert.match(text, /Permission is hereby granted/);
+    assert.equal((await fetch(`${fake.url}/assets/player/notes.txt`)).status, 404);
     assert.equal((await fetch(`${fake.url}/assets/player/..%2Fmanifest.json`)).status, 404);
     const glb = await fetch(`${fake.url}/assets/faces/face01.glb`);
     assert.equal(glb.status, 200);
