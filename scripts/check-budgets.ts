@@ -81,24 +81,22 @@ if (!hasChromium()) {
     const lod = detail.level === 'light' ? `light detail, ${after} of ${before} triangles` : `${detail.level} detail`;
     add('frame rate at 640×360, software GL', '≥ 30 fps', `${median.toFixed(1)} fps (median; ${samples[0].toFixed(1)}–${samples[samples.length - 1].toFixed(1)}, pixel ratio ${pr}, ${lod})`, median >= 30);
     await page.close();
-    // For information: the same at full detail, to show what the lighter level of detail buys.
-    const full = await browser.newPage({ viewport: { width: 640, height: 360 } });
-    await full.goto(`${fake.pageUrl}?fixed&detail=full`);
-    await full.waitForFunction('window.presence && window.presence.state === "live"', null, { timeout: 30_000 });
-    void fake.speak(synthSpeech(24000, [3, 2, 4, 0, 2, 3, 3, 0, 4, 2, 3, 2, 0, 3, 3], 0.2));
-    await sleep(6000);
-    console.log(`full detail (information): ${Number(await full.evaluate('window.presence.fps()')).toFixed(1)} fps at pixel ratio 1`);
-    await full.close();
-    // For information: what a visitor gets, with the page's adaptive resolution on.
-    const adaptive = await browser.newPage({ viewport: { width: 640, height: 360 } });
-    await adaptive.goto(fake.pageUrl);
-    await adaptive.waitForFunction('window.presence && window.presence.state === "live"', null, { timeout: 30_000 });
-    void fake.speak(synthSpeech(24000, [3, 2, 4, 0, 2, 3, 3, 0, 4, 2, 3, 2, 0, 3, 3], 0.2));
-    await sleep(6000);
-    const fpsA = Number(await adaptive.evaluate('window.presence.fps()'));
-    const prA = Number(await adaptive.evaluate('window.presence.pixelRatio'));
-    console.log(`adaptive resolution (information): ${fpsA.toFixed(1)} fps at pixel ratio ${prA.toFixed(2)}`);
-    await adaptive.close();
+    // For information: full detail (what the lighter level of detail buys), and what a visitor
+    // gets with the page's adaptive resolution on.
+    const informational = async (query: string): Promise<{ fps: number; pixelRatio: number }> => {
+      const p = await browser.newPage({ viewport: { width: 640, height: 360 } });
+      await p.goto(`${fake.pageUrl}${query}`);
+      await p.waitForFunction('window.presence && window.presence.state === "live"', null, { timeout: 30_000 });
+      void fake.speak(synthSpeech(24000, [3, 2, 4, 0, 2, 3, 3, 0, 4, 2, 3, 2, 0, 3, 3], 0.2));
+      await sleep(6000);
+      const result = { fps: Number(await p.evaluate('window.presence.fps()')), pixelRatio: Number(await p.evaluate('window.presence.pixelRatio')) };
+      await p.close();
+      return result;
+    };
+    const full = await informational('?fixed&detail=full');
+    console.log(`full detail (information): ${full.fps.toFixed(1)} fps at pixel ratio ${full.pixelRatio.toFixed(2)}`);
+    const adaptive = await informational('');
+    console.log(`adaptive resolution (information): ${adaptive.fps.toFixed(1)} fps at pixel ratio ${adaptive.pixelRatio.toFixed(2)}`);
   } finally {
     await browser.close();
     await fake.close();

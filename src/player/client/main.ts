@@ -328,7 +328,7 @@ const presence = Object.freeze({
   get reconnects() { return Math.max(0, channel.connects - 1); },
   get pixelRatio() { return stage.renderer.getPixelRatio(); },
   /** Level of detail in use, and the triangles the face's meshes kept (`light`: simplified). */
-  get detail() { return { level: stage.detail, software: stage.software, ms: Math.round(stage.lodMs), meshes: stage.lod.map((r) => ({ ...r })) }; },
+  get detail() { return { level: stage.detail, software: stage.software, ms: Math.round(stage.lod.ms), meshes: stage.lod.meshes.map((r) => ({ ...r })) }; },
   get timings() { return { firstFrame, faceFrame }; },
   get lastInterrupt() { return { ...lastInterrupt }; },
   /** Current morph weights; the animation is advanced to this instant (not just the last frame). */

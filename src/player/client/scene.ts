@@ -80,10 +80,8 @@ export class Stage {
   readonly software = softwareGL();
   /** Level of detail: `light` simplifies the face's triangles (the default on software GL). */
   readonly detail: 'full' | 'light';
-  /** What the light level of detail did to the current face (empty at full detail). */
-  lod: LodReport[] = [];
-  /** Milliseconds the simplification took for the current face. */
-  lodMs = 0;
+  /** What the light level of detail did to the current face, and how long it took (none at full detail). */
+  lod: { meshes: LodReport[]; ms: number } = { meshes: [], ms: 0 };
 
   constructor(canvas: HTMLCanvasElement, detail: 'auto' | 'full' | 'light' = 'auto') {
     this.detail = detail === 'auto' ? (this.software ? 'light' : 'full') : detail;
@@ -157,8 +155,7 @@ export class Stage {
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
     const t0 = performance.now();
-    this.lod = this.detail === 'light' ? await simplifyMeshes(meshes) : [];
-    this.lodMs = performance.now() - t0;
+    this.lod = { meshes: this.detail === 'light' ? await simplifyMeshes(meshes) : [], ms: performance.now() - t0 };
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
     const size = box.getSize(new Vector3());

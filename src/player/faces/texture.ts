@@ -1,8 +1,9 @@
 /**
  * Procedural skin and eye textures. The skin map is painted in the canonical face's UV space
  * (which is close to a frontal projection), so features can be placed by landmark: lips inside
- * the lip contour, brows hair by hair between the brow landmarks (brows.ts), redness around cheeks and nose, beard shadow
- * over the lower face. Low-frequency mottling and fine pore noise stop the skin reading as plastic.
+ * the lip contour, brows hair by hair between the brow landmarks (brows.ts), redness around
+ * cheeks and nose, beard shadow over the lower face. Low-frequency mottling and fine pore noise
+ * stop the skin reading as plastic.
  */
 import { loadCanonicalMesh } from './canonical.js';
 import * as L from './landmarks.js';
@@ -62,7 +63,6 @@ function polylineDist(px: number, py: number, line: Polyline): { d: number; t: n
   }
   return { d: best, t: bestT };
 }
-
 
 export interface SkinTexture {
   jpeg: Uint8Array;
