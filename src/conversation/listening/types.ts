@@ -1,0 +1,51 @@
+/**
+ * The listening side of a conversation, per session: microphone audio in (16 kHz mono, from the
+ * player channel), visitor turns out. Voice activity detection per frame, end-of-turn detection,
+ * barge-in, and a guard against the agent's own voice leaking back through the microphone.
+ *
+ *   mic PCM ─▶ Listener.push() ─▶ VAD ─▶ end of turn ─▶ Recognizer ─▶ 'turn' event
+ *                                   └──▶ 'barge_in' while the agent talks
+ */
+import type { Transcript } from '../../speech/recognition/types.js';
+
+export interface VisitorTurnHeard extends Transcript {
+  /** performance.now() milliseconds of each step, for the latency waterfall. */
+  timings: {
+    /** The visitor's last voiced frame (end of speech). */
+    speechEndedAt: number;
+    /** End of turn decided. */
+    turnEndedAt: number;
+    /** Transcript ready. */
+    recognisedAt: number;
+  };
+  /** Seconds of visitor speech in the turn. */
+  speechSeconds: number;
+}
+
+export interface ListenerEvents {
+  /** The visitor started speaking (VAD), for the "listening" indication. */
+  speechStarted?(): void;
+  /** Growing text of the turn, from streaming engines. */
+  partial?(text: string): void;
+  /** The visitor spoke over the agent long enough to mean it (not "mm-hm", not the agent's echo). */
+  bargeIn?(): void;
+  /** A complete visitor turn, recognised. Empty text is never reported. */
+  turn(turn: VisitorTurnHeard): void;
+  /** Recognition failed for a turn (engine down); the typed path still works. */
+  error?(error: Error): void;
+}
+
+export interface AgentPlayback {
+  /** The agent's audio that leaves toward the player, at the session clock (for the echo guard). */
+  agentAudio(pcm: Int16Array, sampleRate: number, atMs: number): void;
+  /** Whether the agent is talking now (barge-in only counts then). */
+  setAgentTalking(talking: boolean): void;
+}
+
+export interface Listener extends AgentPlayback {
+  /** Microphone audio, 16 kHz mono, as it arrives. */
+  push(pcm: Int16Array, receivedAtMs: number): void;
+  /** Languages the visitor may speak, first the expected one. */
+  setLanguages(languages: string[]): void;
+  close(): void;
+}
