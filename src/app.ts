@@ -35,6 +35,8 @@ import { registerPreviewSocket } from './realtime/preview.js';
 import { metricsText } from './realtime/metrics.js';
 import { randomToken, safeEqual } from './core/secrets.js';
 import { isLoopback } from './core/net.js';
+import { Jobs } from './core/jobs.js';
+import { ConversationRecords } from './conversation/records.js';
 
 export interface AppContext {
   config: Config;
@@ -47,6 +49,10 @@ export interface AppContext {
   sessions: SessionService;
   realtime: RealtimeService;
   speech: SpeechService;
+  /** Durable background jobs (pg-boss), shared by every capability. */
+  jobs: Jobs;
+  /** Conversation records (one per session) and the conversation-ended hooks. */
+  conversations: ConversationRecords;
 }
 
 export interface BuildOptions {
@@ -86,9 +92,27 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
   const realtime = new RealtimeService(studio, options.speakerFor ?? speakerFactory(speech));
   const sessions = new SessionService(database.db, config, accounts, agents);
-  sessions.hooks = { ...sessions.hooks, opened: (row) => void realtime.open(row), ended: (row, reason) => realtime.end(row.id, reason) };
+  const jobs = await Jobs.start(database, app.log);
+  const conversations = new ConversationRecords(database.db, jobs, app.log, {
+    agentName: async (agentId) => (await agents.byId(agentId))?.name ?? `Agent ${agentId}`,
+    endedSessions: (ids) => sessions.endedRecords(ids),
+  });
+  sessions.hooks = {
+    ...sessions.hooks,
+    opened: (row) => {
+      realtime.open(row);
+      conversations
+        .begin({ session: row })
+        .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not begin'));
+    },
+    ended: (row, reason) => {
+      realtime.end(row.id, reason);
+      void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
+    },
+  };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
-  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech };
+  await conversations.start();
+  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -108,6 +132,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     realtime.stop();
   });
   app.addHook('onClose', async () => {
+    await jobs.stop();
     if (!options.speech) await speech.close();
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

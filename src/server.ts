@@ -22,6 +22,7 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
 
   // Sessions left active by a previous run (or overdue while nobody watched) end now.
   await context.sessions.recover(!config.databaseUrl);
+  await context.conversations.recover();
 
   const first = await bootstrap(context.accounts);
   if (first) {

@@ -234,6 +234,13 @@ export class SessionService {
     return row as unknown as SessionRow | undefined;
   }
 
+  /** Of these session ids, the ended ones (for records that follow sessions, after a restart). */
+  async endedRecords(ids: string[]): Promise<SessionRow[]> {
+    if (!ids.length) return [];
+    const rows = await this.db.selectFrom('sessions').selectAll().where('id', 'in', ids).where('status', '=', 'ended').execute();
+    return rows as unknown as SessionRow[];
+  }
+
   async endAllForAgent(agentId: number, reason: string): Promise<void> {
     const rows = await this.db.selectFrom('sessions').select('id').where('agent_id', '=', agentId).where('status', '=', 'active').execute();
     for (const r of rows) await this.end(r.id, reason);

@@ -102,6 +102,35 @@ export interface CustomFacesTable {
   created_at: Generated<Date>;
 }
 
+export interface ConversationsTable {
+  id: string;
+  account_id: number;
+  agent_id: number;
+  agent_name: string;
+  mode: 'conversation' | 'render';
+  visitor_id: string | null;
+  visitor: ColumnType<Record<string, string>, string | undefined, string>;
+  started_at: Timestamp;
+  ended_at: Timestamp | null;
+  duration_seconds: number | null;
+  end_reason: string | null;
+  visitor_turns: Generated<number>;
+  agent_turns: Generated<number>;
+  categories: Generated<string[]>;
+  /** tsvector; written with to_tsvector() in SQL, never read as a value. */
+  search: Generated<string>;
+}
+
+export interface ConversationTurnsTable {
+  id: Generated<number>;
+  conversation_id: string;
+  role: 'visitor' | 'agent';
+  text: string;
+  at: Timestamp;
+  language: string | null;
+  details: Json<Record<string, unknown>>;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -115,4 +144,6 @@ export interface Database {
   sessions: SessionsTable;
   usage_records: UsageRecordsTable;
   custom_faces: CustomFacesTable;
+  conversations: ConversationsTable;
+  conversation_turns: ConversationTurnsTable;
 }

@@ -1,0 +1,159 @@
+/**
+ * Durable background work (crawls, brain builds, webhook deliveries) on pg-boss, over whichever
+ * database engine the deployment runs: PostgreSQL through pg-boss's own pool, PGlite through an
+ * adapter that takes Kysely's single connection for each statement (so a job query never lands
+ * inside another caller's transaction). Jobs survive `kill -9`: they are rows in the database.
+ *
+ *   const jobs = await Jobs.start(database, logger);
+ *   await jobs.work<{ url: string }>('crawl.page', { retryLimit: 3 }, async (data) => { … });
+ *   await jobs.send('crawl.page', { url }, { singletonKey: url });
+ *
+ * A capability names its queues with its own prefix (`knowledge.*`, `delivery.*`). Handlers take
+ * one job at a time and must be idempotent: a job interrupted by a crash runs again.
+ */
+import PgBoss from 'pg-boss';
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Database } from './db/schema.js';
+import type { OpenedDatabase } from './db/database.js';
+
+export interface JobsLogger {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+  error(object: object, message: string): void;
+}
+
+export interface QueueOptions {
+  /** Attempts after the first (default 2). */
+  retryLimit?: number;
+  /** Seconds before a retry (default 5); doubles each time with `retryBackoff`. */
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  /** A job running longer than this is considered lost and retried (default 300 s). */
+  expireInSeconds?: number;
+  /** Jobs of this queue run at once in this process (default 1). */
+  concurrency?: number;
+}
+
+export interface SendOptions {
+  /** Do not run before this time (a Date) or this many seconds from now. */
+  startAfter?: Date | number;
+  /** At most one queued or active job per key and queue. */
+  singletonKey?: string;
+  /** A chosen job id (UUID), e.g. to find the job again. */
+  id?: string;
+  retryLimit?: number;
+  retryDelay?: number;
+}
+
+export type JobHandler<T> = (data: T, job: { id: string; name: string; retryCount: number }) => Promise<void>;
+
+/** How often an idle worker looks for due jobs; `send()` wakes the local worker at once. */
+const POLL_SECONDS = 0.5;
+
+export class Jobs {
+  private readonly workers = new Map<string, string[]>();
+  private stopped = false;
+
+  private constructor(
+    private readonly boss: PgBoss,
+    private readonly logger: JobsLogger,
+  ) {}
+
+  /**
+   * Opens the queue. On the embedded engine this process is the only one, so jobs a previous
+   * process left running (it died mid-job) are handed back for a retry at once instead of waiting
+   * for their expiry.
+   */
+  static async start(database: OpenedDatabase, logger: JobsLogger): Promise<Jobs> {
+    const common = { schema: 'pgboss', supervise: true, schedule: false, migrate: true, maintenanceIntervalSeconds: 60, archiveCompletedAfterSeconds: 3600 };
+    const boss = database.engine === 'postgres' ? new PgBoss({ ...common, connectionString: database.connectionString, max: 4 }) : new PgBoss({ ...common, db: pgliteAdapter(database) });
+    boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+    await boss.start();
+    const jobs = new Jobs(boss, logger);
+    if (database.engine === 'pglite') await jobs.recoverInterrupted();
+    return jobs;
+  }
+
+  private async recoverInterrupted(): Promise<void> {
+    const db = this.boss.getDb();
+    const result = (await db.executeSql(`SELECT name, id FROM pgboss.job WHERE state = 'active'`, [])) as { rows: Array<{ name: string; id: string }> };
+    for (const row of result.rows) {
+      // fail() moves a job with retries left to 'retry' (else 'failed'), recording why.
+      await this.boss.fail(row.name, row.id, { message: 'interrupted: the server stopped while this job ran' });
+    }
+    if (result.rows.length) this.logger.warn({ jobs: result.rows.length }, 'jobs interrupted by the previous stop were handed back for a retry');
+  }
+
+  /** Creates the queue (idempotent) and starts working it in this process. */
+  async work<T extends object>(name: string, options: QueueOptions, handler: JobHandler<T>): Promise<void> {
+    const queue = { name, retryLimit: options.retryLimit ?? 2, retryDelay: options.retryDelay ?? 5, retryBackoff: options.retryBackoff ?? false, expireInSeconds: options.expireInSeconds ?? 300 };
+    if (await this.boss.getQueue(name)) await this.boss.updateQueue(name, queue);
+    else await this.boss.createQueue(name, queue);
+    const ids: string[] = [];
+    for (let i = 0; i < (options.concurrency ?? 1); i++) {
+      ids.push(
+        await this.boss.work<T>(name, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS, includeMetadata: true }, async ([job]) => {
+          try {
+            await handler(job.data, { id: job.id, name, retryCount: job.retryCount });
+          } catch (error) {
+            this.logger.warn({ err: error, queue: name, job: job.id }, 'job failed; it will be retried if it has attempts left');
+            throw error;
+          }
+        }),
+      );
+    }
+    this.workers.set(name, ids);
+  }
+
+  /**
+   * Queues a job; answers its id (null when a singleton with that key is already queued).
+   * With `transaction`, the job is written in that Kysely transaction: it exists exactly when the
+   * transaction commits (the way to never lose "something happened, now do the work"). On the
+   * embedded engine, a job must be sent either with the transaction or outside any transaction.
+   */
+  async send<T extends object>(name: string, data: T, options: SendOptions = {}, transaction?: Kysely<Database>): Promise<string | null> {
+    if (this.stopped) throw new Error('the job queue is stopped');
+    const startAfter = typeof options.startAfter === 'number' ? new Date(Date.now() + options.startAfter * 1000) : options.startAfter;
+    const id = await this.boss.send(name, data, {
+      ...(startAfter && { startAfter }),
+      ...(options.singletonKey && { singletonKey: options.singletonKey }),
+      ...(options.id && { id: options.id }),
+      ...(options.retryLimit !== undefined && { retryLimit: options.retryLimit }),
+      ...(options.retryDelay !== undefined && { retryDelay: options.retryDelay }),
+      ...(transaction && { db: { executeSql: (text: string, values: unknown[] = []) => transaction.executeQuery(CompiledQuery.raw(text, values)) } }),
+    });
+    // A job due now starts now on this process rather than at the next poll.
+    if (!startAfter || startAfter.getTime() <= Date.now()) for (const worker of this.workers.get(name) ?? []) this.boss.notifyWorker(worker);
+    return id;
+  }
+
+  /** Cancels queued jobs (e.g. an agent's build when the agent is deleted). */
+  async cancel(name: string, ids: string[]): Promise<void> {
+    if (ids.length) await this.boss.cancel(name, ids);
+  }
+
+  /** Stops taking jobs and waits (bounded) for running ones to finish. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+  }
+}
+
+/**
+ * pg-boss's database interface over PGlite: each statement holds Kysely's single connection, so
+ * it cannot interleave with a Kysely transaction. Statements without parameters may be several
+ * (pg-boss's schema set-up), which PGlite runs with exec().
+ */
+function pgliteAdapter(database: OpenedDatabase) {
+  const pglite = database.pglite!;
+  return {
+    async executeSql(text: string, values?: unknown[]) {
+      return database.db.connection().execute(async () => {
+        if (values && values.length) return pglite.query(text, values as any[]);
+        const results = await pglite.exec(text);
+        return results[results.length - 1] ?? { rows: [] };
+      });
+    },
+  };
+}
