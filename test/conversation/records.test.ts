@@ -1,6 +1,7 @@
 /** Conversation records: one per session, transcript turns, and the durable ended hook. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { makeAgent, started, stopSession, sleep } from '../sessions/helpers.js';
 import type { EndedConversation } from '../../src/conversation/types.js';
@@ -80,7 +81,7 @@ forEachEngine('conversation records', (engine) => {
       .selectFrom('conversations')
       .select(['categories'])
       .where('id', '=', id)
-      .where((eb) => eb(eb.ref('search'), '@@', eb.fn('plainto_tsquery', [eb.val('simple'), eb.val('refund')])))
+      .where(sql<boolean>`search @@ plainto_tsquery('simple', 'refund')`)
       .executeTakeFirst();
     assert.deepEqual(row?.categories, ['refunds']);
     await stopSession(t, id);
