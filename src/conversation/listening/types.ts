@@ -9,6 +9,8 @@
 import type { Transcript } from '../../speech/recognition/types.js';
 
 export interface VisitorTurnHeard extends Transcript {
+  /** The recogniser that heard it (`Recognizer.name`), for the latency waterfall. */
+  engine: string;
   /** performance.now() milliseconds of each step, for the latency waterfall. */
   timings: {
     /** The visitor's last voiced frame (end of speech). */
