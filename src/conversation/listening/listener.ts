@@ -193,6 +193,7 @@ export class VisitorListener implements Listener {
   }
 
   private onFrame(pcm: Int16Array, endMs: number, probability: number): void {
+    this.guard.setVisitorTalking(this.segment !== undefined);
     const visitorShare = this.guard.visitorShare(pcm, endMs);
     const agentAudible = this.agentTalking || this.guard.agentAudible(endMs);
     const mostlyVisitor = !agentAudible || visitorShare >= 0.5;
@@ -243,7 +244,7 @@ export class VisitorListener implements Listener {
       this.openStream(segment);
     }
     if (this.agentTalking && !segment.bargedIn) {
-      const needed = this.options.bargeInMs + (agentAudible && !this.guard.echoPath() ? this.options.bargeInUnknownEchoMs : 0);
+      const needed = this.options.bargeInMs + (agentAudible && !this.guard.echoKnown() ? this.options.bargeInUnknownEchoMs : 0);
       if (segment.voicedOverAgentMs >= needed) {
         segment.bargedIn = true;
         this.events.bargeIn?.();
