@@ -127,12 +127,13 @@ export class DeepgramRecognizer implements Recognizer {
         };
         socket.sendFinalize({ type: 'Finalize' });
       }).finally(() => {
+        // CloseStream lets Deepgram end the socket (and bill) cleanly; the transcript does not wait for it.
         try {
           socket.sendCloseStream({ type: 'CloseStream' });
+          setTimeout(() => socket.close(), 1000).unref();
         } catch {
-          // already closed
+          socket.close();
         }
-        socket.close();
       });
       const text = [...finals, interim].filter(Boolean).join(' ').trim();
       const lang = language ?? (languages.length === 1 ? languages[0] : undefined);
