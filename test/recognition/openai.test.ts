@@ -31,9 +31,9 @@ describe('OpenAI-compatible transcription endpoint', () => {
       for await (const c of req) chunks.push(c as Buffer);
       const form = await new Request('http://fake' + req.url, { method: 'POST', headers: { 'content-type': req.headers['content-type']! }, body: Buffer.concat(chunks) }).formData();
       const fields: Record<string, string> = {};
-      let pcm = new Int16Array(0);
+      let pcm: Int16Array = new Int16Array(0);
       let sampleRate = 0;
-      for (const [key, value] of form) {
+      for (const [key, value] of form as unknown as Iterable<[string, FormDataEntryValue]>) {
         if (typeof value === 'string') fields[key] = value;
         else {
           const wav = decodeWav(new Uint8Array(await value.arrayBuffer()));

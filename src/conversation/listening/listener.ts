@@ -59,7 +59,7 @@ const DEFAULTS = {
   speculateAfterMs: 250,
   prerollMs: 320,
   maxTurnSeconds: 30,
-  maxQueuedTurns: 2,
+  maxQueuedTurns: 4,
 };
 /** Frames waiting for the VAD: 3 s. Past it the oldest are dropped (the node is overloaded). */
 const MAX_PENDING_FRAMES = Math.ceil(3000 / FRAME_MS);
