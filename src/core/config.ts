@@ -2,6 +2,7 @@
  * Configuration from the environment. Every knob has its default from the interface/contract;
  * tests shorten timings through these variables, never by editing code.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -23,6 +24,41 @@ export interface Config {
   faceMaxBytes: number;
   /** Bearer token for /metrics from other hosts; without it /metrics answers loopback only. */
   metricsToken: string | undefined;
+  /** Speech recognition for conversation mode (src/speech/recognition). */
+  recognition: RecognitionConfig;
+}
+
+export const RECOGNITION_ENGINES = ['auto', 'sherpa-onnx', 'pocketsphinx', 'openai', 'deepgram', 'none'] as const;
+export const STT_MODEL_TYPES = ['whisper', 'moonshine', 'sense-voice', 'transducer', 'streaming-transducer'] as const;
+
+export interface RecognitionConfig {
+  /** Which engine hears the visitor; `auto` picks the first configured (see createRecognizer). */
+  engine: (typeof RECOGNITION_ENGINES)[number];
+  /** A sherpa-onnx model folder (Whisper, Moonshine, SenseVoice, Zipformer). */
+  modelDir: string | undefined;
+  /** The kind of model in `modelDir` when its file names do not tell. */
+  modelType: (typeof STT_MODEL_TYPES)[number] | undefined;
+  /** Download `downloadModel` once into DATA_DIR/models/stt. */
+  download: boolean;
+  downloadModel: string;
+  /** Where model archives are downloaded from (`<url>/<name>.tar.bz2`). */
+  downloadUrl: string | undefined;
+  /** OpenAI-compatible /audio/transcriptions endpoint (base URL up to /v1); OpenAI's when only a key is set. */
+  url: string | undefined;
+  apiKey: string | undefined;
+  model: string;
+  deepgramApiKey: string | undefined;
+  deepgramUrl: string | undefined;
+  deepgramModel: string;
+  /** Local decoders (pocketsphinx) running at once on this node; further turns wait. */
+  concurrency: number;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T | undefined): T | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -60,5 +96,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     faceMaxBytes: int(env, 'FACE_MAX_BYTES', 8 * 1024 * 1024, 1024),
     metricsToken: env.METRICS_TOKEN || undefined,
+    recognition: {
+      engine: oneOf(env, 'STT_ENGINE', RECOGNITION_ENGINES, 'auto')!,
+      modelDir: env.STT_MODEL_DIR || undefined,
+      modelType: oneOf(env, 'STT_MODEL_TYPE', STT_MODEL_TYPES, undefined),
+      download: env.STT_DOWNLOAD === '1',
+      downloadModel: env.STT_DOWNLOAD_MODEL || 'sherpa-onnx-whisper-tiny',
+      downloadUrl: env.STT_DOWNLOAD_URL || undefined,
+      url: env.STT_URL || undefined,
+      apiKey: env.STT_API_KEY || undefined,
+      model: env.STT_MODEL || 'whisper-1',
+      deepgramApiKey: env.DEEPGRAM_API_KEY || undefined,
+      deepgramUrl: env.DEEPGRAM_URL || undefined,
+      deepgramModel: env.DEEPGRAM_MODEL || 'nova-3',
+      concurrency: int(env, 'STT_CONCURRENCY', os.availableParallelism(), 1),
+    },
   };
 }

@@ -9,6 +9,8 @@
 import type { Transcript } from '../../speech/recognition/types.js';
 
 export interface VisitorTurnHeard extends Transcript {
+  /** The recogniser that heard it (`Recognizer.name`), for the latency waterfall. */
+  engine: string;
   /** performance.now() milliseconds of each step, for the latency waterfall. */
   timings: {
     /** The visitor's last voiced frame (end of speech). */
@@ -36,14 +38,20 @@ export interface ListenerEvents {
 }
 
 export interface AgentPlayback {
-  /** The agent's audio that leaves toward the player, at the session clock (for the echo guard). */
+  /**
+   * The agent's audio that leaves toward the player (any rate, mono), `atMs` being when its first
+   * sample is sent, on the clock of `push` (for the echo guard; the guard finds the delay itself).
+   */
   agentAudio(pcm: Int16Array, sampleRate: number, atMs: number): void;
   /** Whether the agent is talking now (barge-in only counts then). */
   setAgentTalking(talking: boolean): void;
 }
 
 export interface Listener extends AgentPlayback {
-  /** Microphone audio, 16 kHz mono, as it arrives. */
+  /**
+   * Microphone audio, 16 kHz mono, as it arrives (any piece size). `receivedAtMs` is when it
+   * arrived, on the same clock as `agentAudio`'s `atMs` (performance.now(), or the listener's `now`).
+   */
   push(pcm: Int16Array, receivedAtMs: number): void;
   /** Languages the visitor may speak, first the expected one. */
   setLanguages(languages: string[]): void;

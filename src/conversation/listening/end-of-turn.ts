@@ -1,0 +1,97 @@
+/**
+ * How long a silence ends the visitor's turn.
+ *
+ * Two things move it, after what LiveKit and Pipecat do (a VAD silence, refined by a look at the
+ * words): the visitor's own pauses (someone who pauses 600 ms mid-sentence should not be cut off at
+ * 500 ms, someone brisk should not wait 700 ms), and the words heard so far when an engine already
+ * has them (a complete question ends sooner, a sentence left on "and" or "um" waits longer).
+ * LiveKit and Pipecat use a small transformer for the second; a rule on the last words costs
+ * nothing per turn and covers the cases that matter most (see docs/decisions.md).
+ */
+
+export interface EndOfTurnOptions {
+  /** Silence that ends a turn before the visitor's pauses are known. */
+  silenceMs: number;
+  /** Bounds of the adapted silence. */
+  minSilenceMs: number;
+  maxSilenceMs: number;
+  /** Silence that ends a turn whose words form a complete question or sentence. */
+  completeSilenceMs: number;
+  /** Silence that ends a turn left hanging ("…and", "um"). */
+  hangingSilenceMs: number;
+}
+
+export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
+  silenceMs: 600,
+  minSilenceMs: 500,
+  maxSilenceMs: 900,
+  completeSilenceMs: 350,
+  hangingSilenceMs: 1200,
+};
+
+const PAUSES_KEPT = 20;
+const PAUSES_NEEDED = 5;
+/** Pauses shorter than this are gaps between words, not the pauses a visitor makes while thinking. */
+const PAUSE_FLOOR_MS = 150;
+const MARGIN_MS = 150;
+
+const HANGING = new Set([
+  'and', 'or', 'but', 'so', 'because', 'the', 'a', 'an', 'to', 'of', 'with', 'for', 'in', 'on', 'at', 'if',
+  'my', 'your', 'our', 'their', 'um', 'uh', 'er', 'erm', 'hmm', 'like', 'than', 'that', 'which', 'is', 'are',
+]);
+const QUESTION_OPENERS = new Set([
+  'what', 'where', 'when', 'who', 'whom', 'whose', 'why', 'how', 'which', 'can', 'could', 'do', 'does', 'did',
+  'is', 'are', 'was', 'were', 'will', 'would', 'should', 'shall', 'may', 'have', 'has',
+]);
+
+export type Completeness = 'complete' | 'hanging' | 'unknown';
+
+/** A rule on the words heard so far: does the turn read as finished? */
+export function completeness(text: string | undefined): Completeness {
+  if (!text) return 'unknown';
+  const trimmed = text.trim();
+  if (!trimmed) return 'unknown';
+  if (/[?.!。？！]["')\]]*$/.test(trimmed)) return 'complete';
+  const words = trimmed.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
+  if (words.length === 0) return 'unknown';
+  if (HANGING.has(words[words.length - 1])) return 'hanging';
+  if (words.length >= 3 && QUESTION_OPENERS.has(words[0])) return 'complete';
+  return 'unknown';
+}
+
+export class EndOfTurn {
+  private readonly pauses: number[] = [];
+  private adapted: number;
+
+  constructor(private readonly options: EndOfTurnOptions = END_OF_TURN_DEFAULTS) {
+    this.adapted = options.silenceMs;
+  }
+
+  /** A pause inside a turn that the visitor resumed from. */
+  recordPause(ms: number): void {
+    if (ms < PAUSE_FLOOR_MS) return;
+    this.pauses.push(ms);
+    if (this.pauses.length > PAUSES_KEPT) this.pauses.shift();
+    if (this.pauses.length < PAUSES_NEEDED) return;
+    const sorted = [...this.pauses].sort((a, b) => a - b);
+    const p90 = sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))];
+    this.adapted = clamp(p90 + MARGIN_MS, this.options.minSilenceMs, this.options.maxSilenceMs);
+  }
+
+  /** Silence (ms) that ends the turn, given the words heard so far if any. */
+  silenceNeeded(text?: string): number {
+    const kind = completeness(text);
+    if (kind === 'complete') return Math.min(this.adapted, this.options.completeSilenceMs);
+    if (kind === 'hanging') return Math.max(this.adapted, this.options.hangingSilenceMs);
+    return this.adapted;
+  }
+
+  /** The silence the visitor's pauses have taught so far. */
+  adaptedSilence(): number {
+    return this.adapted;
+  }
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.max(min, Math.min(max, value));
+}

@@ -1,0 +1,351 @@
+/**
+ * One session's listener: microphone PCM (16 kHz) in, visitor turns out.
+ *
+ *   push() ─▶ 32 ms frames ─▶ Silero VAD ─▶ echo guard ─▶ speech segment ─▶ end of turn ─▶ recogniser ─▶ turn
+ *
+ * A segment opens on voiced visitor frames (with 320 ms of audio before them, so first syllables are
+ * not clipped). It becomes speech once it has 160 ms of voice (`speechStarted`, a streaming engine is
+ * opened), and ends after a silence that EndOfTurn picks. While the agent talks, the visitor's voice
+ * must last `bargeInMs` to interrupt (`bargeIn`); shorter speech over the agent ("mm-hm") is a
+ * back-channel and is dropped. For engines without streaming the turn is recognised speculatively
+ * once the silence reaches `speculateAfterMs`, so the transcript is often ready when the turn ends;
+ * a voiced frame cancels that work.
+ *
+ * Everything a visitor can grow is bounded: frames waiting for the VAD (3 s, oldest dropped), a
+ * turn's audio (`maxTurnSeconds`: at the cap the turn ends as if the visitor had paused, and what
+ * follows is a new turn), and turns waiting for recognition (`maxQueuedTurns`).
+ */
+import type { RecognitionStream, Recognizer, Transcript } from '../../speech/recognition/types.js';
+import { RECOGNITION_SAMPLE_RATE } from '../../speech/recognition/types.js';
+import { concatInt16 } from '../../speech/audio.js';
+import { EchoGuard } from './echo-guard.js';
+import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions } from './end-of-turn.js';
+import type { Listener, ListenerEvents, VisitorTurnHeard } from './types.js';
+import { SileroVad, VAD_FRAME, type VoiceActivityDetector } from './vad.js';
+
+const FRAME_MS = (VAD_FRAME / RECOGNITION_SAMPLE_RATE) * 1000; // 32
+
+export interface ListenerOptions {
+  /** Voice activity detector (default: Silero VAD). */
+  vad?: VoiceActivityDetector | Promise<VoiceActivityDetector>;
+  languages?: string[];
+  endOfTurn?: Partial<EndOfTurnOptions>;
+  /** VAD probability at which a frame is voice, and below which it is silence (hysteresis between). */
+  speechProbability?: number;
+  silenceProbability?: number;
+  /** Voice before a segment counts as speech. */
+  minSpeechMs?: number;
+  /** Visitor voice over the agent that interrupts it. */
+  bargeInMs?: number;
+  /** Extra voice needed while the agent is audible and the echo path is not known yet. */
+  bargeInUnknownEchoMs?: number;
+  /** Silence after which a turn is recognised speculatively (engines without streaming); 0 turns it off. */
+  speculateAfterMs?: number;
+  prerollMs?: number;
+  /** Longest turn; at the cap the turn ends and what follows is a new one. */
+  maxTurnSeconds?: number;
+  /** Turns recognised or waiting for recognition at once; past it the newest is dropped with an error. */
+  maxQueuedTurns?: number;
+  /** Clock of `receivedAtMs`, `agentAudio` and the timings (default performance.now). */
+  now?: () => number;
+}
+
+const DEFAULTS = {
+  speechProbability: 0.5,
+  silenceProbability: 0.35,
+  minSpeechMs: 160,
+  bargeInMs: 400,
+  bargeInUnknownEchoMs: 200,
+  speculateAfterMs: 250,
+  prerollMs: 320,
+  maxTurnSeconds: 30,
+  maxQueuedTurns: 4,
+};
+/** Frames waiting for the VAD: 3 s. Past it the oldest are dropped (the node is overloaded). */
+const MAX_PENDING_FRAMES = Math.ceil(3000 / FRAME_MS);
+/** Silence that drops a segment that never became speech, or a back-channel over the agent. */
+const DISCARD_SILENCE_MS = 300;
+
+interface Segment {
+  frames: Int16Array[];
+  samples: number;
+  voicedMs: number;
+  voicedOverAgentMs: number;
+  silenceMs: number;
+  lastVoicedEndMs: number;
+  started: boolean;
+  bargedIn: boolean;
+  stream?: RecognitionStream;
+  partialText?: string;
+  speculation?: { controller: AbortController; result: Promise<Transcript>; text?: string };
+}
+
+export class VisitorListener implements Listener {
+  private readonly options: typeof DEFAULTS;
+  private readonly now: () => number;
+  private readonly guard = new EchoGuard();
+  private readonly endOfTurn: EndOfTurn;
+  private vad: VoiceActivityDetector | undefined;
+  private readonly vadReady: Promise<VoiceActivityDetector | undefined>;
+  private languages: string[];
+  private agentTalking = false;
+  private closed = false;
+
+  private readonly frame = new Int16Array(VAD_FRAME);
+  private frameFill = 0;
+  private readonly pending: Array<{ pcm: Int16Array; endMs: number }> = [];
+  private pumping: Promise<void> | undefined;
+  private droppedFrames = 0;
+
+  private readonly preroll: Int16Array[] = [];
+  private readonly prerollFrames: number;
+  private inSpeech = false;
+  private segment: Segment | undefined;
+
+  private queuedTurns = 0;
+  private turnChain: Promise<void> = Promise.resolve();
+
+  constructor(private readonly recognizer: Recognizer, private readonly events: ListenerEvents, options: ListenerOptions = {}) {
+    this.options = { ...DEFAULTS, ...definedOnly(options) } as typeof DEFAULTS;
+    this.now = options.now ?? (() => performance.now());
+    this.endOfTurn = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, ...options.endOfTurn });
+    this.languages = options.languages?.length ? [...options.languages] : ['en'];
+    this.prerollFrames = Math.ceil(this.options.prerollMs / FRAME_MS);
+    this.vadReady = Promise.resolve(options.vad ?? SileroVad.create()).then(
+      (vad) => (this.vad = vad),
+      (error: Error) => {
+        this.events.error?.(new Error(`voice activity detection could not start: ${error.message}`));
+        return undefined;
+      },
+    );
+  }
+
+  push(pcm: Int16Array, receivedAtMs: number): void {
+    if (this.closed) return;
+    for (let i = 0; i < pcm.length; ) {
+      const take = Math.min(VAD_FRAME - this.frameFill, pcm.length - i);
+      this.frame.set(pcm.subarray(i, i + take), this.frameFill);
+      this.frameFill += take;
+      i += take;
+      if (this.frameFill === VAD_FRAME) {
+        // The frame's last sample is `pcm.length - i` samples before the end of this push.
+        const endMs = receivedAtMs - ((pcm.length - i) * 1000) / RECOGNITION_SAMPLE_RATE;
+        this.pending.push({ pcm: this.frame.slice(), endMs });
+        this.frameFill = 0;
+        if (this.pending.length > MAX_PENDING_FRAMES) {
+          this.pending.shift();
+          this.droppedFrames++;
+        }
+      }
+    }
+    this.pumping ??= this.pump().finally(() => (this.pumping = undefined));
+  }
+
+  agentAudio(pcm: Int16Array, sampleRate: number, atMs: number): void {
+    if (!this.closed) this.guard.addAgentAudio(pcm, sampleRate, atMs);
+  }
+
+  setAgentTalking(talking: boolean): void {
+    this.agentTalking = talking;
+  }
+
+  setLanguages(languages: string[]): void {
+    if (languages.length) this.languages = [...languages];
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.pending.length = 0;
+    this.dropSegment();
+  }
+
+  /** Resolves once every frame pushed so far went through the VAD and every turn ended so far was reported (tests, bench). */
+  async idle(): Promise<void> {
+    while (this.pumping) await this.pumping;
+    await this.turnChain;
+  }
+
+  /** Frames dropped because the VAD fell more than 3 s behind. */
+  get framesDropped(): number {
+    return this.droppedFrames;
+  }
+
+  private async pump(): Promise<void> {
+    const vad = await this.vadReady;
+    if (!vad) {
+      this.pending.length = 0;
+      return;
+    }
+    const samples = new Float32Array(VAD_FRAME);
+    while (this.pending.length && !this.closed) {
+      const { pcm, endMs } = this.pending.shift()!;
+      for (let i = 0; i < VAD_FRAME; i++) samples[i] = pcm[i] / 32768;
+      let probability: number;
+      try {
+        probability = await vad.probability(samples);
+      } catch (error) {
+        this.events.error?.(error as Error);
+        continue;
+      }
+      if (!this.closed) this.onFrame(pcm, endMs, probability);
+    }
+  }
+
+  private onFrame(pcm: Int16Array, endMs: number, probability: number): void {
+    this.guard.setVisitorTalking(this.segment !== undefined);
+    const visitorShare = this.guard.visitorShare(pcm, endMs);
+    const agentAudible = this.agentTalking || this.guard.agentAudible(endMs);
+    const mostlyVisitor = !agentAudible || visitorShare >= 0.5;
+    if (probability >= this.options.speechProbability && mostlyVisitor) this.inSpeech = true;
+    else if (probability < this.options.silenceProbability || !mostlyVisitor) this.inSpeech = false;
+
+    let segment = this.segment;
+    if (!segment) {
+      if (!this.inSpeech) {
+        this.preroll.push(pcm);
+        if (this.preroll.length > this.prerollFrames) this.preroll.shift();
+        return;
+      }
+      const frames = this.preroll.splice(0);
+      segment = this.segment = {
+        frames, samples: frames.length * VAD_FRAME, voicedMs: 0, voicedOverAgentMs: 0, silenceMs: 0,
+        lastVoicedEndMs: endMs, started: false, bargedIn: false,
+      };
+    }
+    segment.frames.push(pcm);
+    segment.samples += pcm.length;
+    segment.stream?.push(pcm);
+
+    if (this.inSpeech) this.onVoice(segment, endMs, agentAudible);
+    else this.onSilence(segment);
+
+    if (this.segment === segment && segment.samples >= this.options.maxTurnSeconds * RECOGNITION_SAMPLE_RATE) {
+      // A visitor who never stops: the turn ends here, what follows is the next turn.
+      if (segment.started) this.endTurn(segment);
+      else this.dropSegment();
+    }
+  }
+
+  private onVoice(segment: Segment, endMs: number, agentAudible: boolean): void {
+    if (segment.silenceMs > 0 && segment.started) this.endOfTurn.recordPause(segment.silenceMs);
+    if (segment.speculation) {
+      segment.speculation.controller.abort();
+      segment.speculation = undefined;
+    }
+    segment.silenceMs = 0;
+    segment.voicedMs += FRAME_MS;
+    segment.lastVoicedEndMs = endMs;
+    if (this.agentTalking) segment.voicedOverAgentMs += FRAME_MS;
+
+    if (!segment.started && segment.voicedMs >= this.options.minSpeechMs) {
+      segment.started = true;
+      this.events.speechStarted?.();
+      this.openStream(segment);
+    }
+    if (this.agentTalking && !segment.bargedIn) {
+      const needed = this.options.bargeInMs + (agentAudible && !this.guard.echoKnown() ? this.options.bargeInUnknownEchoMs : 0);
+      if (segment.voicedOverAgentMs >= needed) {
+        segment.bargedIn = true;
+        this.events.bargeIn?.();
+      }
+    }
+  }
+
+  private onSilence(segment: Segment): void {
+    segment.silenceMs += FRAME_MS;
+    const backChannel = !segment.bargedIn && segment.voicedOverAgentMs > segment.voicedMs / 2;
+    if ((!segment.started || backChannel) && segment.silenceMs >= DISCARD_SILENCE_MS) {
+      this.dropSegment();
+      return;
+    }
+    if (!segment.started) return;
+    const speculateAfter = this.options.speculateAfterMs;
+    if (!segment.stream && !segment.speculation && speculateAfter > 0 && segment.silenceMs >= speculateAfter) {
+      this.speculate(segment);
+    }
+    const words = segment.partialText ?? segment.speculation?.text;
+    if (segment.silenceMs >= this.endOfTurn.silenceNeeded(words)) this.endTurn(segment);
+  }
+
+  private openStream(segment: Segment): void {
+    if (!this.recognizer.stream) return;
+    try {
+      const stream = this.recognizer.stream(this.recognitionOptions());
+      stream.onPartial = (text) => {
+        if (this.segment !== segment || !text.trim()) return;
+        segment.partialText = text;
+        this.events.partial?.(text);
+      };
+      for (const frame of segment.frames) stream.push(frame);
+      segment.stream = stream;
+    } catch (error) {
+      this.events.error?.(error as Error);
+    }
+  }
+
+  private speculate(segment: Segment): void {
+    const controller = new AbortController();
+    const result = this.recognizer.transcribe(concatInt16(segment.frames), { ...this.recognitionOptions(), signal: controller.signal });
+    const speculation = { controller, result, text: undefined as string | undefined };
+    result.then((t) => (speculation.text = t.text), () => {});
+    segment.speculation = speculation;
+  }
+
+  private endTurn(segment: Segment): void {
+    const turnEndedAt = this.now();
+    this.segment = undefined;
+    this.inSpeech = false;
+    if (this.queuedTurns >= this.options.maxQueuedTurns) {
+      segment.stream?.abort();
+      segment.speculation?.controller.abort();
+      this.events.error?.(new Error('speech recognition is behind: a visitor turn was dropped'));
+      return;
+    }
+    const audio = concatInt16(segment.frames);
+    const speechSeconds = segment.voicedMs / 1000;
+    const speechEndedAt = segment.lastVoicedEndMs;
+    // A speculation started after the last voiced frame has heard every word of the turn.
+    const recognition = segment.stream
+      ? segment.stream.finish()
+      : segment.speculation?.result ?? this.recognizer.transcribe(audio, this.recognitionOptions());
+    recognition.catch(() => {}); // reported in order below
+    this.queuedTurns++;
+    this.turnChain = this.turnChain.then(async () => {
+      try {
+        const transcript = await recognition;
+        const recognisedAt = this.now();
+        const text = transcript.text.trim();
+        if (this.closed || !text) return;
+        const turn: VisitorTurnHeard = {
+          ...transcript,
+          text,
+          engine: this.recognizer.name,
+          timings: { speechEndedAt, turnEndedAt, recognisedAt },
+          speechSeconds,
+        };
+        this.events.turn(turn);
+      } catch (error) {
+        if (!this.closed) this.events.error?.(error as Error);
+      } finally {
+        this.queuedTurns--;
+      }
+    });
+  }
+
+  private dropSegment(): void {
+    const segment = this.segment;
+    this.segment = undefined;
+    if (!segment) return;
+    segment.stream?.abort();
+    segment.speculation?.controller.abort();
+  }
+
+  private recognitionOptions() {
+    return { language: this.languages[0], languages: this.languages };
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,161 @@
+/**
+ * The listener on recorded speech (pocketsphinx-testdata) with the real Silero VAD and the real
+ * pocketsphinx recogniser: end of turn, pauses inside a turn, barge-in, a short back-channel, the
+ * agent's own echo, and the cap on a turn's audio. Audio is pushed in 20 ms chunks (what the player
+ * page sends) on a virtual clock, faster than real time.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { VisitorListener, type ListenerOptions } from '../../src/conversation/listening/index.js';
+import type { VisitorTurnHeard } from '../../src/conversation/listening/types.js';
+import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
+import { wordErrorRate } from '../../src/speech/recognition/wer.js';
+import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
+
+const CHUNK = 320; // 20 ms
+
+interface Heard {
+  turns: VisitorTurnHeard[];
+  bargeIns: number[];
+  started: number;
+  errors: Error[];
+}
+
+function listen(options: ListenerOptions = {}) {
+  const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
+  let clock = 1000;
+  const listener = new VisitorListener(new PocketsphinxRecognizer(), {
+    speechStarted: () => heard.started++,
+    bargeIn: () => heard.bargeIns.push(clock),
+    turn: (turn) => heard.turns.push(turn),
+    error: (error) => heard.errors.push(error),
+  }, { now: () => clock, ...options });
+  /** Pushes the microphone audio; `agent` is what the agent says over the same stretch (sent as it plays). */
+  async function play(mic: Int16Array, agent?: Int16Array) {
+    for (let i = 0; i < mic.length; i += CHUNK) {
+      const end = Math.min(mic.length, i + CHUNK);
+      clock += ((end - i) * 1000) / 16000;
+      if (agent && i < agent.length) listener.agentAudio(agent.subarray(i, Math.min(agent.length, end)), 16000, clock - ((end - i) * 1000) / 16000);
+      listener.push(mic.slice(i, end), clock);
+      // Let the VAD keep up with the pushes, as it does in real time.
+      if ((i / CHUNK) % 8 === 0) await listener.idle();
+    }
+    await listener.idle();
+  }
+  return { listener, heard, play, now: () => clock };
+}
+
+describe('listener on recorded speech', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, () => {
+  let clips: Recording[];
+  before(() => {
+    clips = librivox();
+  });
+
+  test('two sentences with a pause between them are two turns, each ended soon after its last word', async () => {
+    const { listener, heard, play } = listen();
+    const [a, b] = [clips[1], clips[4]]; // "he was not an ill disposed young man", "he might even have been made amiable himself"
+    const lead = 500;
+    const gap = 1500;
+    await play(concat(silence(lead), a.pcm, silence(gap), b.pcm, silence(1500)));
+    listener.close();
+    assert.equal(heard.errors.length, 0, heard.errors.join('; '));
+    assert.equal(heard.turns.length, 2, `turns: ${heard.turns.map((t) => t.text).join(' | ')}`);
+    assert.ok(heard.started >= 2);
+    const aEnd = 1000 + lead + speechSpan(a.pcm).endMs;
+    const bEnd = 1000 + lead + a.pcm.length / 16 + gap + speechSpan(b.pcm).endMs;
+    for (const [turn, end, clip] of [[heard.turns[0], aEnd, a], [heard.turns[1], bEnd, b]] as const) {
+      assert.ok(Math.abs(turn.timings.speechEndedAt - end) < 200, `speech ended at ${turn.timings.speechEndedAt}, the last word at ${end}`);
+      const wait = turn.timings.turnEndedAt - turn.timings.speechEndedAt;
+      assert.ok(wait >= 300 && wait <= 1000, `the turn ended ${wait} ms after the speech`);
+      assert.ok(turn.timings.recognisedAt >= turn.timings.turnEndedAt);
+      assert.equal(turn.engine, 'pocketsphinx');
+      assert.equal(turn.language, 'en');
+      assert.ok(turn.speechSeconds > 1 && turn.speechSeconds < clip.pcm.length / 16000 + 0.5, `speech seconds ${turn.speechSeconds}`);
+      assert.ok(wordErrorRate(clip.text, turn.text) < 0.7, `heard "${turn.text}" for "${clip.text}"`);
+    }
+  });
+
+  test('a 300 ms pause inside a turn does not end it', async () => {
+    const { listener, heard, play } = listen();
+    const speechOf = (pcm: Int16Array) => {
+      const span = speechSpan(pcm);
+      return pcm.slice(span.startMs * 16, span.endMs * 16);
+    };
+    await play(concat(silence(400), speechOf(clips[1].pcm), silence(300), speechOf(clips[4].pcm), silence(1500)));
+    listener.close();
+    assert.equal(heard.turns.length, 1, `turns: ${heard.turns.map((t) => t.text).join(' | ')}`);
+    assert.ok(heard.turns[0].speechSeconds > 4);
+  });
+
+  test('the visitor speaking over the agent for long enough interrupts it, and the words become a turn', async () => {
+    const { listener, heard, play } = listen();
+    listener.setAgentTalking(true);
+    // No echo reaches the microphone (headphones): only the visitor's voice.
+    const visitor = clips[2];
+    const lead = 600;
+    await play(concat(silence(lead), visitor.pcm, silence(1200)), clips[0].pcm);
+    listener.close();
+    assert.equal(heard.bargeIns.length, 1);
+    const voiceStart = 1000 + lead + speechSpan(visitor.pcm).startMs;
+    const after = heard.bargeIns[0] - voiceStart;
+    assert.ok(after >= 300 && after < 1200, `barge-in ${after} ms after the visitor started`);
+    assert.equal(heard.turns.length, 1);
+    assert.ok(wordErrorRate(visitor.text, heard.turns[0].text) < 0.8, heard.turns[0].text);
+  });
+
+  test('a short acknowledgement over the agent ("mm-hm") neither interrupts it nor becomes a turn', async () => {
+    const { listener, heard, play } = listen();
+    listener.setAgentTalking(true);
+    // 250 ms of recorded voice: the length of an "mm-hm".
+    const voice = clips[1].pcm;
+    const start = (speechSpan(voice).startMs + 100) * 16;
+    const ack = voice.slice(start, start + 250 * 16);
+    await play(concat(silence(500), ack, silence(1500)), clips[0].pcm);
+    listener.close();
+    assert.equal(heard.bargeIns.length, 0);
+    assert.equal(heard.turns.length, 0);
+  });
+
+  for (const [delayMs, gain] of [[120, 0.5], [250, 0.3], [350, 0.8]]) {
+    test(`the agent's own voice leaking back (${delayMs} ms later, gain ${gain}) neither interrupts it nor becomes a turn`, async () => {
+      const { listener, heard, play } = listen();
+      listener.setAgentTalking(true);
+      const agent = concat(clips[0].pcm, clips[3].pcm);
+      const mic = echoOf(agent, gain, delayMs, agent.length + 16000);
+      await play(mic, agent);
+      listener.setAgentTalking(false);
+      await play(silence(1500));
+      listener.close();
+      assert.equal(heard.bargeIns.length, 0, 'the echo interrupted the agent');
+      assert.equal(heard.turns.length, 0, `the echo became a turn: ${heard.turns.map((t) => t.text).join(' | ')}`);
+    });
+  }
+
+  test('the visitor speaking over the echo of the agent still interrupts it', async () => {
+    const { listener, heard, play } = listen();
+    listener.setAgentTalking(true);
+    const agent = concat(clips[0].pcm, clips[3].pcm);
+    const echo = echoOf(agent, 0.5, 150, agent.length);
+    // The visitor starts 4 s in, once the echo path is known.
+    const visitor = concat(silence(4000), clips[2].pcm);
+    await play(mix(echo, visitor), agent);
+    listener.close();
+    assert.equal(heard.bargeIns.length, 1);
+    assert.ok(heard.bargeIns[0] > 1000 + 4000, 'interrupted before the visitor spoke');
+  });
+
+  test('a visitor who never stops talking: the turn ends at the cap and the rest is the next turn', async () => {
+    const { listener, heard, play } = listen({ maxTurnSeconds: 3 });
+    await play(concat(silence(300), clips[0].pcm, silence(1500)));
+    listener.close();
+    assert.ok(heard.turns.length >= 2, `turns: ${heard.turns.length}`);
+    assert.ok(heard.turns[0].speechSeconds <= 3, `first turn ${heard.turns[0].speechSeconds} s`);
+  });
+
+  test('after close nothing is reported and pushes are ignored', async () => {
+    const { listener, heard, play } = listen();
+    listener.close();
+    await play(concat(clips[1].pcm, silence(1500)));
+    assert.equal(heard.turns.length + heard.started + heard.bargeIns.length, 0);
+  });
+});
