@@ -23,6 +23,20 @@ export interface Config {
   faceMaxBytes: number;
   /** Bearer token for /metrics from other hosts; without it /metrics answers loopback only. */
   metricsToken: string | undefined;
+  /** An OpenAI-compatible chat-completions base URL; unset: the offline brain answers. */
+  llmUrl: string | undefined;
+  llmApiKey: string | undefined;
+  llmModel: string | undefined;
+  /** Seconds the language model may take to start answering (then the spoken fallback). */
+  llmTimeoutSeconds: number;
+  /** An OpenAI-compatible embeddings base URL; unset: retrieval is by words only. */
+  embeddingUrl: string | undefined;
+  embeddingApiKey: string | undefined;
+  embeddingModel: string | undefined;
+  /** The website reader may fetch loopback and private-network addresses (development and tests). */
+  crawlAllowPrivate: boolean;
+  /** Pages one brain build reads at most. */
+  crawlMaxPages: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -60,5 +74,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     faceMaxBytes: int(env, 'FACE_MAX_BYTES', 8 * 1024 * 1024, 1024),
     metricsToken: env.METRICS_TOKEN || undefined,
+    llmUrl: env.LLM_URL || undefined,
+    llmApiKey: env.LLM_API_KEY || undefined,
+    llmModel: env.LLM_MODEL || undefined,
+    llmTimeoutSeconds: int(env, 'LLM_TIMEOUT_SECONDS', 15, 1),
+    embeddingUrl: env.EMBEDDING_URL || undefined,
+    embeddingApiKey: env.EMBEDDING_API_KEY || undefined,
+    embeddingModel: env.EMBEDDING_MODEL || undefined,
+    crawlAllowPrivate: env.CRAWL_ALLOW_PRIVATE === '1',
+    crawlMaxPages: int(env, 'CRAWL_MAX_PAGES', 50, 1),
   };
 }
