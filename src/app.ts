@@ -134,7 +134,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const brainKnowledge = new BrainKnowledge(knowledge, directory);
   const gaps = new KnowledgeGaps(database.db, knowledge, directory);
   const brain = createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
-  const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages);
+  const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
   await builds.start();
   sessions.hooks.building = (agentId) => knowledge.isBuilding(agentId);
   agents.onDuplicate.push((source, copy) => knowledge.copy(source.id, copy!));

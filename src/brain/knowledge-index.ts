@@ -1,7 +1,7 @@
 /**
  * An agent's knowledge as a searchable index of small units (a sentence, a list item, a whole short
  * list, a table row, a FAQ answer, an owner's answer), each with its headings and source. MiniSearch
- * (BM25, with fuzzy matching for typos) finds candidates; the offline engine then judges whether a
+ * (BM25, with one-letter typos forgiven in longer words) finds candidates; the offline engine then judges whether a
  * candidate really answers. Indexes live in a bounded LRU per agent, keyed on the knowledge version
  * and the system prompt, so any change is picked up by the next answer (on any node).
  */
@@ -97,7 +97,7 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
     // Terms are already stemmed and filtered (text.ts): MiniSearch only splits on spaces.
     tokenize: (text) => text.split(' ').filter(Boolean),
     processTerm: (term) => term,
-    searchOptions: { boost: { text: 2 }, fuzzy: (term) => (term.length >= 5 ? 0.2 : 0), combineWith: 'OR' },
+    searchOptions: { boost: { text: 2 }, fuzzy: (term) => (term.length >= 6 ? 1 : 0), combineWith: 'OR' },
   });
   search.addAll(units.map((u) => ({ id: u.id, text: [...u.textTerms].join(' '), context: [...u.contextTerms].join(' ') })));
   return { key, units, search, df, snapshot };

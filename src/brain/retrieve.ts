@@ -84,6 +84,8 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
       if (unit.kind === 'list' && HOURS_CONTEXT.test(unit.context)) score += 0.12;
       if (unit.kind === 'item') score -= 0.1;
     }
+    // The footer's "Contact details" block answers only when the pages themselves do not.
+    if (unit.heading === 'Contact details') score -= 0.08;
     if (!terms.length && (intents.has('phone') || intents.has('email') || intents.has('address')) && /\b(call|phone|email|find us|address|located)\b/i.test(unit.text)) score += 0.1;
     candidates.push({ unit, score, coverage, evidence, intentsMet });
   }

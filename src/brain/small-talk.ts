@@ -9,7 +9,7 @@ export type SmallTalk = 'greeting' | 'how_are_you' | 'thanks' | 'goodbye' | 'ide
 
 const GREETING = /^(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day)|hi there|hello there|hey there)\b[\s,!.]*/;
 const HOW_ARE_YOU = /^(how are you( doing| today)?|how is it going|how's it going|how are things|you ok|are you ok)[\s?!.]*$/;
-const THANKS = /^(thanks|thank you|thank u|thx|cheers|many thanks|thanks a lot|thank you (so|very) much|much appreciated|great,? thanks|perfect,? thanks|ok,? thanks|okay,? thanks)\b/;
+const THANKS = /^((great|perfect|ok|okay|lovely|brilliant),? )?(thank you (so|very) much|thanks (so|very) much|thanks a lot|thanks a bunch|many thanks|much appreciated|thank you|thank u|thanks|thx|cheers)\b/;
 const GOODBYE = /\b(bye|goodbye|good bye|see you|see ya|take care|have a (nice|good|great) (day|one|evening)|that is all|that's all|nothing else|no more questions)\b/;
 const IDENTITY = /\b(who are you|who is this|what is your name|what's your name|who am i (talking|speaking|chatting) (to|with)|introduce yourself)\b/;
 const ROBOT = /\bare you (a |an )?(robot|bot|human|real|real person|person|ai|computer|machine|chatbot)\b/;

@@ -37,6 +37,8 @@ export interface Config {
   crawlAllowPrivate: boolean;
   /** Pages one brain build reads at most. */
   crawlMaxPages: number;
+  /** A brain build that has not moved for this long is taken up again (its process died). */
+  brainBuildStallSeconds: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -83,5 +85,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     embeddingModel: env.EMBEDDING_MODEL || undefined,
     crawlAllowPrivate: env.CRAWL_ALLOW_PRIVATE === '1',
     crawlMaxPages: int(env, 'CRAWL_MAX_PAGES', 50, 1),
+    brainBuildStallSeconds: int(env, 'BRAIN_BUILD_STALL_SECONDS', 120, 1),
   };
 }

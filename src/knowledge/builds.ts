@@ -18,9 +18,8 @@ import { sql } from 'kysely';
 
 const STEP_SECONDS = 40;
 const BUILD_RETRIES = 3;
-/** A build whose row has not moved for this long is failed (its jobs are gone). */
-const STALE_PROCESSING_MS = 10 * 60_000;
-const STALE_PENDING_MS = 30 * 60_000;
+/** Times a stalled build is taken up again before it is failed. */
+const MAX_RESUMES = 3;
 
 export type ReadResult =
   | { ok: true; title: string; extracted: string; finalUrl: string; site: SiteInfo }
@@ -28,6 +27,8 @@ export type ReadResult =
 
 export class BrainBuilds {
   private readonly running = new Map<number, Promise<void>>();
+  /** Builds taken up again by the sweep, and how often. */
+  private readonly resumed = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -35,6 +36,8 @@ export class BrainBuilds {
     private readonly writer: InstructionsWriter,
     private readonly logger: JobsLogger,
     private readonly maxPages: number,
+    /** Seconds without progress after which a build's step is considered lost (BRAIN_BUILD_STALL_SECONDS). */
+    private readonly stallSeconds = 120,
   ) {}
 
   private get db(): Db {
@@ -47,7 +50,7 @@ export class BrainBuilds {
     );
     await this.knowledge.jobs.work<{ agentId: number; pageId: number }>(PAGE_QUEUE, { retryLimit: 2, retryDelay: 3, concurrency: 2 }, (data) => this.readAddedPage(data.agentId, data.pageId));
     await this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep().catch((error) => this.logger.warn({ err: error }, 'brain build sweep failed')), 60_000);
+    this.sweepTimer = setInterval(() => void this.sweep().catch((error) => this.logger.warn({ err: error }, 'brain build sweep failed')), Math.min(30, Math.max(1, this.stallSeconds / 2)) * 1000);
     this.sweepTimer.unref();
   }
 
@@ -67,19 +70,26 @@ export class BrainBuilds {
     }
   }
 
-  /** Fails builds whose jobs are gone (their row has not moved for a long time). */
+  /**
+   * Builds that stopped moving (the process running their step died, e.g. `kill -9` on a
+   * PostgreSQL node whose job would otherwise wait for its expiry) are taken up again by sending
+   * their next step; after a few tries without progress they are failed, never left running.
+   */
   async sweep(): Promise<void> {
-    const now = Date.now();
-    const stale = await this.db
-      .selectFrom('knowledge_brains')
-      .select(['agent_id', 'status', 'updated_at'])
-      .where('status', 'in', ['pending', 'processing'])
-      .execute();
-    for (const row of stale) {
-      const age = now - new Date(row.updated_at).getTime();
-      if (age > (row.status === 'pending' ? STALE_PENDING_MS : STALE_PROCESSING_MS)) {
-        await this.fail(row.agent_id, null, 'The build stopped making progress (the server may have stopped during it); build again');
+    const rows = await this.db.selectFrom('knowledge_brains').select(['agent_id', 'build_id', 'status', 'updated_at']).where('status', 'in', ['pending', 'processing']).execute();
+    for (const row of rows) {
+      if (Date.now() - new Date(row.updated_at).getTime() < this.stallSeconds * 1000 || !row.build_id) continue;
+      const tries = (this.resumed.get(row.build_id) ?? 0) + 1;
+      if (tries > MAX_RESUMES) {
+        this.resumed.delete(row.build_id);
+        await this.fail(row.agent_id, row.build_id, 'The build stopped making progress (the server may have stopped during it); build again');
+        continue;
       }
+      this.resumed.set(row.build_id, tries);
+      while (this.resumed.size > 1000) this.resumed.delete(this.resumed.keys().next().value!);
+      await this.db.updateTable('knowledge_brains').set({ updated_at: new Date() }).where('agent_id', '=', row.agent_id).where('build_id', '=', row.build_id).execute();
+      await this.knowledge.jobs.send(BUILD_QUEUE, { agentId: row.agent_id, buildId: row.build_id });
+      this.logger.warn({ agent_id: row.agent_id }, 'a brain build had stopped making progress; its next step was sent again');
     }
   }
 
@@ -260,7 +270,7 @@ export class BrainBuilds {
     let output;
     let engine = this.writer.name;
     try {
-      output = await this.writer.write(input, AbortSignal.timeout(120_000));
+      output = await this.writer.write(input, AbortSignal.timeout(90_000));
     } catch (error) {
       // A language model that fails must not fail the build: the offline builder writes it instead.
       this.logger.warn({ err: error, agent_id: agentId }, 'the language model could not write the instructions; the offline builder wrote them');

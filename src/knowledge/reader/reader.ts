@@ -89,9 +89,11 @@ export class WebsiteReader {
       if (!existing) found.set(key, { url, anchor, source, rank: RANK[source] });
       else {
         if (!existing.anchor && anchor) existing.anchor = anchor;
-        if (RANK[source] < existing.rank) Object.assign(existing, { source, rank: RANK[source] });
+        // The homepage stays `homepage` wherever else it is linked from.
+        if (RANK[source] < existing.rank && key !== homeKey) Object.assign(existing, { source, rank: RANK[source] });
       }
     };
+    const homeKey = dedupeKey(homeUrl);
     add(homeUrl, 'Home', 'homepage');
     const { document } = parseHTML(home.body.toString('utf8'));
     for (const link of pageLinks(document as unknown as Document, home.url, site)) add(link.url, link.anchor, link.place === 'nav' ? 'nav' : 'homepage');

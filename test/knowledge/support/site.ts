@@ -138,6 +138,7 @@ const PAGES: Record<string, () => string> = {
         <li>Local ingredients from farms within 30 miles.</li>
         <li>Zero waste: unsold bread goes to the Riverton food bank every evening.</li>
       </ul>
+      <p>Team members can sign in to the <a href="/private/staff">staff area</a>.</p>
     </article>`,
     ),
   '/prices': () =>
@@ -374,6 +375,13 @@ export async function startTestSite(options: SiteOptions = {}): Promise<TestSite
       return path.endsWith('.gz') ? send(200, 'application/gzip', zlib.gzipSync(xml)) : send(200, 'application/xml', xml);
     }
     if (path === '/old-menu') return send(301, 'text/html', 'Moved', { location: '/prices' });
+    // A chain of redirects /r/1 → /r/2 → … → /r/8 → /about (more than the reader follows).
+    const hop = /^\/r\/(\d+)$/.exec(path);
+    if (hop) return send(302, 'text/html', '', { location: Number(hop[1]) >= 8 ? '/about' : `/r/${Number(hop[1]) + 1}` });
+    if (path === '/r-short') return send(302, 'text/html', '', { location: '/r/6' });
+    if (path === '/offsite') return send(302, 'text/html', '', { location: `http://localhost:${(server.address() as { port: number }).port}/about` });
+    if (path === '/slow') return; // never answers
+    if (path === '/big') return send(200, 'text/html', `<html><body><p>${'Bread. '.repeat(400_000)}</p></body></html>`);
     if (path === '/brochure.pdf') return send(200, 'application/pdf', '%PDF-1.4 fake');
     if (path.startsWith('/assets/')) return send(200, 'text/plain', '');
     const html = pageHtml(path);
