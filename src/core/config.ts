@@ -29,10 +29,6 @@ export interface Config {
   llmModel: string | undefined;
   /** Seconds the language model may take to start answering (then the spoken fallback). */
   llmTimeoutSeconds: number;
-  /** An OpenAI-compatible embeddings base URL; unset: retrieval is by words only. */
-  embeddingUrl: string | undefined;
-  embeddingApiKey: string | undefined;
-  embeddingModel: string | undefined;
   /** The website reader may fetch loopback and private-network addresses (development and tests). */
   crawlAllowPrivate: boolean;
   /** Pages one brain build reads at most. */
@@ -80,9 +76,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmApiKey: env.LLM_API_KEY || undefined,
     llmModel: env.LLM_MODEL || undefined,
     llmTimeoutSeconds: int(env, 'LLM_TIMEOUT_SECONDS', 15, 1),
-    embeddingUrl: env.EMBEDDING_URL || undefined,
-    embeddingApiKey: env.EMBEDDING_API_KEY || undefined,
-    embeddingModel: env.EMBEDDING_MODEL || undefined,
     crawlAllowPrivate: env.CRAWL_ALLOW_PRIVATE === '1',
     crawlMaxPages: int(env, 'CRAWL_MAX_PAGES', 50, 1),
     brainBuildStallSeconds: int(env, 'BRAIN_BUILD_STALL_SECONDS', 120, 1),

@@ -206,13 +206,6 @@ export interface KnowledgeGapsTable {
   resolved_at: Timestamp | null;
 }
 
-export interface KnowledgeEmbeddingsTable {
-  agent_id: number;
-  model: string;
-  text_hash: string;
-  vector: number[];
-}
-
 export interface SettingsTable {
   key: string;
   value: string;
@@ -233,5 +226,4 @@ export interface Database {
   knowledge_sections: KnowledgeSectionsTable;
   knowledge_answers: KnowledgeAnswersTable;
   knowledge_gaps: KnowledgeGapsTable;
-  knowledge_embeddings: KnowledgeEmbeddingsTable;
 }

@@ -92,16 +92,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       resolved_at          TIMESTAMPTZ
     )`.execute(db);
   await sql`CREATE INDEX knowledge_gaps_agent_idx ON knowledge_gaps (agent_id, status, last_asked_at DESC)`.execute(db);
-
-  // Embeddings of knowledge blocks, when an embedding endpoint is configured: computed once per text.
-  await sql`
-    CREATE TABLE knowledge_embeddings (
-      agent_id  INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
-      model     TEXT NOT NULL,
-      text_hash TEXT NOT NULL,
-      vector    REAL[] NOT NULL,
-      PRIMARY KEY (agent_id, model, text_hash)
-    )`.execute(db);
 }
 
 export async function down(): Promise<void> {
