@@ -37,6 +37,15 @@ import { randomToken, safeEqual } from './core/secrets.js';
 import { isLoopback } from './core/net.js';
 import { Jobs } from './core/jobs.js';
 import { ConversationRecords } from './conversation/records.js';
+import { WebsiteReader } from './knowledge/reader/reader.js';
+import { KnowledgeService, type AgentDirectory } from './knowledge/service.js';
+import { BrainBuilds } from './knowledge/builds.js';
+import { knowledgeRoutes } from './knowledge/routes.js';
+import { BrainKnowledge } from './brain/knowledge.js';
+import { KnowledgeGaps } from './brain/gaps.js';
+import { createBrain } from './brain/factory.js';
+import { gapRoutes } from './brain/routes.js';
+import type { AnswerEngine } from './brain/engine.js';
 
 export interface AppContext {
   config: Config;
@@ -53,6 +62,12 @@ export interface AppContext {
   jobs: Jobs;
   /** Conversation records (one per session) and the conversation-ended hooks. */
   conversations: ConversationRecords;
+  /** The Business Brain's knowledge: pages, sections, builds. */
+  knowledge: KnowledgeService;
+  /** The answering engine conversation mode speaks through (LLM with LLM_URL, else offline). */
+  answers: AnswerEngine;
+  /** Questions the agents could not answer. */
+  gaps: KnowledgeGaps;
 }
 
 export interface BuildOptions {
@@ -112,7 +127,21 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
   await conversations.start();
-  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations };
+
+  // The Business Brain: knowledge (reader, store, builds) and the answering engine over it.
+  const directory: AgentDirectory = { get: (accountId, agentId) => agents.get(accountId, agentId), byId: (agentId) => agents.byId(agentId) };
+  const knowledge = new KnowledgeService(database.db, jobs, new WebsiteReader({ allowPrivate: config.crawlAllowPrivate }), directory, { maxPages: config.crawlMaxPages });
+  const brainKnowledge = new BrainKnowledge(knowledge, directory);
+  const gaps = new KnowledgeGaps(database.db, knowledge, directory);
+  const brain = createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
+  const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
+  await builds.start();
+  sessions.hooks.building = (agentId) => knowledge.isBuilding(agentId);
+  agents.onDuplicate.push((source, copy) => knowledge.copy(source.id, copy!));
+  // The rows go with the agent (foreign keys); the cached index goes now.
+  agents.onDelete.push(async (agent) => brainKnowledge.drop(agent.id));
+
+  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations, knowledge, answers: brain.engine, gaps };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -130,6 +159,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     sessions.stopTimers();
     customFaces.stop();
     realtime.stop();
+    builds.stop();
   });
   app.addHook('onClose', async () => {
     await jobs.stop();
@@ -158,6 +188,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);
   catalogRoutes(app, studio, customFaces);
   agentRoutes(app, agents, previews);
+  knowledgeRoutes(app, knowledge);
+  gapRoutes(app, gaps);
   sessionRoutes(app, sessions, realtime, config);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   registerSessionSockets(app, sessions, realtime, studio);

@@ -24,6 +24,18 @@ export interface Config {
   faceMaxBytes: number;
   /** Bearer token for /metrics from other hosts; without it /metrics answers loopback only. */
   metricsToken: string | undefined;
+  /** An OpenAI-compatible chat-completions base URL; unset: the offline brain answers. */
+  llmUrl: string | undefined;
+  llmApiKey: string | undefined;
+  llmModel: string | undefined;
+  /** Seconds the language model may take to start answering (then the spoken fallback). */
+  llmTimeoutSeconds: number;
+  /** The website reader may fetch loopback and private-network addresses (development and tests). */
+  crawlAllowPrivate: boolean;
+  /** Pages one brain build reads at most. */
+  crawlMaxPages: number;
+  /** A brain build that has not moved for this long is taken up again (its process died). */
+  brainBuildStallSeconds: number;
   /** Speech recognition for conversation mode (src/speech/recognition). */
   recognition: RecognitionConfig;
 }
@@ -111,5 +123,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       deepgramModel: env.DEEPGRAM_MODEL || 'nova-3',
       concurrency: int(env, 'STT_CONCURRENCY', os.availableParallelism(), 1),
     },
+    llmUrl: env.LLM_URL || undefined,
+    llmApiKey: env.LLM_API_KEY || undefined,
+    llmModel: env.LLM_MODEL || undefined,
+    llmTimeoutSeconds: int(env, 'LLM_TIMEOUT_SECONDS', 15, 1),
+    crawlAllowPrivate: env.CRAWL_ALLOW_PRIVATE === '1',
+    crawlMaxPages: int(env, 'CRAWL_MAX_PAGES', 50, 1),
+    brainBuildStallSeconds: int(env, 'BRAIN_BUILD_STALL_SECONDS', 120, 1),
   };
 }

@@ -131,6 +131,81 @@ export interface ConversationTurnsTable {
   details: Json<Record<string, unknown>>;
 }
 
+export interface KnowledgeBrainsTable {
+  agent_id: number;
+  account_id: number;
+  status: Generated<'none' | 'pending' | 'processing' | 'complete' | 'failed'>;
+  build_id: string | null;
+  phase: string | null;
+  discover: Generated<boolean>;
+  build_pages: Generated<number[]>;
+  pages_total: Generated<number>;
+  pages_done: Generated<number>;
+  error: string | null;
+  engine: string | null;
+  instructions: string | null;
+  facts: ColumnType<unknown[], string | undefined, string>;
+  site: ColumnType<Record<string, string>, string | undefined, string>;
+  boilerplate: ColumnType<{ drop: string[]; keepOn: Record<string, string> }, string | undefined, string>;
+  version: Generated<number>;
+  requested_at: Timestamp | null;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  updated_at: Generated<Date>;
+}
+
+export interface KnowledgePagesTable {
+  id: Generated<number>;
+  agent_id: number;
+  url: string;
+  is_primary: boolean;
+  status: Generated<'pending' | 'read' | 'failed'>;
+  title: string | null;
+  extracted: string | null;
+  content: string | null;
+  content_override: string | null;
+  final_url: string | null;
+  error: string | null;
+  read_at: Timestamp | null;
+  read_build_id: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface KnowledgeSectionsTable {
+  id: Generated<number>;
+  agent_id: number;
+  topic: string;
+  title: string;
+  content: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface KnowledgeAnswersTable {
+  id: Generated<number>;
+  agent_id: number;
+  question: string;
+  answer: string;
+  gap_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface KnowledgeGapsTable {
+  id: Generated<number>;
+  agent_id: number;
+  question: string;
+  terms: string[];
+  status: Generated<'open' | 'answered' | 'dismissed'>;
+  times_asked: Generated<number>;
+  first_asked_at: Generated<Date>;
+  last_asked_at: Generated<Date>;
+  last_conversation_id: string | null;
+  answer: string | null;
+  resolved_at: Timestamp | null;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
@@ -146,4 +221,9 @@ export interface Database {
   custom_faces: CustomFacesTable;
   conversations: ConversationsTable;
   conversation_turns: ConversationTurnsTable;
+  knowledge_brains: KnowledgeBrainsTable;
+  knowledge_pages: KnowledgePagesTable;
+  knowledge_sections: KnowledgeSectionsTable;
+  knowledge_answers: KnowledgeAnswersTable;
+  knowledge_gaps: KnowledgeGapsTable;
 }

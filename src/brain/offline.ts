@@ -1,0 +1,127 @@
+/**
+ * The offline answering engine (the default, no language model): small talk answered as a person
+ * would; a question answered with the one or two sentences of the agent's knowledge that answer it,
+ * said naturally; and, when nothing answers it well, an honest "I don't know, I'll pass it on",
+ * with the question recorded as a knowledge gap. It never says a fact the knowledge does not hold.
+ * All of it is in-process work on a cached index: the first text is ready in milliseconds.
+ */
+import type { AnswerEngine, AnswerEvent, AnswerRequest, AnswerSource } from './engine.js';
+import type { BrainKnowledge } from './knowledge.js';
+import type { GapRecorder } from './gaps.js';
+import type { KnowledgeIndex } from './knowledge-index.js';
+import { analyseQuestion, terms } from './text.js';
+import { answers, rank, type Candidate } from './retrieve.js';
+import { phrase } from './phrasing.js';
+import { askedLastTurn, askForDetail, shapeOf, smallTalkReply, type Persona } from './small-talk.js';
+import type { Fact } from '../knowledge/compile.js';
+
+const DONT_KNOW = [
+  "I'm sorry, I don't know that. I'll pass your question on to the team.",
+  "I don't know that one, I'm afraid. I'll pass the question on so the team can help.",
+  "I'm not sure about that, sorry. I'll pass your question on to the team.",
+];
+
+const TOPIC_WORDS: Array<[Fact['topic'], string]> = [
+  ['hours', 'our opening hours'],
+  ['services', 'what we offer'],
+  ['prices', 'prices'],
+  ['contact', 'how to reach us'],
+  ['areas', 'the areas we serve'],
+  ['policies', 'our policies'],
+];
+
+export interface Reply {
+  text: string;
+  kind: 'answered' | 'unknown' | 'small_talk';
+  smallTalk?: string;
+  sources: AnswerSource[];
+  question?: string;
+}
+
+export class OfflineEngine implements AnswerEngine {
+  readonly name = 'offline';
+
+  constructor(
+    private readonly knowledge: BrainKnowledge,
+    private readonly gaps: GapRecorder,
+  ) {}
+
+  async *answer(request: AnswerRequest): AsyncIterable<AnswerEvent> {
+    const { agent, index } = await this.knowledge.load(request.accountId, request.agentId);
+    if (request.signal.aborted) return;
+    const reply = composeReply(index, agent.name, request);
+    let text = reply.text;
+    const detail = request.missingDetails?.[0];
+    const moment = reply.kind !== 'small_talk' ? (reply.kind === 'unknown' ? 'unknown' : 'answer') : reply.smallTalk === 'thanks' ? 'answer' : reply.smallTalk === 'goodbye' ? 'goodbye' : undefined;
+    if (detail && moment && !askedLastTurn(request.history)) {
+      text = moment === 'goodbye' ? `${askForDetail(detail, 'goodbye')}` : `${text} ${askForDetail(detail, moment)}`;
+    }
+    for (const piece of text.split(/(?<=[.!?])\s+/)) {
+      if (request.signal.aborted) return;
+      yield { type: 'text', text: piece + ' ' };
+    }
+    let gapId: number | undefined;
+    if (reply.kind === 'unknown' && reply.question) {
+      gapId = await this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: reply.question, conversationId: request.conversationId });
+    }
+    yield { type: 'done', answered: reply.kind !== 'unknown', sources: reply.sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}) };
+  }
+}
+
+export function personaOf(index: KnowledgeIndex, agentName: string): Persona {
+  const { site, facts } = index.snapshot;
+  const topics = TOPIC_WORDS.filter(([topic]) => facts.some((f) => f.topic === topic)).map(([, words]) => words);
+  const about = facts.find((f) => f.topic === 'about')?.text ?? site.description;
+  return {
+    name: agentName,
+    business: site.name,
+    description: about,
+    topics: topics.length ? (topics.length === 1 ? topics[0] : `${topics.slice(0, -1).join(', ')} and ${topics[topics.length - 1]}`) : undefined,
+  };
+}
+
+/** The previous visitor turn's content words, for a follow-up ("and on Sundays?", "how much is it?"). */
+function followUpTerms(request: AnswerRequest, question: string): string[] {
+  if (!/\b(it|that|this|they|them|those|these|one)\b|^\s*(and|what about|how about)\b/i.test(question) && terms(question).length > 1) return [];
+  const previous = [...request.history].reverse().find((t) => t.role === 'visitor');
+  return previous ? terms(previous.text) : [];
+}
+
+export function composeReply(index: KnowledgeIndex, agentName: string, request: Pick<AnswerRequest, 'text' | 'history' | 'language'>): Reply {
+  const shape = shapeOf(request.text);
+  const persona = personaOf(index, agentName);
+  if (shape.smallTalk) return { text: smallTalkReply(shape.smallTalk, persona), kind: 'small_talk', smallTalk: shape.smallTalk, sources: [] };
+  const question = shape.rest || request.text;
+  const analysed = analyseQuestion(question);
+  if (!analysed.terms.length && !analysed.intents.size) {
+    return { text: "Sorry, I didn't quite catch that. Could you ask me in another way?", kind: 'small_talk', smallTalk: 'unclear', sources: [] };
+  }
+  const candidates = rank(index, analysed, followUpTerms(request as AnswerRequest, question));
+  const best = candidates[0];
+  const prefix = shape.greeted ? 'Hi! ' : '';
+  if (!answers(best, analysed)) {
+    const variant = DONT_KNOW[Math.abs(hash(question)) % DONT_KNOW.length]!;
+    return { text: prefix + variant, kind: 'unknown', sources: [], question: question.trim() };
+  }
+  const chosen: Candidate[] = [best!];
+  // A question with two intents ("when are you open and where are you?") gets both facts.
+  for (const intent of analysed.intents) {
+    if (chosen.some((c) => c.intentsMet.includes(intent))) continue;
+    const other = candidates.find((c) => c.intentsMet.includes(intent) && c.coverage >= 0.6 && !chosen.includes(c));
+    if (other && chosen.length < 2) chosen.push(other);
+  }
+  const said: string[] = [];
+  for (const candidate of chosen) {
+    const line = phrase(candidate.unit, request.language || 'en');
+    if (!said.some((s) => s.includes(line) || line.includes(s))) said.push(line);
+  }
+  const sources: AnswerSource[] = [];
+  for (const candidate of chosen) if (!sources.some((s) => s.kind === candidate.unit.source.kind && s.title === candidate.unit.source.title && s.url === candidate.unit.source.url)) sources.push(candidate.unit.source);
+  return { text: prefix + said.join(' '), kind: 'answered', sources };
+}
+
+function hash(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) | 0;
+  return h;
+}
