@@ -2,15 +2,19 @@
 // Runs every test file under test/ with Node's own test runner through tsx.
 // Usage: npm test [-- <file or folder filter>...]
 //
-// Two passes: most files run two at a time; the files that measure real time (the playback
-// clock's and the player page's timing) then run one at a time, so another suite's CPU load
-// cannot skew what they measure. A closing line sums both passes.
-import { spawnSync } from 'node:child_process';
+// Each file runs in its own process and exits when its tests are done (--test-force-exit), so a
+// handle left open cannot hold the suite; a file still running after TEST_FILE_TIMEOUT seconds
+// (default 600) has its process group killed and counts as failed, with the output so far.
+// Files run TEST_CONCURRENCY at a time (default 2); the files that measure real time (marked with
+// a `// @timed` first line) then run one at a time, so another file's CPU load cannot skew what
+// they measure. Each file's output is printed whole when it ends; a closing table lists the
+// slowest files and any failures.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
-const TIMED = ['test/realtime/', 'test/player/'];
+const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT ?? 600) * 1000;
+const CONCURRENCY = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
 
 function find(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -33,28 +37,93 @@ if (!process.env.TEST_DATABASE_URL) {
   console.log('TEST_DATABASE_URL is not set: PostgreSQL suites are skipped; the embedded database (PGlite) suites run.');
 }
 
-const timed = files.filter((f) => TIMED.some((prefix) => f.startsWith(prefix)));
+const isTimed = (file) => /^\/\/ @timed\b/m.test(fs.readFileSync(file, 'utf8'));
+const timed = files.filter(isTimed);
 const parallel = files.filter((f) => !timed.includes(f));
 const totals = { pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
-let status = 0;
+const results = [];
 
-for (const [group, concurrency] of [[parallel, 2], [timed, 1]]) {
-  if (group.length === 0) continue;
-  const tap = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'presence-tests-')), 'results.tap');
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...group],
-    { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' } },
-  );
-  if (result.status !== 0) status = result.status ?? 1;
-  const summary = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : '';
-  for (const key of Object.keys(totals)) {
-    const match = summary.match(new RegExp(`^# ${key} (\\d+)$`, 'm'));
-    if (match) totals[key] += Number(match[1]);
-  }
-  fs.rmSync(path.dirname(tap), { recursive: true, force: true });
+function runFile(file) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    // The file runs directly (not under --test): one process per file. --test-force-exit ends it
+    // when its tests are done even if a handle was left open, so a leak cannot hang the suite.
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-force-exit', '--test-reporter=spec', file], {
+      env: { ...process.env, NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const output = [];
+    child.stdout.on('data', (chunk) => output.push(chunk));
+    child.stderr.on('data', (chunk) => output.push(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, FILE_TIMEOUT_MS);
+    // 'close' waits for every holder of the output pipes: a process the file spawned and left
+    // behind would hold it open for ever. So the file ends at 'exit'; its output gets a moment to
+    // drain, and anything it left running in its process group is killed.
+    let finished = false;
+    child.on('exit', (exitCode) => {
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* the group is already gone */
+        }
+        finish(exitCode);
+      }, 2000).unref();
+    });
+    child.on('close', (code) => finish(code));
+    const finish = (code) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      const seconds = (Date.now() - started) / 1000;
+      const text = Buffer.concat(output).toString('utf8');
+      const counts = {};
+      for (const key of Object.keys(totals)) {
+        // The spec reporter's closing lines: "ℹ pass 12".
+        const match = text.match(new RegExp(`^\u2139 ${key} (\\d+)$`, 'm'));
+        counts[key] = match ? Number(match[1]) : 0;
+        totals[key] += counts[key];
+      }
+      const failed = code !== 0 || timedOut || counts.fail > 0 || counts.cancelled > 0;
+      if (failed && counts.fail === 0 && counts.cancelled === 0) totals.fail += 1;
+      process.stdout.write(Buffer.concat(output));
+      const why = timedOut ? `timed out after ${FILE_TIMEOUT_MS / 1000} s, killed` : failed ? `failed (exit ${code})` : 'ok';
+      console.log(`::: ${file}: ${why}, ${counts.pass} passed, ${counts.fail} failed, ${seconds.toFixed(1)} s\n`);
+      results.push({ file, seconds, failed, why });
+      resolve();
+    };
+  });
 }
 
+async function runGroup(group, concurrency) {
+  const queue = group.map((file) => [file]);
+  const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) await runFile(next[0]);
+  });
+  await Promise.all(workers);
+}
+
+const started = Date.now();
+await runGroup(parallel, CONCURRENCY);
+await runGroup(timed, 1);
+
+const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 12);
+console.log('slowest files:');
+for (const r of slowest) console.log(`  ${r.seconds.toFixed(1).padStart(7)} s  ${r.file}`);
+const failures = results.filter((r) => r.failed);
+if (failures.length) {
+  console.log('failed files:');
+  for (const r of failures) console.log(`  ${r.file}: ${r.why}`);
+}
 if (totals.cancelled) totals.fail += totals.cancelled;
-console.log(`\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped`);
-process.exit(status);
+console.log(`\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped; ${results.length} files in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+process.exit(failures.length ? 1 : 0);
