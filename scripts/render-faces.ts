@@ -5,10 +5,9 @@
  * it also writes <id>-close.png (eye, lips, viseme_O lips, ear, hair from 3/4, back and above, closed eye).
  * Usage: [FACES=face01,face03] [SHEETS=main,close] node --import tsx scripts/render-faces.ts [facesDir] [outDir] [chromiumPath]
  */
-import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { IMPORT_MAP, openFacePage } from './face-page.js';
 
 const facesDir = path.resolve(process.argv[2] ?? 'build/faces');
 const outDir = path.resolve(process.argv[3] ?? 'build/face-shots');
@@ -19,7 +18,7 @@ const sheetNames = (process.env.SHEETS ?? 'main').split(',');
 fs.mkdirSync(outDir, { recursive: true });
 
 const page = `<!doctype html><html><body style="margin:0;background:#777">
-<script type="importmap">{"imports":{"three":"/three/build/three.module.js","three/addons/":"/three/examples/jsm/"}}</script>
+${IMPORT_MAP}
 <script type="module">
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
@@ -76,28 +75,8 @@ window.renderFace = async (url, sheet) => {
 window.ready = true;
 </script></body></html>`;
 
-const three = path.resolve('node_modules/three');
-const server = http.createServer((req, res) => {
-  const url = decodeURIComponent(req.url ?? '/');
-  let file: string | null = null;
-  if (url === '/') return void res.writeHead(200, { 'content-type': 'text/html' }).end(page);
-  if (url.startsWith('/three/')) file = path.join(three, url.slice(7));
-  if (url.startsWith('/faces/')) file = path.join(facesDir, path.basename(url));
-  if (!file || !fs.existsSync(file)) return void res.writeHead(404).end();
-  res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'application/octet-stream' }).end(fs.readFileSync(file));
-});
-await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-const port = (server.address() as { port: number }).port;
-const browser = await chromium.launch({
-  executablePath: browserPath,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-});
+const { tab, close } = await openFacePage(page, facesDir, browserPath, true);
 try {
-  const tab = await browser.newPage();
-  tab.on('console', (m) => console.log('[page]', m.text()));
-  tab.on('pageerror', (e) => console.log('[page error]', e.message));
-  await tab.goto(`http://127.0.0.1:${port}/`);
-  await tab.waitForFunction('window.ready === true');
   // HIDE=Teeth,Tongue: leave out nodes (debugging what shows where)
   await tab.evaluate(`window.hide = ${JSON.stringify(process.env.HIDE?.split(',') ?? [])}`);
   const files = fs.readdirSync(facesDir).filter((f) => f.endsWith('.glb') && (!only || only.includes(path.basename(f, '.glb'))));
@@ -110,6 +89,5 @@ try {
     }
   }
 } finally {
-  await browser.close();
-  server.close();
+  await close();
 }

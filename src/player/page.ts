@@ -25,9 +25,37 @@ body[data-state=reconnecting] [data-for=reconnecting]{display:flex}
 #sound{position:fixed;left:50%;bottom:max(18px,env(safe-area-inset-bottom));transform:translateX(-50%);border:0;border-radius:999px;padding:12px 20px;font:600 15px system-ui,-apple-system,sans-serif;color:#111;background:#fff;box-shadow:0 6px 24px rgba(0,0,0,.35);cursor:pointer;display:flex;gap:8px;align-items:center}
 #sound[hidden]{display:none}
 body[data-state=ended] #sound,body[data-state=invalid] #sound{display:none}
+#conversation{position:fixed;left:0;right:0;bottom:0;display:flex;flex-direction:column;gap:8px;padding:10px 12px max(12px,env(safe-area-inset-bottom));pointer-events:none}
+#conversation[hidden],body[data-state=ended] #conversation,body[data-state=invalid] #conversation,body[data-state=loading] #conversation{display:none}
+#conversation>*{pointer-events:auto}
+#indicator{position:fixed;top:12px;left:12px;display:flex;align-items:center;gap:8px;background:var(--panel);border-radius:999px;padding:6px 12px;font-size:13px;backdrop-filter:blur(6px);-webkit-backdrop-filter:blur(6px)}
+#indicator[data-state=idle]{display:none}
+#indicator .dot{width:10px;height:10px;border-radius:50%;background:#9ca3af}
+#indicator[data-state=listening] .dot{background:#34d399;animation:pulse 1.4s ease-in-out infinite}
+#indicator[data-state=thinking] .dot{background:#fbbf24;animation:pulse .7s ease-in-out infinite}
+#indicator[data-state=speaking] .dot{background:#60a5fa}
+#indicator[data-state=muted] .dot{background:#f87171}
+@keyframes pulse{50%{opacity:.35;transform:scale(.8)}}
+#captions{align-self:center;max-width:min(36em,100%);text-align:center;display:flex;flex-direction:column;gap:4px}
+#captions[hidden]{display:none}
+#captions p{margin:0;padding:4px 10px;border-radius:8px;background:rgba(0,0,0,.62);font-size:15px;line-height:1.35;text-shadow:0 1px 2px #000}
+#captions p:empty{display:none}
+#caption-visitor{color:#d1d5db;font-style:italic}
+#caption-visitor[data-final=true]{font-style:normal}
+#typebox{display:flex;gap:6px;align-items:center;background:var(--panel);border-radius:999px;padding:5px;backdrop-filter:blur(8px);-webkit-backdrop-filter:blur(8px)}
+#typebox input{flex:1;min-width:0;border:0;outline:0;background:transparent;color:var(--fg);font:inherit;padding:7px 8px}
+#typebox button{flex:none;border:0;border-radius:999px;width:36px;height:36px;display:flex;align-items:center;justify-content:center;background:rgba(255,255,255,.12);color:var(--fg);cursor:pointer;font:700 12px system-ui,sans-serif}
+#typebox button[hidden]{display:none}
+#typebox button:focus-visible,#typebox input:focus-visible{outline:2px solid #60a5fa;outline-offset:1px}
+#mute[aria-pressed=true]{background:#f87171;color:#111}
+#cc[aria-pressed=false]{opacity:.55;text-decoration:line-through}
+body[data-mode=conversation] #sound{bottom:calc(max(18px,env(safe-area-inset-bottom)) + 64px)}
 @media (max-width:420px){html,body{font-size:14px}.card{padding:16px 18px}}
-@media (prefers-reduced-motion:reduce){.spin{animation-duration:3s}}
+@media (prefers-reduced-motion:reduce){.spin{animation-duration:3s}#indicator .dot{animation:none!important}}
 `;
+
+const MIC = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11h-2z"/></svg>';
+const SEND = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 20.5 21 12 3 3.5v6.6l12 1.9-12 1.9z"/></svg>';
 
 const SPEAKER = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 9v6h4l5 5V4L7 9H3zm13.5 3A4.5 4.5 0 0 0 14 8v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z"/></svg>';
 
@@ -66,6 +94,11 @@ export function playerPage(o: PageOptions): string {
 <div class="overlay" data-for="ended" role="status"><div class="card"><p><strong>The conversation has ended.</strong></p><p class="detail">Thanks for talking with us.</p></div></div>
 <div class="overlay" data-for="invalid" role="alert"><div class="card"><p><strong>This link is invalid or has expired.</strong></p><p class="detail">Ask the site for a new one.</p></div></div>
 <button id="sound" type="button" hidden>${SPEAKER}<span>Tap to turn on sound</span></button>
+<div id="conversation" hidden>
+<div id="indicator" role="status" aria-live="polite" data-state="idle"><span class="dot"></span><span class="label"></span></div>
+<div id="captions" aria-live="polite"><p id="caption-visitor"></p><p id="caption-agent"></p></div>
+<form id="typebox" autocomplete="off"><button id="mute" type="button" aria-pressed="false" aria-label="Mute microphone" hidden>${MIC}</button><input id="typed" name="typed" maxlength="1000" placeholder="Type instead…" aria-label="Type a message" enterkeyhint="send"><button id="send" type="submit" aria-label="Send">${SEND}</button><button id="cc" type="button" aria-pressed="true" aria-label="Captions" title="Captions">CC</button></form>
+</div>
 <script id="presence-config" type="application/json">${config}</script>
 <script src="${esc(o.scriptUrl)}" defer></script>
 </body>

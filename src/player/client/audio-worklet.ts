@@ -6,6 +6,9 @@
  * audio lands exactly on the page's one session-to-context mapping.
  */
 
+// The microphone's processor lives in the same module (one addModule for both).
+import './mic-worklet.js';
+
 // Minimal AudioWorkletGlobalScope declarations (not part of TypeScript's DOM lib).
 declare const sampleRate: number;
 declare const currentFrame: number;

@@ -107,6 +107,15 @@ export class Channel {
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
   }
 
+  /** Sends a binary frame (microphone audio); false when the socket is not open (the frame is dropped). */
+  sendBinary(data: ArrayBuffer): boolean {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return false;
+    // A socket that cannot keep up (over ~1 s of audio queued) drops frames rather than lag behind.
+    if (this.ws.bufferedAmount > 64 * 1024) return false;
+    this.ws.send(data);
+    return true;
+  }
+
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);

@@ -15,6 +15,8 @@ import { MorphMixer } from './morphs.js';
 import type { AvatarState, BackdropRecord, HelloMessage, ServerMessage } from './protocol.js';
 import { Stage } from './scene.js';
 import { Ui } from './ui.js';
+import { Microphone } from './microphone.js';
+import { ConversationUi, type Indication } from './conversation-ui.js';
 
 interface PageConfig {
   /** WebSocket path or URL of the player channel. */
@@ -48,7 +50,6 @@ let faceUrl: string | null = null;
 let facePromise: Promise<unknown> | null = null;
 let faceReady = false;
 let readySent = false;
-let micState: 'not-asked' | 'granted' | 'denied' | 'unavailable' = 'not-asked';
 let speech = 0;
 let fastCloseUntil = 0;
 /** When the last interrupt arrived and when the mouth was first seen closed after it (ms, performance.now). */
@@ -95,20 +96,38 @@ function setBackdrop(b: BackdropRecord | null, fade: boolean): void {
   backdrop.set(b, nowSec(), fade);
 }
 
-function askMicrophone(): void {
-  if (micState !== 'not-asked') return;
-  if (!navigator.mediaDevices?.getUserMedia) {
-    micState = 'unavailable';
-    return;
-  }
-  micState = 'denied';
-  // Permission only: nothing is captured yet; the tracks stop at once.
-  navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true } }).then((stream) => {
-    stream.getTracks().forEach((t) => t.stop());
-    micState = 'granted';
-  }, () => {
-    micState = 'denied';
-  });
+// ---- conversation mode: the microphone, the visitor's controls, captions (docs/player.md)
+const isConversation = () => hello?.session?.mode === 'conversation';
+const mic = new Microphone(audio.ctx, () => audio.ready(), (frame) => channel.sendBinary(frame));
+const conv = new ConversationUi({
+  typed: (text) => channel.send({ type: 'visitor_text', text }),
+  mute: (muted) => {
+    mic.setMuted(muted);
+    channel.send({ type: 'mic', muted });
+  },
+});
+/** The utterance whose caption is showing. */
+let captionUtterance: string | number | null = null;
+let lastError: { code: string; message: string } | null = null;
+
+function indicate(): void {
+  let state: Indication = 'idle';
+  if (avatar === 'talking') state = 'speaking';
+  else if (avatar === 'thinking') state = 'thinking';
+  else if (mic.state === 'granted') state = mic.muted ? 'muted' : 'listening';
+  else if (mic.state === 'denied' || mic.state === 'unavailable') state = 'typing-only';
+  conv.indicate(isConversation() ? state : 'idle');
+  conv.setMuted(mic.muted, mic.state === 'granted');
+}
+mic.onChange = () => {
+  indicate();
+  if (mic.state === 'denied' || mic.state === 'unavailable') conv.focusText();
+};
+
+/** Conversation mode listens once sound runs (the one tap, or at once where autoplay is allowed). Render mode never asks. */
+function startMicrophone(): void {
+  if (!isConversation() || !audio.unlocked || ui.state === 'ended' || ui.state === 'invalid') return;
+  void mic.start();
 }
 
 function onHello(h: HelloMessage): void {
@@ -131,10 +150,20 @@ function onHello(h: HelloMessage): void {
   setBackdrop(studio.backdrop ?? null, !first);
   avatar = h.state ?? 'idle';
   if (h.face?.model_url) void loadFace(h.face.model_url);
-  if (h.session?.mode === 'conversation') askMicrophone();
+  conv.show(h.session?.mode === 'conversation');
+  conv.showAgent('');
+  captionUtterance = null;
+  // After a reconnect the server learns the mute again (it also keeps it per session).
+  if (isConversation() && mic.muted) channel.send({ type: 'mic', muted: true });
+  if (isConversation() && !audio.unlocked) ui.soundLabel('Tap to start talking');
+  startMicrophone();
+  indicate();
   readySent = false;
   void facePromise?.then(() => {
-    if (hello === h) ui.set('live');
+    if (hello !== h) return;
+    ui.set('live');
+    // A visitor without a microphone gets the text box ready (it shows once the page is live).
+    if (mic.state === 'denied' || mic.state === 'unavailable') conv.focusText();
   });
 }
 
@@ -153,8 +182,29 @@ function onMessage(m: ServerMessage): void {
     case 'state':
       return at(m.t, () => {
         avatar = m.state;
+        indicate();
       });
     case 'utterance_end':
+      return at(m.t, () => {
+        // The caption lingers a moment after the voice, then clears unless another took its place.
+        const utterance = m.utterance;
+        setTimeout(() => {
+          if (captionUtterance === utterance) {
+            conv.showAgent('');
+            captionUtterance = null;
+          }
+        }, 1500);
+      });
+    case 'caption':
+      return at(m.t, () => {
+        captionUtterance = m.utterance;
+        conv.showAgent(m.text);
+      });
+    case 'visitor_transcript':
+      return conv.showVisitor(m.text, m.final);
+    case 'error':
+      lastError = { code: m.code, message: m.message };
+      console.warn('player channel:', m.code, m.message);
       return;
     case 'interrupt': {
       const s = sessionNow() ?? m.t;
@@ -165,9 +215,12 @@ function onMessage(m: ServerMessage): void {
       lastInterrupt.received = performance.now();
       lastInterrupt.closed = null;
       timed = timed.filter((x) => x.t < from);
+      conv.showAgent('');
+      captionUtterance = null;
       return;
     }
     case 'ended':
+      mic.stop();
       audio.reset();
       lips.clear();
       ui.set('ended');
@@ -192,16 +245,21 @@ const channel = new Channel(wsUrl.toString(), location.href, {
 // Sound: try to start at once; if the browser blocks autoplay, one tap starts it.
 audio.onUnlockChange = (on) => {
   if (on) ui.soundOn();
+  if (on) startMicrophone();
   if (readySent) channel.send({ type: 'ready', audio: on });
 };
 void audio.ready().catch((e) => console.error('audio worklet failed', e));
 void audio.unlock().then((ok) => {
   if (ok) return;
+  // The one tap: starts the sound and, in conversation mode, the microphone.
   const start = () => {
-    void audio.unlock().then((on) => on && ui.soundOn());
-    if (hello?.session?.mode === 'conversation') askMicrophone();
+    void audio.unlock().then((on) => {
+      if (!on) return;
+      ui.soundOn();
+      startMicrophone();
+    });
   };
-  ui.askForSound(start);
+  ui.askForSound(start, isConversation() ? 'Tap to start talking' : undefined);
   document.addEventListener('pointerdown', start, { once: true });
 });
 
@@ -257,7 +315,7 @@ function animate(): void {
   }
   const listening = avatar === 'listening';
   blinker.rate = listening ? 0.85 : 1;
-  idle.update(now, dt, talking ? 'talking' : avatar, lips.openness, mixer.layer('idle'), expressions.current === 'thinking');
+  idle.update(now, dt, talking ? 'talking' : avatar, lips.openness, mixer.layer('idle'), expressions.current === 'thinking' || avatar === 'thinking');
   if (idle.bigSaccade && Math.random() < 0.35) blinker.trigger(now);
   const blink = blinker.update(now);
   const bl = mixer.layer('blink');
@@ -322,7 +380,14 @@ const presence = Object.freeze({
   get faceLight() { return stage.faceLight; },
   get face() { return faceReady ? faceUrl : null; },
   get audioUnlocked() { return audio.unlocked; },
-  get microphone() { return micState; },
+  get microphone() { return mic.state; },
+  /** Conversation mode: the visitor's side (microphone frames, mute, the indication, captions). */
+  get conversation() {
+    return {
+      muted: mic.muted, framesSent: mic.framesSent, framesDropped: mic.framesDropped, micLevel: Math.round(mic.level * 1e4) / 1e4,
+      indication: conv.indication, captions: conv.captionsOn, caption: conv.agentCaption, visitorCaption: conv.visitorCaption, lastError,
+    };
+  },
   get blinks() { return blinker.count; },
   get expression() { return expressions.current; },
   get reconnects() { return Math.max(0, channel.connects - 1); },

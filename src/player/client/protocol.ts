@@ -4,7 +4,7 @@
  */
 export type CameraShot = 'far' | 'mid' | 'close';
 export type CameraName = CameraShot | 'auto';
-export type AvatarState = 'idle' | 'talking' | 'listening';
+export type AvatarState = 'idle' | 'talking' | 'listening' | 'thinking';
 
 export interface BackdropRecord {
   backdrop_id: string;
@@ -62,10 +62,17 @@ export interface StateMessage { type: 'state'; t: number; state: AvatarState }
 export interface UtteranceEndMessage { type: 'utterance_end'; t: number; utterance: string | number }
 export interface InterruptMessage { type: 'interrupt'; t: number }
 export interface EndedMessage { type: 'ended'; reason?: string }
+/** What the agent is saying, shown as a caption from `t` (conversation mode). */
+export interface CaptionMessage { type: 'caption'; t: number; utterance: string | number; text: string }
+/** What the recogniser heard the visitor say so far (`final`: the turn is complete). */
+export interface VisitorTranscriptMessage { type: 'visitor_transcript'; text: string; final: boolean }
+/** The server refused something the page sent (see docs/player-protocol.md). */
+export interface ErrorMessage { type: 'error'; code: string; message: string }
 
 export type ServerMessage =
   | HelloMessage | TrackMessage | ExpressionMessage | CameraMessage | BackdropMessage
-  | StateMessage | UtteranceEndMessage | InterruptMessage | EndedMessage;
+  | StateMessage | UtteranceEndMessage | InterruptMessage | EndedMessage
+  | CaptionMessage | VisitorTranscriptMessage | ErrorMessage;
 
 /** A binary audio frame: 12-byte header (uint32 seq, float64 t, little-endian) then s16le mono. */
 export interface AudioFrame { seq: number; t: number; samples: Int16Array; track?: ServerMessage }

@@ -37,8 +37,9 @@ export interface Face {
 function cheaper<M extends Mesh['material']>(mat: M): M {
   // Alpha-tested layers (hair shells, lashes) are shaded fragment by fragment with no early depth
   // rejection: a Lambert material (front faces only for the hair) costs a fraction and reads alike.
-  if (mat instanceof MeshStandardMaterial && mat.alphaTest > 0) {
-    const lambert = new MeshLambertMaterial({ map: mat.map, color: mat.color, alphaTest: mat.alphaTest, alphaMap: mat.alphaMap, side: /lash/i.test(mat.name) ? mat.side : FrontSide, transparent: mat.transparent, opacity: mat.opacity });
+  // The built-in faces' blended hair fringe (HairSoft) likewise.
+  if (mat instanceof MeshStandardMaterial && (mat.alphaTest > 0 || mat.name === 'HairSoft')) {
+    const lambert = new MeshLambertMaterial({ map: mat.map, color: mat.color, alphaTest: mat.alphaTest, alphaMap: mat.alphaMap, side: /lash/i.test(mat.name) ? mat.side : FrontSide, transparent: mat.transparent, opacity: mat.opacity, depthWrite: mat.depthWrite });
     lambert.name = mat.name;
     mat.dispose();
     return lambert as unknown as M;

@@ -18,13 +18,21 @@ export class Ui {
   }
 
   /** Shows the sound button; `onTap` runs inside the user gesture. */
-  askForSound(onTap: () => void): void {
+  askForSound(onTap: () => void, label?: string): void {
     if (!this.sound) return;
     this.sound.hidden = false;
+    const text = this.sound.querySelector('span');
+    if (text && label) text.textContent = label;
     this.sound.onclick = (e) => {
       e.stopPropagation();
       onTap();
     };
+  }
+
+  /** Relabels the sound button (conversation mode: the tap also starts the microphone). */
+  soundLabel(label: string): void {
+    const text = this.sound?.querySelector('span');
+    if (text) text.textContent = label;
   }
 
   soundOn(): void {

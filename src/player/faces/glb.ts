@@ -2,7 +2,7 @@
  * Turns the generator's plain arrays into a meshopt-compressed GLB with gltf-transform.
  * Kept separate from the geometry code so the geometry stays testable without glTF machinery.
  */
-import { Document, NodeIO, type Material, type Texture } from '@gltf-transform/core';
+import { Document, Logger, NodeIO, type Material, type Texture } from '@gltf-transform/core';
 import { EXTMeshoptCompression, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMeshQuantization, KHRMaterialsSpecular } from '@gltf-transform/extensions';
 import { meshopt } from '@gltf-transform/functions';
 import { MeshoptDecoder, MeshoptEncoder } from 'meshoptimizer';
@@ -46,7 +46,9 @@ export interface MeshSpec {
 }
 
 export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], extras: Record<string, unknown>): Promise<Uint8Array> {
-  const doc = new Document();
+  // Errors only: meshopt's quantize warns once per primitive whose UVs leave [0,1] (expected for
+  // tiled textures) and prune lists what it removed, dozens of lines on every install.
+  const doc = new Document().setLogger(new Logger(Logger.Verbosity.ERROR));
   const buffer = doc.createBuffer();
   const scene = doc.createScene('Face');
   const root = doc.createNode('Face');
@@ -57,10 +59,13 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
   const specExt = doc.createExtension(KHRMaterialsSpecular);
 
   const mats = new Map<string, Material>();
+  // one texture per image: materials that share an image (the hair layers) share the texture
+  const textures = new Map<Uint8Array, Texture>();
   for (const m of materials) {
     const mat = doc.createMaterial(m.name).setBaseColorFactor(m.color).setRoughnessFactor(m.roughness).setMetallicFactor(m.metallic ?? 0);
     if (m.texture) {
-      const tex: Texture = doc.createTexture(`${m.name}Color`).setImage(m.texture.data).setMimeType(m.texture.mime);
+      let tex = textures.get(m.texture.data);
+      if (!tex) textures.set(m.texture.data, (tex = doc.createTexture(`${m.name}Color`).setImage(m.texture.data).setMimeType(m.texture.mime)));
       mat.setBaseColorTexture(tex);
     }
     if (m.normalTexture) {
@@ -106,7 +111,7 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
   await MeshoptEncoder.ready;
   doc.createExtension(KHRMeshQuantization);
   // Quantisation bits: 16-bit positions keep sub-0.1 mm accuracy for small lip and lid deltas.
-  await doc.transform(meshopt({ encoder: MeshoptEncoder, level: 'medium', quantizePosition: 16, quantizeNormal: 10, quantizeTexcoord: 12, quantizeColor: 8 }));
+  await doc.transform(meshopt({ encoder: MeshoptEncoder, level: 'high', quantizePosition: 16, quantizeNormal: 10, quantizeTexcoord: 12, quantizeColor: 8 }));
   const io = new NodeIO().registerExtensions([EXTMeshoptCompression, KHRMeshQuantization, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMaterialsSpecular]).registerDependencies({
     'meshopt.encoder': MeshoptEncoder,
     'meshopt.decoder': MeshoptDecoder,

@@ -8,8 +8,7 @@
 import type { FaceLook } from '../../catalog/faces.js';
 import type { Geo } from './parts.js';
 import { makeNoise } from './image.js';
-import { headSdf } from './mesh.js';
-import { clamp, rng, smoothstep, type V3 } from './vec.js';
+import { clamp, cross, norm, rng, smoothstep, type V3 } from './vec.js';
 
 interface Style {
   thick: number;
@@ -29,6 +28,7 @@ interface Style {
 
 const STYLES: Record<FaceLook['hairStyle'], Style> = {
   short: { thick: 1.1, fallBack: null, fallSide: null, flare: 0, bumps: 0.25, wave: 0, sideDrop: 0, tight: false },
+  bald: { thick: 0, fallBack: null, fallSide: null, flare: 0, bumps: 0, wave: 0, sideDrop: 0, tight: true },
   buzz: { thick: 0.3, fallBack: null, fallSide: null, flare: 0, bumps: 0.03, wave: 0, sideDrop: 0, tight: true },
   long: { thick: 1.3, fallBack: -24, fallSide: -19, flare: 1.5, bumps: 0.2, wave: 0, sideDrop: 1, tight: false },
   bob: { thick: 1.6, fallBack: -6.5, fallSide: -7.5, flare: -0.8, bumps: 0.15, wave: 0, sideDrop: 1, tight: false, fringe: 0.14 },
@@ -64,6 +64,10 @@ function hairlinePhi(theta: number, st: Style): number {
   return (132 * Math.PI) / 180;
 }
 
+type Sdf = (p: V3) => number;
+/** The skull the shells wrap: the head builder passes its own (hairShells' argument). */
+let skullSdf: Sdf = () => 1;
+
 /** Point on the scalp in direction (phi from up, theta from front) from the skull centre. */
 function scalp(phi: number, theta: number): { p: V3; n: V3 } {
   const dir: V3 = [Math.sin(phi) * Math.sin(theta), Math.cos(phi), Math.sin(phi) * Math.cos(theta)];
@@ -71,7 +75,7 @@ function scalp(phi: number, theta: number): { p: V3; n: V3 } {
   let hi = 30;
   for (let i = 0; i < 30; i++) {
     const mid = (lo + hi) / 2;
-    if (headSdf([CENTER[0] + dir[0] * mid, CENTER[1] + dir[1] * mid, CENTER[2] + dir[2] * mid]) < 0) lo = mid;
+    if (skullSdf([CENTER[0] + dir[0] * mid, CENTER[1] + dir[1] * mid, CENTER[2] + dir[2] * mid]) < 0) lo = mid;
     else hi = mid;
   }
   return { p: [CENTER[0] + dir[0] * lo, CENTER[1] + dir[1] * lo, CENTER[2] + dir[2] * lo], n: dir };
@@ -80,7 +84,8 @@ function scalp(phi: number, theta: number): { p: V3; n: V3 } {
 /** Azimuth (radians, 0 = front, + towards the subject's left) of a style's side parting, or null. */
 const PARTING: Partial<Record<FaceLook['hairStyle'], number>> = { long: 0.42, bob: -0.38, wavy: 0.45, short: 0.5 };
 
-export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: Geo; extra: Geo; cards: Geo } {
+export function hairShells(look: FaceLook, seed: number, sdf: Sdf): { inner: Geo; outer: Geo; extra: Geo; cards: Geo; soft: Geo } {
+  skullSdf = sdf;
   const st = STYLES[look.hairStyle];
   const noise = makeNoise(seed, 24);
   const cols = 72;
@@ -117,7 +122,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
       const fr = (st.fringe ?? 0) * smoothstep(0.2, 0.06, a) * (0.75 + 0.5 * noise((c / cols) * 24, 7.5));
       // the opaque inner layer stops short of the hairline, so the outer layer's ragged tips
       // make the edge there instead of a hard line
-      const phi = t * (phiEnd + fr) * (layer === 0 ? 1 - 0.05 * (1 - fw) : 1);
+      const phi = t * (phiEnd + fr) * (layer === 0 ? 1 - 0.1 * (1 - fw) : 1);
       const s = scalp(phi, theta);
       // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
       const edge = fw + (1 - fw) * Math.max(smoothstep(1, 0.8, t), fr > 0 ? 0.6 * smoothstep(0, 0.05, fr) : 0);
@@ -145,10 +150,21 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
     return { p: [CENTER[0] + dx * out, y, CENTER[2] + dz * out - back], v: 0.45 + t * 0.55 * fw + (1 - fw) * 0.545, part };
   };
 
+  /**
+   * One shell. The inner layer is hidden under the outer one except between strands, so it takes
+   * every second row and column (a quarter of the triangles; its chords sag < 0.1 mm), keeping the
+   * last row so it still ends where the outer one does.
+   */
   const build = (layer: number): Geo => {
     const g: Geo = { pos: [], uv: [], col: [], idx: [] };
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) {
+    const step = layer === 0 ? 2 : 1;
+    const rowList: number[] = [];
+    for (let r = 0; r < rows; r += step) rowList.push(r);
+    if (rowList[rowList.length - 1] !== rows - 1) rowList.push(rows - 1);
+    const nc = cols / step;
+    for (const r of rowList) {
+      for (let cc = 0; cc < nc; cc++) {
+        const c = cc * step;
         const { p, v, part } = point(c, r, layer);
         g.pos.push(...p);
         g.uv.push((c / cols) * 16, clamp(v, 0, 0.995));
@@ -157,11 +173,11 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
         g.col.push(sh, sh, sh);
       }
     }
-    for (let r = 0; r < rows - 1; r++) {
-      for (let c = 0; c < cols; c++) {
-        const a = r * cols + c;
-        const b = r * cols + ((c + 1) % cols);
-        g.idx.push(a, a + cols, b, b, a + cols, b + cols);
+    for (let r = 0; r < rowList.length - 1; r++) {
+      for (let c = 0; c < nc; c++) {
+        const a = r * nc + c;
+        const b = r * nc + ((c + 1) % nc);
+        g.idx.push(a, a + nc, b, b, a + nc, b + nc);
       }
     }
     return g;
@@ -172,7 +188,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
   const cards: Geo = { pos: [], uv: [], col: [], idx: [] };
   const rand = rng(seed ^ 0x4a1f);
   const curly = look.hairStyle === 'curly';
-  const nCards = look.hairStyle === 'buzz' ? 0 : curly ? 650 : fall ? 150 : 90;
+  const nCards = look.hairStyle === 'buzz' || curly ? 0 : fall ? 150 : 90;
   for (let k = 0; k < nCards; k++) {
     const c0 = rand() * cols;
     const width = curly ? 0.7 + rand() * 0.8 : (fall ? 1.6 : 1.1) + rand() * 1.6; // in columns
@@ -205,6 +221,50 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
     for (let i = 0; i < n; i++) {
       const a = base + i * 2;
       cards.idx.push(a, a + 2, a + 1, a + 1, a + 2, a + 3);
+    }
+  }
+
+  // Curls: narrow ribbons wound into springy coils standing off the mass, each ending in ragged
+  // tips; side by side they break the outline into ringlets instead of flat paper patches.
+  if (curly) {
+    const segs = 14;
+    for (let k = 0; k < 430; k++) {
+      const c0 = rand() * cols;
+      const r0 = 1 + rand() * (rows - 3);
+      const { p: root } = point(c0, r0, 1);
+      const o: V3 = [root[0] - CENTER[0], root[1] - CENTER[1] * (r0 > rowsTop ? 0 : 1), root[2] - CENTER[2]];
+      const ol = Math.hypot(o[0], o[1], o[2]) || 1;
+      const n: V3 = [o[0] / ol, o[1] / ol, o[2] / ol];
+      // the coil's axis leans from the scalp outwards and down (gravity pulls the ringlet)
+      const axis = norm([n[0] * 0.7, n[1] * 0.7 - 0.55, n[2] * 0.7]);
+      const side = norm(cross(axis, Math.abs(axis[1]) > 0.9 ? [1, 0, 0] : [0, 1, 0]));
+      const up = cross(axis, side);
+      const radius = 0.45 + rand() * 0.4;
+      const length = 2.2 + rand() * 2.4;
+      const turns = 1.4 + rand() * 0.9;
+      const width = 0.45 + rand() * 0.3;
+      const phase = rand() * Math.PI * 2;
+      const lift = 0.1 + rand() * 0.9;
+      const u0 = rand() * 16;
+      const sh = 0.85 + 0.25 * rand();
+      const base = cards.pos.length / 3;
+      for (let i = 0; i <= segs; i++) {
+        const t = i / segs;
+        const a = phase + t * turns * Math.PI * 2;
+        const rr = radius * (1 - 0.3 * t);
+        const ring: V3 = [side[0] * Math.cos(a) + up[0] * Math.sin(a), side[1] * Math.cos(a) + up[1] * Math.sin(a), side[2] * Math.cos(a) + up[2] * Math.sin(a)];
+        const centre: V3 = [root[0] + n[0] * lift + axis[0] * length * t, root[1] + n[1] * lift + axis[1] * length * t, root[2] + n[2] * lift + axis[2] * length * t];
+        // the ribbon's width runs along the coil's axis, so it reads as a flat lock wound round
+        for (const s of [-0.5, 0.5]) {
+          cards.pos.push(centre[0] + ring[0] * rr + axis[0] * s * width, centre[1] + ring[1] * rr + axis[1] * s * width, centre[2] + ring[2] * rr + axis[2] * s * width);
+          cards.uv.push(u0 + (s + 0.5) * 0.6, 0.15 + 0.84 * t);
+          cards.col.push(sh, sh, sh);
+        }
+      }
+      for (let i = 0; i < segs; i++) {
+        const a = base + i * 2;
+        cards.idx.push(a, a + 2, a + 1, a + 1, a + 2, a + 3);
+      }
     }
   }
 
@@ -242,7 +302,7 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
       const t = r / R;
       const cy = 5.5 - t * 22;
       const cz = -15.6 - Math.sin(t * Math.PI * 0.7) * 2.5 + t * 2;
-      const rad = 2.2 * (1 - t * 0.7) * (t < 0.1 ? 0.6 + 4 * t : 1);
+      const rad = 1.5 * (1 - t * 0.7) * (t < 0.1 ? 0.6 + 4 * t : 1);
       for (let c = 0; c < C; c++) {
         const ph = (c / C) * Math.PI * 2;
         extra.pos.push(Math.cos(ph) * rad * 1.1, cy, cz + Math.sin(ph) * rad * 0.8);
@@ -257,6 +317,70 @@ export function hairShells(look: FaceLook, seed: number): { inner: Geo; outer: G
         extra.idx.push(a, a + C, b, b, a + C, b + C);
       }
     }
+    // Locks around the core, each its own length, spreading a little towards the end and ending
+    // in ragged tips: the tail's outline breaks up into strands instead of a smooth tube.
+    const path = (t: number): V3 => [0, 5.5 - t * 22, -15.6 - Math.sin(t * Math.PI * 0.7) * 2.5 + t * 2];
+    const radAt = (t: number) => 2.2 * (1 - t * 0.7) * (t < 0.1 ? 0.6 + 4 * t : 1);
+    const segs = 12;
+    for (let k = 0; k < 90; k++) {
+      const ang = rand() * Math.PI * 2;
+      const depth = 0.55 + rand() * 0.75;
+      const tEnd = 0.72 + rand() * 0.3;
+      const width = 0.6 + rand() * 0.8;
+      const swing = (rand() - 0.5) * 3;
+      const u0 = rand() * 16;
+      const sh = 0.85 + 0.25 * rand();
+      const base = cards.pos.length / 3;
+      for (let i = 0; i <= segs; i++) {
+        const t = 0.04 + (tEnd - 0.04) * (i / segs);
+        const c = path(t);
+        const a = ang + swing * t;
+        const rr = radAt(t) * depth * (1 + 0.5 * t * t);
+        const radial: V3 = [Math.cos(a) * 1.1, 0, Math.sin(a) * 0.8];
+        const tangent: V3 = [-Math.sin(a), 0, Math.cos(a)];
+        const w = width * (1 - 0.4 * (i / segs));
+        for (const s of [-0.5, 0.5]) {
+          cards.pos.push(c[0] + radial[0] * rr + tangent[0] * s * w, c[1], c[2] + radial[2] * rr + tangent[2] * s * w);
+          cards.uv.push(u0 + (s + 0.5) * 0.5, 0.15 + 0.84 * (i / segs));
+          cards.col.push(sh, sh, sh);
+        }
+      }
+      for (let i = 0; i < segs; i++) {
+        const a = base + i * 2;
+        cards.idx.push(a, a + 2, a + 1, a + 1, a + 2, a + 3);
+      }
+    }
   }
-  return { inner: build(0), outer: build(1), extra, cards };
+  const outer = build(1);
+  return { inner: build(0), outer, extra, cards, soft: softEdges([outer, cards]) };
+}
+
+/**
+ * The hair's soft edges: the triangles where the strand texture fades out (hairline, ends, the
+ * tips of locks and curls) again, for an alpha-blended layer drawn over the alpha-tested one at
+ * the same depth. The tested layer keeps the hair's occlusion right; the blended copy adds the
+ * partly covered fringe the cutoff throws away, so edges fade instead of stopping hard.
+ */
+function softEdges(geos: Geo[], fadeFrom = 0.76): Geo {
+  const soft: Geo = { pos: [], uv: [], col: [], idx: [] };
+  for (const g of geos) {
+    const remap = new Map<number, number>();
+    const take = (i: number): number => {
+      let j = remap.get(i);
+      if (j === undefined) {
+        j = soft.pos.length / 3;
+        remap.set(i, j);
+        soft.pos.push(g.pos[i * 3], g.pos[i * 3 + 1], g.pos[i * 3 + 2]);
+        soft.uv.push(g.uv[i * 2], g.uv[i * 2 + 1]);
+        soft.col.push(g.col[i * 3], g.col[i * 3 + 1], g.col[i * 3 + 2]);
+      }
+      return j;
+    };
+    for (let t = 0; t < g.idx.length; t += 3) {
+      const tri = [g.idx[t], g.idx[t + 1], g.idx[t + 2]];
+      if (Math.max(...tri.map((i) => g.uv[i * 2 + 1])) < fadeFrom) continue;
+      soft.idx.push(...tri.map(take));
+    }
+  }
+  return soft;
 }

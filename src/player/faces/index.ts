@@ -11,7 +11,7 @@ import { buildFace } from './build.js';
 
 export { validateFaceGlb, MAX_FACE_BYTES, type FaceValidation } from './validate.js';
 export { buildFace } from './build.js';
-export { MORPH_NAMES, VISEMES, ARKIT } from './morphs.js';
+export { MORPH_NAMES, VISEMES, ARKIT } from './names.js';
 
 const STAMP_FILE = '.faces-stamp.json';
 
@@ -23,7 +23,11 @@ let sourceHash: string | null = null;
 async function generatorHash(): Promise<string> {
   if (sourceHash) return sourceHash;
   const dir = path.dirname(fileURLToPath(import.meta.url));
-  const files = (await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f)).sort();
+  // the generator's code here and in ict/, and the FaceKit data it reads (ict/*.bin)
+  const files = [
+    ...(await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f)),
+    ...(await fs.readdir(path.join(dir, 'ict'))).filter((f) => /\.(ts|js|bin)$/.test(f)).map((f) => `ict/${f}`),
+  ].sort();
   const h = crypto.createHash('sha256');
   for (const f of files) h.update(f).update(await fs.readFile(path.join(dir, f)));
   sourceHash = h.digest('hex');
