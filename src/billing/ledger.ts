@@ -1,0 +1,98 @@
+/**
+ * The wallet's ledger: the only way an account's balance moves. Each change is an immutable entry
+ * in integer cents, and `accounts.balance_cents` is the running sum of the account's entries,
+ * updated in the same transaction under the account's row lock, so concurrent sessions on any
+ * engine or node never lose a charge or take the balance below zero (the table's CHECK refuses it too).
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../core/db/schema.js';
+import type { LedgerKind } from './tables.js';
+import { monthOf } from './money.js';
+import './tables.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface EntryInput {
+  accountId: number;
+  kind: LedgerKind;
+  /** Signed cents: negative for charges. */
+  amountCents: number;
+  sessionId?: string | null;
+  agentId?: number | null;
+  voiceProvider?: string | null;
+  seconds?: number;
+  reference?: string | null;
+  note?: string | null;
+}
+
+/** Locks the account row and answers its balance in cents (undefined: no such account). */
+export async function lockBalance(trx: Transaction<Database>, accountId: number): Promise<number | undefined> {
+  const row = await trx.selectFrom('accounts').select('balance_cents').where('id', '=', accountId).forUpdate().executeTakeFirst();
+  return row ? Number(row.balance_cents) : undefined;
+}
+
+/**
+ * Appends one entry and moves the balance by its amount, inside `trx` (which must hold the account
+ * row lock when the amount could take the balance below zero: see `charge`). Answers the new balance.
+ */
+export async function postEntry(trx: Executor, entry: EntryInput): Promise<number> {
+  const amount = Math.trunc(entry.amountCents);
+  const now = new Date();
+  await trx
+    .insertInto('ledger_entries')
+    .values({
+      account_id: entry.accountId,
+      kind: entry.kind,
+      amount_cents: amount,
+      session_id: entry.sessionId ?? null,
+      agent_id: entry.agentId ?? null,
+      voice_provider: entry.voiceProvider ?? null,
+      seconds: Math.max(0, Math.trunc(entry.seconds ?? 0)),
+      reference: entry.reference ?? null,
+      note: entry.note ?? null,
+      month: monthOf(now),
+      created_at: now,
+    })
+    .execute();
+  const row = await trx
+    .updateTable('accounts')
+    .set({ balance_cents: sql`balance_cents + ${amount}` })
+    .where('id', '=', entry.accountId)
+    .returning('balance_cents')
+    .executeTakeFirstOrThrow();
+  return Number(row.balance_cents);
+}
+
+/**
+ * Takes up to `dueCents` from the balance (never below zero). Answers what was taken and the
+ * balance after. `trx` must be a transaction: the account row is locked for the read-then-write.
+ */
+export async function charge(trx: Transaction<Database>, entry: EntryInput & { amountCents: number }): Promise<{ takenCents: number; balanceCents: number }> {
+  const balance = (await lockBalance(trx, entry.accountId)) ?? 0;
+  const due = Math.max(0, Math.trunc(entry.amountCents));
+  const taken = Math.min(due, balance);
+  if (taken === 0 && due === 0 && !entry.seconds) return { takenCents: 0, balanceCents: balance };
+  const note = taken < due ? `${due - taken} cents not taken: the balance ran out` : entry.note;
+  const after = await postEntry(trx, { ...entry, amountCents: -taken, note });
+  return { takenCents: taken, balanceCents: after };
+}
+
+/** Sets the balance to `targetCents` by one adjustment entry (operator credit). */
+export async function adjustTo(db: Kysely<Database>, accountId: number, targetCents: number, note: string): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const current = await lockBalance(trx, accountId);
+    if (current === undefined) return 0;
+    if (current === targetCents) return current;
+    return postEntry(trx, { accountId, kind: 'adjustment', amountCents: targetCents - current, note });
+  });
+}
+
+/** The balance recomputed from the entries (what `accounts.balance_cents` must always equal). */
+export async function sumOfEntries(db: Executor, accountId: number): Promise<number> {
+  const row = await db
+    .selectFrom('ledger_entries')
+    .select(sql<string>`COALESCE(SUM(amount_cents), 0)`.as('sum'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.sum);
+}
