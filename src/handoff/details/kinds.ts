@@ -1,0 +1,156 @@
+/**
+ * What kind of value a detail is, from its `type` or else its name and description, and how a
+ * found value of each kind is written (the same whether the offline extractors or the language
+ * model found it): e-mail lower-cased, phone numbers in E.164, dates as `YYYY-MM-DD` (with ` HH:MM`
+ * when a time was said), numbers as plain digits, yes/no as `yes` or `no`, names capitalised.
+ */
+import * as chrono from 'chrono-node';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+
+export const DETAIL_KINDS = ['email', 'phone', 'name', 'date', 'number', 'yes_no', 'text'] as const;
+export type DetailKind = (typeof DETAIL_KINDS)[number];
+
+export interface DetailSpec {
+  name: string;
+  description: string;
+  required: boolean;
+  type?: DetailKind;
+}
+
+export function kindOf(detail: Pick<DetailSpec, 'name' | 'description' | 'type'>): DetailKind {
+  if (detail.type) return detail.type;
+  const text = `${detail.name.replace(/_/g, ' ')} ${detail.description}`.toLowerCase();
+  const name = detail.name.toLowerCase();
+  if (/e-?mail/.test(text)) return 'email';
+  if (/phone|mobile|cell\b|telephone|whatsapp|number to call|call ?back number/.test(text)) return 'phone';
+  if (/^(is|has|wants|needs|agreed|accepts|opt|consent|subscribe|interested)_|^(consent|newsletter|opt_in|callback)$/.test(name) || /\bwhether\b|\byes\/no\b|\byes or no\b/.test(text)) return 'yes_no';
+  if (/(^|_)(date|time|day|when|appointment|booking|deadline|birthday)(_|$)/.test(name) || /\b(date|time|when|appointment|day)\b/.test(detail.description.toLowerCase())) return 'date';
+  if (/\b(budget|amount|price|cost|how many|number of|count|quantity|guests|people|party size|headcount|age|seats|units|rooms|nights)\b/.test(text)) return 'number';
+  if (/(^|_)name(_|$)/.test(name) && !/company|business|organi[sz]ation|product|pet|street|project/.test(text)) return 'name';
+  return 'text';
+}
+
+const EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}$/i;
+
+/** A value in the kind's written form, or '' when it is not a value of that kind. */
+export function normaliseValue(kind: DetailKind, raw: unknown, context: { reference: Date; country?: CountryCode }): string {
+  if (raw === null || raw === undefined) return '';
+  const value = String(raw).trim().slice(0, 1000);
+  if (!value) return '';
+  switch (kind) {
+    case 'email': {
+      const email = value.replace(/^mailto:/i, '').replace(/[.,;]+$/, '').toLowerCase();
+      return EMAIL.test(email) ? email : '';
+    }
+    case 'phone': {
+      const phone = parsePhoneNumberFromString(value, context.country ?? 'US');
+      return phone && phone.isPossible() ? phone.number : '';
+    }
+    case 'date': {
+      if (/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?$/.test(value)) return value;
+      const [parsed] = chrono.parse(value, context.reference, { forwardDate: true });
+      return parsed ? formatWhen(parsed) : '';
+    }
+    case 'number': {
+      const n = parseNumber(value);
+      return n === undefined ? '' : String(n);
+    }
+    case 'yes_no': {
+      const answer = yesOrNo(value);
+      return answer ?? '';
+    }
+    case 'name':
+      return capitalise(value.replace(/[^\p{L}\p{M}' .-]/gu, ' ').replace(/\s+/g, ' ').trim()).slice(0, 200);
+    default:
+      return value;
+  }
+}
+
+export function formatWhen(parsed: chrono.ParsedResult): string {
+  const c = parsed.start;
+  const pad = (n: number | null | undefined) => String(n ?? 0).padStart(2, '0');
+  const date = `${c.get('year')}-${pad(c.get('month'))}-${pad(c.get('day'))}`;
+  return c.isCertain('hour') ? `${date} ${pad(c.get('hour'))}:${pad(c.get('minute'))}` : date;
+}
+
+export function capitalise(name: string): string {
+  return name
+    .split(' ')
+    .filter(Boolean)
+    .map((w) => (w === w.toLowerCase() || w === w.toUpperCase() ? w.charAt(0).toUpperCase() + w.slice(1).toLowerCase() : w))
+    .join(' ');
+}
+
+const YES = /^(yes|yeah|yep|yup|sure|of course|definitely|absolutely|certainly|please do|please|ok|okay|correct|that's right|i do|i would|i'd love|sounds good|go ahead)\b/i;
+const NO = /^(no|nope|nah|not really|no thanks|no thank you|i don't|i do not|i'd rather not|never|don't|negative)\b/i;
+
+export function yesOrNo(text: string): 'yes' | 'no' | undefined {
+  const t = text.trim().replace(/^(um+|uh+|well|oh|hmm+)[, ]+/i, '');
+  if (NO.test(t)) return 'no';
+  if (YES.test(t)) return 'yes';
+  if (/^(true|y)$/i.test(t)) return 'yes';
+  if (/^(false|n)$/i.test(t)) return 'no';
+  return undefined;
+}
+
+const SMALL: Record<string, number> = {
+  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
+  thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20, thirty: 30,
+  forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, a: 1, an: 1, couple: 2, dozen: 12,
+};
+const SCALE: Record<string, number> = { hundred: 100, thousand: 1000, k: 1000, grand: 1000, million: 1_000_000, m: 1_000_000 };
+
+/** The first number in a text: digits (with thousands separators, k/thousand/million) or English number words. */
+export function parseNumber(text: string): number | undefined {
+  return findNumbers(text)[0]?.value;
+}
+
+export interface FoundNumber {
+  value: number;
+  index: number;
+  currency: boolean;
+}
+
+export function findNumbers(text: string): FoundNumber[] {
+  const found: FoundNumber[] = [];
+  const digits = /([$€£¥])?\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(k|thousand|grand|million|m\b)?\s*(dollars|euros|pounds|usd|eur|gbp|bucks)?/gi;
+  for (const m of text.matchAll(digits)) {
+    let value = Number(m[2]!.replace(/,/g, '') + (m[3] ? `.${m[3]}` : ''));
+    if (m[4]) value *= SCALE[m[4].toLowerCase()] ?? 1;
+    found.push({ value, index: m.index!, currency: !!(m[1] || m[5]) });
+  }
+  // Number words: "two hundred and fifty", "five thousand", "twenty five".
+  const tokens = [...text.toLowerCase().matchAll(/[a-z]+/g)];
+  for (let i = 0; i < tokens.length; i++) {
+    const word = tokens[i]![0];
+    if (!(word in SMALL) || word === 'a' || word === 'an') {
+      if (!((word === 'a' || word === 'an') && tokens[i + 1] && tokens[i + 1]![0] in SCALE && tokens[i + 1]![0] !== 'm' && tokens[i + 1]![0] !== 'k')) continue;
+    }
+    let total = 0;
+    let current = 0;
+    let j = i;
+    let used = false;
+    for (; j < tokens.length; j++) {
+      const w = tokens[j]![0];
+      if (w in SMALL && !(used && (w === 'a' || w === 'an'))) {
+        current += SMALL[w]!;
+        used = true;
+      } else if (w in SCALE && w !== 'm' && w !== 'k' && used) {
+        const scale = SCALE[w]!;
+        if (scale === 100) current = (current || 1) * 100;
+        else {
+          total += (current || 1) * scale;
+          current = 0;
+        }
+      } else if (w === 'and' && used && tokens[j + 1] && tokens[j + 1]![0] in SMALL) {
+        continue;
+      } else break;
+    }
+    if (used) {
+      const after = text.toLowerCase().slice(tokens[j - 1]!.index! + tokens[j - 1]![0].length, tokens[j - 1]!.index! + tokens[j - 1]![0].length + 10);
+      found.push({ value: total + current, index: tokens[i]!.index!, currency: /^\s*(dollars|euros|pounds|bucks)/.test(after) });
+      i = j - 1;
+    }
+  }
+  return found.sort((a, b) => a.index - b.index);
+}
