@@ -7,6 +7,20 @@ import { OfflineEngine } from './offline.js';
 import { LlmEngine, llmClient, type EngineLogger } from './llm.js';
 import { LlmInstructionsWriter } from './llm-writer.js';
 import { offlineWriter, type InstructionsWriter } from '../knowledge/compile.js';
+import type { SemanticSearch } from './knowledge.js';
+import { CachedEmbedder, OpenAiEmbedder } from './embeddings.js';
+
+/** Semantic retrieval when `EMBEDDINGS_URL` is set; said in the log either way. */
+export function semanticSearch(config: Config, logger: EngineLogger): SemanticSearch | undefined {
+  if (!config.embeddings) {
+    logger.info({ retrieval: 'words' }, 'knowledge search: by words (BM25); set EMBEDDINGS_URL to also search by meaning');
+    return undefined;
+  }
+  const { url, apiKey, model, minSimilarity } = config.embeddings;
+  const embedder = new CachedEmbedder(new OpenAiEmbedder({ url, apiKey, model, timeoutMs: 30_000 }));
+  logger.info({ retrieval: 'words+meaning', embeddings: embedder.name }, 'knowledge search: by words and by meaning (EMBEDDINGS_URL)');
+  return { embedder, minSimilarity, logger };
+}
 
 export function createBrain(config: Config, deps: { knowledge: BrainKnowledge; gaps: GapRecorder }, logger: EngineLogger): { engine: AnswerEngine; writer: InstructionsWriter } {
   if (!config.llmUrl) {

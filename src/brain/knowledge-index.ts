@@ -42,6 +42,8 @@ export interface KnowledgeIndex {
   /** Units each term appears in (text or context). */
   df: Map<string, number>;
   snapshot: KnowledgeSnapshot;
+  /** Unit vectors by unit id, when an embeddings endpoint is configured and has answered. */
+  vectors?: Array<Float32Array | undefined>;
 }
 
 export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | null, key: string): KnowledgeIndex {

@@ -88,8 +88,10 @@ export class LlmEngine implements AnswerEngine {
   async *answer(request: AnswerRequest): AsyncIterable<AnswerEvent> {
     const { agent, index } = await this.knowledge.load(request.accountId, request.agentId);
     const previous = [...request.history].reverse().find((t) => t.role === 'visitor');
-    const candidates = rank(index, analyseQuestion(request.text), previous ? terms(previous.text) : [], 8);
-    const passages = candidates.filter((c) => c.coverage > 0 || c.evidence).slice(0, 8).map((c) => ({ text: c.unit.text, source: c.unit.source }));
+    const vector = index.vectors && this.knowledge.semantic ? await this.knowledge.questionVector(request.text, request.signal) : undefined;
+    const semantic = vector && this.knowledge.semantic ? { vector, minSimilarity: this.knowledge.semantic.minSimilarity } : undefined;
+    const candidates = rank(index, analyseQuestion(request.text), previous ? terms(previous.text) : [], 8, semantic);
+    const passages = candidates.filter((c) => c.coverage > 0 || c.evidence || c.similarity > 0).slice(0, 8).map((c) => ({ text: c.unit.text, source: c.unit.source }));
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
       { role: 'system', content: systemPrompt(index, agent.name, request, passages) },
       ...request.history.slice(-12).map((turn): OpenAI.Chat.ChatCompletionMessageParam => ({ role: turn.role === 'visitor' ? 'user' : 'assistant', content: turn.text })),

@@ -10,7 +10,7 @@ import type { BrainKnowledge } from './knowledge.js';
 import type { GapRecorder } from './gaps.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
 import { analyseQuestion, terms } from './text.js';
-import { answers, rank, type Candidate } from './retrieve.js';
+import { answers, rank, type Candidate, type SemanticQuery } from './retrieve.js';
 import { phrase } from './phrasing.js';
 import { askedLastTurn, askForDetail, shapeOf, smallTalkReply, type Persona } from './small-talk.js';
 import type { Fact } from '../knowledge/compile.js';
@@ -48,8 +48,9 @@ export class OfflineEngine implements AnswerEngine {
 
   async *answer(request: AnswerRequest): AsyncIterable<AnswerEvent> {
     const { agent, index } = await this.knowledge.load(request.accountId, request.agentId);
+    const semantic = await this.semanticQuery(index, request);
     if (request.signal.aborted) return;
-    const reply = composeReply(index, agent.name, request);
+    const reply = composeReply(index, agent.name, request, semantic);
     let text = reply.text;
     const detail = request.missingDetails?.[0];
     const moment = reply.kind !== 'small_talk' ? (reply.kind === 'unknown' ? 'unknown' : 'answer') : reply.smallTalk === 'thanks' ? 'answer' : reply.smallTalk === 'goodbye' ? 'goodbye' : undefined;
@@ -65,6 +66,14 @@ export class OfflineEngine implements AnswerEngine {
       gapId = await this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: reply.question, conversationId: request.conversationId });
     }
     yield { type: 'done', answered: reply.kind !== 'unknown', sources: reply.sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}) };
+  }
+
+  /** The question's meaning, when embeddings are configured (small talk needs none). */
+  private async semanticQuery(index: KnowledgeIndex, request: AnswerRequest): Promise<SemanticQuery | undefined> {
+    const semantic = this.knowledge.semantic;
+    if (!semantic || !index.vectors || shapeOf(request.text).smallTalk) return undefined;
+    const vector = await this.knowledge.questionVector(request.text, request.signal);
+    return vector && { vector, minSimilarity: semantic.minSimilarity };
   }
 }
 
@@ -87,7 +96,7 @@ function followUpTerms(request: AnswerRequest, question: string): string[] {
   return previous ? terms(previous.text) : [];
 }
 
-export function composeReply(index: KnowledgeIndex, agentName: string, request: Pick<AnswerRequest, 'text' | 'history' | 'language'>): Reply {
+export function composeReply(index: KnowledgeIndex, agentName: string, request: Pick<AnswerRequest, 'text' | 'history' | 'language'>, semantic?: SemanticQuery): Reply {
   const shape = shapeOf(request.text);
   const persona = personaOf(index, agentName);
   if (shape.smallTalk) return { text: smallTalkReply(shape.smallTalk, persona), kind: 'small_talk', smallTalk: shape.smallTalk, sources: [] };
@@ -96,7 +105,7 @@ export function composeReply(index: KnowledgeIndex, agentName: string, request: 
   if (!analysed.terms.length && !analysed.intents.size) {
     return { text: "Sorry, I didn't quite catch that. Could you ask me in another way?", kind: 'small_talk', smallTalk: 'unclear', sources: [] };
   }
-  const candidates = rank(index, analysed, followUpTerms(request as AnswerRequest, question));
+  const candidates = rank(index, analysed, followUpTerms(request as AnswerRequest, question), 40, semantic);
   const best = candidates[0];
   const prefix = shape.greeted ? 'Hi! ' : '';
   if (!answers(best, analysed)) {

@@ -8,6 +8,7 @@
 import { EMAIL, PRICE, TIME, CLOSED, hasAddress, hasHours, hasPhone, POSTCODE } from '../knowledge/patterns.js';
 import type { KnowledgeIndex, Unit } from './knowledge-index.js';
 import type { Intent, Question } from './text.js';
+import { similarity } from './embeddings.js';
 
 export interface Candidate {
   unit: Unit;
@@ -17,7 +18,20 @@ export interface Candidate {
   /** The unit holds the kind of fact the question's intent asks for. */
   evidence: boolean;
   intentsMet: Intent[];
+  /** Cosine similarity of the unit's vector to the question's (0 without embeddings). */
+  similarity: number;
 }
+
+/** The question's vector and the similarity at which meaning alone answers (optional embeddings). */
+export interface SemanticQuery {
+  vector: Float32Array;
+  minSimilarity: number;
+}
+
+/** Units proposed by meaning, at most. */
+const SEMANTIC_CANDIDATES = 20;
+/** Units less similar than this are not proposed by meaning at all. */
+const SEMANTIC_FLOOR = 0.3;
 
 /** Coverage a candidate needs to be said as an answer. */
 export const MIN_COVERAGE = 0.6;
@@ -44,7 +58,7 @@ function idf(index: KnowledgeIndex, term: string): number {
   return Math.log(1 + index.units.length / (1 + (index.df.get(term) ?? 0)));
 }
 
-export function rank(index: KnowledgeIndex, question: Question, followUp: string[] = [], limit = 40): Candidate[] {
+export function rank(index: KnowledgeIndex, question: Question, followUp: string[] = [], limit = 40, semantic?: SemanticQuery): Candidate[] {
   const { terms, intents } = question;
   const queryTerms = [...new Set([...question.allTerms, ...followUp])];
   const hits = new Map<number, Set<string>>();
@@ -54,6 +68,19 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   // A question that is only an intent ("what are your hours?") may share no word with its answer.
   if (intents.size && !terms.length) {
     for (const unit of index.units) if (!hits.has(unit.id) && [...intents].some((i) => evidenceFor(i, unit))) hits.set(unit.id, new Set());
+  }
+  // Meaning: the units nearest the question join the candidates ("fix bikes" → "repair bicycles").
+  const similarities = new Map<number, number>();
+  if (semantic && index.vectors) {
+    const near: Array<[number, number]> = [];
+    index.vectors.forEach((vector, id) => {
+      if (!vector) return;
+      const s = similarity(semantic.vector, vector);
+      similarities.set(id, s);
+      if (s >= SEMANTIC_FLOOR) near.push([id, s]);
+    });
+    near.sort((a, b) => b[1] - a[1]);
+    for (const [id] of near.slice(0, SEMANTIC_CANDIDATES)) if (!hits.has(id)) hits.set(id, new Set());
   }
   if (!hits.size) return [];
   const total = terms.reduce((sum, t) => sum + idf(index, t), 0);
@@ -68,11 +95,14 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
       if (exactText || unit.contextTerms.has(term) || matchedQuery.has(term)) covered += weight;
       if (exactText || (matchedQuery.has(term) && !unit.contextTerms.has(term))) inText += weight;
     }
-    const coverage = total ? covered / total : 1;
+    const sim = similarities.get(id) ?? 0;
+    // A unit close enough in meaning covers the question as well as one that shares its words.
+    const lexical = total ? covered / total : 1;
+    const coverage = semantic && sim >= semantic.minSimilarity ? Math.max(lexical, MIN_COVERAGE + (sim - semantic.minSimilarity)) : lexical;
     const textCoverage = total ? inText / total : 0;
     const intentsMet = [...intents].filter((i) => evidenceFor(i, unit));
     const evidence = !intents.size || intentsMet.length > 0;
-    let score = coverage + 0.35 * textCoverage + (unit.primary ? 0.05 : -0.05);
+    let score = coverage + 0.35 * textCoverage + 0.3 * sim + (unit.primary ? 0.05 : -0.05);
     if (intents.size) score += evidence ? 0.3 : -0.5;
     if (followUp.length) score += 0.05 * followUp.filter((t) => unit.textTerms.has(t) || unit.contextTerms.has(t)).length;
     if (unit.kind === 'answer') score += 0.15;
@@ -87,7 +117,7 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     // The footer's "Contact details" block answers only when the pages themselves do not.
     if (unit.heading === 'Contact details') score -= 0.08;
     if (!terms.length && (intents.has('phone') || intents.has('email') || intents.has('address')) && /\b(call|phone|email|find us|address|located)\b/i.test(unit.text)) score += 0.1;
-    candidates.push({ unit, score, coverage, evidence, intentsMet });
+    candidates.push({ unit, score, coverage, evidence, intentsMet, similarity: sim });
   }
   candidates.sort((a, b) => b.score - a.score || a.unit.id - b.unit.id);
   return candidates.slice(0, limit);

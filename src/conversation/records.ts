@@ -158,10 +158,22 @@ export class ConversationRecords {
       .execute();
   }
 
+  /** Who the visitor is: the visitor id and the verified values passed at the start. */
+  async visitorOf(conversationId: string): Promise<{ visitorId: string | null; visitor: Record<string, string> } | undefined> {
+    await this.beginning.get(conversationId)?.catch(() => {});
+    const row = await this.db.selectFrom('conversations').select(['visitor_id', 'visitor']).where('id', '=', conversationId).executeTakeFirst();
+    return row && { visitorId: row.visitor_id, visitor: (row.visitor ?? {}) as Record<string, string> };
+  }
+
   /** The transcript, in order. */
   async transcript(conversationId: string): Promise<TranscriptTurn[]> {
-    const rows = await this.db.selectFrom('conversation_turns').select(['role', 'text', 'at']).where('conversation_id', '=', conversationId).orderBy('id').execute();
-    return rows.map((r) => ({ role: r.role, text: r.text, at: new Date(r.at).toISOString() }));
+    const rows = await this.db.selectFrom('conversation_turns').select(['role', 'text', 'at', 'details']).where('conversation_id', '=', conversationId).orderBy('id').execute();
+    return rows.map((r) => ({
+      role: r.role,
+      text: r.text,
+      at: new Date(r.at).toISOString(),
+      ...((r.details as { interrupted?: boolean } | null)?.interrupted === true && { interrupted: true as const }),
+    }));
   }
 
   /** An ended conversation as the ended hooks see it; undefined if unknown or still running. */

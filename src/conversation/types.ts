@@ -10,6 +10,11 @@ export interface TranscriptTurn {
   text: string;
   /** ISO 8601 UTC. */
   at: string;
+  /**
+   * Present (true) on an agent turn cut off while it was spoken (barge-in, a new visitor turn,
+   * agent.interrupt): `text` is then what the visitor heard of it, possibly empty.
+   */
+  interrupted?: true;
 }
 
 export interface EndedConversation {

@@ -137,19 +137,40 @@ export class SpeechService {
 
   /**
    * Loads the Kokoro model if one is configured (falling back to flite, loudly, if it fails), warms
-   * the offline engine and says in one log line which engine speaks. Idempotent; synthesize()
-   * calls it too.
+   * the offline engine and says in one log line which engine speaks. Shared while it runs and kept
+   * once it succeeds; a failed start is not kept, so the next call (synthesize(), /readyz) tries
+   * again instead of failing every later request.
    */
   start(): Promise<void> {
-    this.started ??= this.doStart();
+    this.started ??= this.doStart().then(
+      () => {
+        this.ready = true;
+      },
+      (error: unknown) => {
+        this.started = undefined;
+        throw error;
+      },
+    );
     return this.started;
   }
 
+  /** Whether the speech layer can voice text now: start() has succeeded (dictionary, WASM, resamplers loaded). */
+  isReady(): boolean {
+    return this.ready;
+  }
+
+  private ready = false;
+  private announced = false;
+
   private async doStart(): Promise<void> {
     const warming = this.flite.warm();
+    warming.catch(() => {}); // awaited below; a failure while Kokoro loads must not go unhandled
     const c = this.config;
+    // What speaks is said once, not again on a retried start.
+    const announce = !this.announced;
+    this.announced = true;
     if (c.kokoroUrl) {
-      this.log.info({ engine: 'kokoro-remote' }, `speech: Kokoro voices are spoken by the Kokoro-FastAPI server at ${redactUrl(c.kokoroUrl)}`);
+      if (announce) this.log.info({ engine: 'kokoro-remote' }, `speech: Kokoro voices are spoken by the Kokoro-FastAPI server at ${redactUrl(c.kokoroUrl)}`);
     } else {
       const source: KokoroSource | undefined = c.kokoroModelDir
         ? { kind: 'dir', location: c.kokoroModelDir, dtype: c.kokoroDtype as KokoroSource['dtype'] }
@@ -157,8 +178,8 @@ export class SpeechService {
           ? { kind: 'download', location: path.join(c.dataDir, 'models'), dtype: c.kokoroDtype as KokoroSource['dtype'] }
           : undefined;
       if (!source) {
-        this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
-      } else {
+        if (announce) this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
+      } else if (!this.kokoro && announce) {
         const began = Date.now();
         try {
           this.kokoro = await KokoroLocalEngine.load(source);
@@ -169,7 +190,7 @@ export class SpeechService {
       }
     }
     for (const provider of PREMIUM_PROVIDERS) {
-      if (!this.premium.has(provider)) continue;
+      if (!announce || !this.premium.has(provider)) continue;
       this.log.info({ provider }, `speech: ${provider} voices are spoken by ${provider}`);
     }
     // flite speaks at 16 kHz, Kokoro and the premium providers at 24 kHz; players ask for 16/24/48 kHz.
@@ -219,7 +240,9 @@ export class SpeechService {
     if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48000) {
       throw new SpeechError('bad_request', `sampleRate must be an integer between 8000 and 48000, got ${sampleRate}`);
     }
-    await this.start();
+    // Warming up is not a condition for speaking: a failed start is logged (and retried by the next
+    // request); the engines report their own errors if they really cannot speak.
+    await this.start().catch((error) => this.log.warn({ err: { message: (error as Error)?.message } }, 'speech: warming up failed; synthesising anyway'));
     const route = this.route(request.provider, request.voiceId, request.language);
     const outer = request.signal;
     if (outer?.aborted) return;

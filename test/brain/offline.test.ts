@@ -112,6 +112,9 @@ forEachEngine('offline brain', (engine) => {
       ['Who are you?', /I'm Ava, the virtual assistant of Sunrise Bakery & Café/],
       ['Are you a robot?', /virtual assistant, not a person/],
       ['What can you do?', /opening hours/],
+      // What the business sells, asked with no other word, is a question about the business.
+      ['What do you sell?', /What would you like to know\?$/],
+      ['What services do you offer?', /What would you like to know\?$/],
     ];
     for (const [said, reply] of cases) {
       const { text, done } = await ask(t, agent, said);

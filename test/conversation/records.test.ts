@@ -5,16 +5,8 @@ import { sql } from 'kysely';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { makeAgent, started, stopSession, sleep } from '../sessions/helpers.js';
 import type { EndedConversation } from '../../src/conversation/types.js';
+import { until } from '../support/until.js';
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(25);
-  }
-}
 
 forEachEngine('conversation records', (engine) => {
   let t: TestApp;

@@ -25,6 +25,21 @@ const AGENT_FLOOR = 0.003;
 const DOMINANCE = 2;
 /** Echo gain assumed before the path is known while the agent talks (-6 dB: an open speaker, no echo cancelling). */
 const UNKNOWN_GAIN = 0.5;
+/**
+ * The assumed echo decays (halves every DECAY_HALF_MS) while the microphone carries sound that
+ * does not follow the agent's voice: the best envelope correlation over all delays, in the last
+ * CORRELATION_BINS, stays under UNCORRELATED. An echo follows its source (a correlation near 1 at
+ * its delay, measured on our recordings); a visitor's voice does not.
+ */
+const DECAY_HALF_MS = 300;
+/** One judgement is not enough (an echo just arriving correlates weakly for a moment): two are. */
+const DECAY_AFTER_MS = 200;
+const CORRELATION_BINS = 150;
+/** Fewer bins than this (half a second) say nothing reliable about a correlation. */
+const MIN_CORRELATION_BINS = 50;
+const UNCORRELATED = 0.6;
+/** The microphone's mean amplitude under this (-56 dBFS) carries no sound to judge. */
+const MIC_FLOOR = 0.0015;
 /** A reverberant room smears the echo: the prediction takes the loudest agent bin in this span around the delay. */
 const SMEAR_BEFORE = 2;
 const SMEAR_AFTER = 6;
@@ -68,12 +83,17 @@ export class EchoGuard {
   private binsSinceUpdate = 0;
   private visitorTalking = false;
   private path: EchoPath | undefined;
+  /** How long the microphone has carried sound uncorrelated with the agent's voice (this spell). */
+  private uncorrelatedMs = 0;
 
   /** The agent's audio as it leaves toward the player (any rate, mono s16), starting at `atMs`. */
   addAgentAudio(pcm: Int16Array, sampleRate: number, atMs: number): void {
     const perBin = Math.max(1, Math.round((sampleRate * BIN_MS) / 1000));
     const firstBin = Math.floor(atMs / BIN_MS);
-    if (firstBin - this.lastAgentBin > 200) this.agentSpellStart = firstBin;
+    if (firstBin - this.lastAgentBin > 200) {
+      this.agentSpellStart = firstBin;
+      this.uncorrelatedMs = 0;
+    }
     for (let k = 0; k * perBin < pcm.length; k++) {
       const end = Math.min(pcm.length, (k + 1) * perBin);
       this.agent.set(firstBin + k, amplitude(pcm, k * perBin, end));
@@ -96,9 +116,11 @@ export class EchoGuard {
       this.mic.set(bin, value);
       if (bin > this.lastMicBin) {
         this.lastMicBin = bin;
-        if (++this.binsSinceUpdate >= UPDATE_EVERY_BINS && !this.visitorTalking) {
+        if (++this.binsSinceUpdate >= UPDATE_EVERY_BINS) {
           this.binsSinceUpdate = 0;
-          this.estimatePath(bin);
+          // Double talk does not freeze this one: a visitor's voice only lowers a correlation.
+          this.updateCorrelation(bin);
+          if (!this.visitorTalking) this.estimatePath(bin);
         }
       }
       if (value > DOMINANCE * this.predictedEcho(bin) + 1e-4) visitor++;
@@ -123,9 +145,59 @@ export class EchoGuard {
     return this.path;
   }
 
-  /** Whether the guard knows how the echo behaves (its path, or that there is none). */
+  /**
+   * Whether the guard knows how the echo behaves: its path, or, before that, that the microphone
+   * has long stopped following the agent's voice.
+   */
   echoKnown(): boolean {
-    return this.path !== undefined;
+    return this.path !== undefined || this.echoFactor() < 0.25;
+  }
+
+  /** 1 while the echo may be there as assumed; halves every DECAY_HALF_MS of uncorrelated sound. */
+  private echoFactor(): number {
+    return 0.5 ** (Math.max(0, this.uncorrelatedMs - DECAY_AFTER_MS) / DECAY_HALF_MS);
+  }
+
+  /**
+   * Every UPDATE_EVERY_BINS: when the microphone carried sound while the agent talked, does that
+   * sound follow the agent's voice at any delay? If not, the assumed echo decays; if so, the
+   * assumption is restored at once.
+   */
+  private updateCorrelation(lastBin: number): void {
+    if (lastBin - this.lastAgentBin > MAX_LAG_BINS + SMEAR_AFTER) return;
+    let best: number | undefined;
+    let heard = false;
+    for (let lag = 0; lag <= MAX_LAG_BINS; lag += LAG_STEP_BINS) {
+      // Only this spell of the agent's voice, at this delay: the silence before it would line up
+      // with any onset in the microphone and read as a correlation.
+      const first = Math.max(lastBin - CORRELATION_BINS + 1, this.agentSpellStart + lag);
+      const n = lastBin - first + 1;
+      if (n < MIN_CORRELATION_BINS) continue;
+      let micMean = 0;
+      let agentMean = 0;
+      for (let b = first; b <= lastBin; b++) {
+        micMean += this.mic.get(b);
+        agentMean += this.agent.get(b - lag);
+      }
+      micMean /= n;
+      agentMean /= n;
+      if (micMean < MIC_FLOOR || agentMean < AGENT_FLOOR / 4) continue; // nothing to judge at this delay
+      heard = true;
+      let cross = 0;
+      let micVar = 0;
+      let agentVar = 0;
+      for (let b = first; b <= lastBin; b++) {
+        const m = this.mic.get(b) - micMean;
+        const a = this.agent.get(b - lag) - agentMean;
+        cross += m * a;
+        micVar += m * m;
+        agentVar += a * a;
+      }
+      const r = micVar > 0 && agentVar > 0 ? cross / Math.sqrt(micVar * agentVar) : 0;
+      best = Math.max(best ?? -1, r);
+    }
+    if (!heard || best === undefined) return; // nothing heard, or no delay could be judged yet
+    this.uncorrelatedMs = best < UNCORRELATED ? this.uncorrelatedMs + UPDATE_EVERY_BINS * BIN_MS : 0;
   }
 
   private predictedEcho(bin: number): number {
@@ -134,12 +206,12 @@ export class EchoGuard {
       const lag = Math.round(this.path.delayMs / BIN_MS);
       let loudest = 0;
       for (let j = bin - lag - SMEAR_AFTER; j <= bin - lag + SMEAR_BEFORE; j++) loudest = Math.max(loudest, this.agent.get(j));
-      return this.path.gain * loudest;
+      return this.echoFactor() * this.path.gain * loudest;
     }
     // Path unknown: assume the worst delay in the window.
     let loudest = 0;
     for (let j = bin - MAX_LAG_BINS - SMEAR_AFTER; j <= bin; j++) loudest = Math.max(loudest, this.agent.get(j));
-    return UNKNOWN_GAIN * loudest;
+    return this.echoFactor() * UNKNOWN_GAIN * loudest;
   }
 
   /**

@@ -43,7 +43,15 @@ modulePromise
       collect();
     }
   })
-  .then(() => parentPort.postMessage({ ready: true }), (error) => parentPort.postMessage({ ready: false, error: String(error) }));
+  .then(
+    () => parentPort.postMessage({ ready: true }),
+    (error) => {
+      // Without its WASM this worker can never speak: say so and leave, so the pool starts a new one
+      // rather than keeping a worker whose every job would fail.
+      parentPort.postMessage({ ready: false, error: String(error) });
+      process.exit(1);
+    },
+  );
 
 function readWav(buf) {
   let offset = 12;

@@ -7,12 +7,10 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
 import { SpeechError, throwIfAborted } from '../errors.js';
 import { wordsOf } from '../sentences.js';
+import { loadPronunciations, type Pronunciations } from '../pronunciations.js';
 import { round, type EngineAudio, type EngineRequest, type SpeechEngine, type WordTiming } from './types.js';
-
-const require = createRequire(import.meta.url);
 
 export const FLITE_VOICES = {
   slt: { gender: 'f', locale: 'en-US' },
@@ -45,7 +43,7 @@ interface Result {
 }
 
 class WorkerPool {
-  private workers: Array<{ worker: Worker; busy: boolean; ready: Promise<void> }> = [];
+  private workers: Array<{ worker: Worker; busy: boolean; ready: Promise<boolean> }> = [];
   private queue: Array<{ job: Job; resolve: (r: Result) => void; reject: (e: Error) => void }> = [];
   private waiting = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void; slot: { busy: boolean } }>();
   private nextId = 1;
@@ -77,12 +75,25 @@ class WorkerPool {
   private spawn() {
     const worker = new Worker(new URL('./flite-worker.mjs', import.meta.url));
     worker.unref();
-    let markReady!: () => void;
-    const slot = { worker, busy: false, ready: new Promise<void>((r) => { markReady = r; }) };
-    worker.on('error', () => markReady());
+    let settle!: (ok: boolean) => void;
+    const slot = { worker, busy: false, ready: new Promise<boolean>((r) => { settle = r; }) };
+    // A worker that failed (its WASM did not compile, it crashed) leaves the pool and takes its jobs
+    // with it as errors; the next job starts a fresh worker, so one failure is never kept.
+    const leave = (reason: string) => {
+      settle(false);
+      if (!this.workers.includes(slot)) return;
+      this.workers = this.workers.filter((x) => x !== slot);
+      for (const [id, w] of this.waiting) {
+        if (w.slot === slot) {
+          this.waiting.delete(id);
+          w.reject(new SpeechError('engine_failed', `flite worker failed: ${reason}`, 'flite'));
+        }
+      }
+      this.pump();
+    };
     worker.on('message', (result: Result & { ready?: boolean }) => {
       if (result.ready !== undefined) {
-        markReady();
+        settle(result.ready);
         return;
       }
       const w = this.waiting.get(result.id);
@@ -91,16 +102,8 @@ class WorkerPool {
       w?.resolve(result);
       this.pump();
     });
-    worker.on('error', (error) => {
-      for (const [id, w] of this.waiting) {
-        if (w.slot === slot) {
-          this.waiting.delete(id);
-          w.reject(new SpeechError('engine_failed', `flite worker failed: ${error.message}`, 'flite'));
-        }
-      }
-      this.workers = this.workers.filter((x) => x !== slot);
-      this.pump();
-    });
+    worker.on('error', (error) => leave(error.message));
+    worker.on('exit', (code) => leave(`exited with code ${code}`));
     this.workers.push(slot);
     return slot;
   }
@@ -119,29 +122,30 @@ class WorkerPool {
 
   /** Starts the workers and waits until each has compiled the 21 MB WASM, so the first sentence is fast. */
   async warm(): Promise<void> {
+    if (this.closed) throw new SpeechError('engine_failed', 'flite engine is closed', 'flite');
     while (this.workers.length < this.size) this.spawn();
-    await Promise.all(this.workers.map((w) => w.ready));
+    const ready = await Promise.all(this.workers.map((w) => w.ready));
+    if (ready.includes(false)) throw new SpeechError('engine_failed', 'a flite worker could not start (its WASM did not load)', 'flite');
   }
 
   async close() {
     this.closed = true;
     for (const e of this.queue.splice(0)) e.reject(new SpeechError('aborted', 'engine closed'));
-    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+    const workers = this.workers;
     this.workers = [];
+    await Promise.all(workers.map((w) => w.worker.terminate()));
   }
 }
 
-let dictionary: Record<string, string> | undefined;
-function phoneCount(word: string): number {
-  dictionary ??= (require('cmu-pronouncing-dictionary') as { dictionary: Record<string, string> }).dictionary;
-  const entry = dictionary[word.toLowerCase()];
+function phoneCount(word: string, dictionary: Pronunciations | undefined): number {
+  const entry = dictionary?.[word.toLowerCase()];
   if (entry) return entry.split(' ').length;
   if (/^\d+$/.test(word)) return word.length * 4; // flite spells numbers out
   return Math.max(1, Math.round(word.length * 0.8));
 }
 
-/** Groups flite's phone end times into word timings. */
-export function wordsFromPhones(sentence: string, phones: Array<[string, number]>): WordTiming[] {
+/** Groups flite's phone end times into word timings (phones per word from the dictionary, else estimated from spelling). */
+export function wordsFromPhones(sentence: string, phones: Array<[string, number]>, dictionary?: Pronunciations): WordTiming[] {
   const words = wordsOf(sentence);
   const spans: Array<[number, number]> = [];
   let prev = 0;
@@ -150,7 +154,7 @@ export function wordsFromPhones(sentence: string, phones: Array<[string, number]
     prev = end;
   }
   if (!words.length || !spans.length) return [];
-  const counts = words.map(phoneCount);
+  const counts = words.map((word) => phoneCount(word, dictionary));
   const total = counts.reduce((a, b) => a + b, 0);
   const out: WordTiming[] = [];
   let acc = 0;
@@ -171,9 +175,9 @@ export class FliteEngine implements SpeechEngine {
     this.pool = new WorkerPool(options.workers ?? Math.max(1, Math.min(4, os.availableParallelism())));
   }
 
-  warm(): Promise<void> {
-    phoneCount('warm'); // loads the pronouncing dictionary (~0.4 s) now rather than in a visitor's first sentence
-    return this.pool.warm();
+  /** Loads the pronouncing dictionary and compiles the WASM in every worker; rejects (and may be called again) if either fails. */
+  async warm(): Promise<void> {
+    await Promise.all([loadPronunciations(), this.pool.warm()]);
   }
 
   /** voiceId is a flite voice, optionally with a pitch: "slt" or "slt@180". */
@@ -185,10 +189,13 @@ export class FliteEngine implements SpeechEngine {
     // flite has no markup: drop characters it would spell out ("asterisk") and keep the words.
     const text = request.text.replace(/[*_#~`<>{}[\]|\\^]/g, ' ').replace(/\s+/g, ' ').trim();
     if (!text) return;
+    // Word timings use the dictionary (loading alongside the synthesis); if it cannot load, they are
+    // estimated from spelling and the sentence is still spoken.
+    const dictionary = loadPronunciations().catch(() => undefined);
     const result = await this.pool.run(text, voice, params, request.signal);
     throwIfAborted(request.signal);
     if (result.error || !result.pcm) throw new SpeechError('engine_failed', `flite failed: ${result.error}`, 'flite');
-    yield { pcm: result.pcm, sampleRate: result.sampleRate!, words: wordsFromPhones(text, result.phones ?? []) };
+    yield { pcm: result.pcm, sampleRate: result.sampleRate!, words: wordsFromPhones(text, result.phones ?? [], await dictionary) };
   }
 
   close(): Promise<void> {

@@ -1,0 +1,672 @@
+/**
+ * One live conversation (a conversation-mode session): the loop from what the visitor says or
+ * types to the avatar's answer, voiced through the same real-time path as render mode.
+ *
+ *   microphone ─▶ Listener (VAD, end of turn, recogniser) ─▶ turn ┐
+ *   typed text / visitor.message ─────────────────────────────────┴▶ language ▶ AnswerEngine.answer()
+ *      ▶ text as it streams ▶ RealtimeSession.speakStream (speech layer, sentence by sentence)
+ *      ▶ utterance queue ▶ playback clock ▶ lips, expressions, captions ▶ player
+ *
+ * The agent greets first (`welcome_message`, in `languages.main`) once a page is open, or before
+ * its first answer when none is. A visitor who speaks over the agent long enough (barge-in), or
+ * sends a new turn, interrupts it: voice and lips stop together and the answer being generated is
+ * aborted. A thinking sound plays when the answer's first audio is not ready after `fillerAfterMs`.
+ * Every turn is recorded with its latency waterfall; the conversation ends `visitor_left` when the
+ * page stays away past a grace period, and `idle` (after a goodbye) when the visitor says nothing
+ * for a long time.
+ */
+import crypto from 'node:crypto';
+import type { AnswerEngine, ConversationTurn, MissingDetail, AnswerSource } from '../brain/engine.js';
+import type { RealtimeSession, Speaker } from '../realtime/session.js';
+import type { Utterance } from '../realtime/utterance-queue.js';
+import type { Recognizer } from '../speech/recognition/types.js';
+import type { ConversationSpeech, SpeakingAgent } from '../speech/conversation.js';
+import type { TurnInput } from './records.js';
+import { createListener, type Listener, type ListenerOptions, type VisitorTurnHeard } from './listening/index.js';
+import type { VisitorInput } from './visitor-input.js';
+import { visitorLanguage } from './language.js';
+
+/** How long the loop waits before the conversation's timers act. */
+export interface LiveTiming {
+  /** No first audio of the answer after this long: a filler plays (when the agent has them). */
+  fillerAfterMs: number;
+  /** No visitor turn for this long after the agent finished speaking (a page open): goodbye, end `idle`. */
+  idleMs: number;
+  /** The last page went away and none came back within this: end `visitor_left`. */
+  visitorLeftGraceMs: number;
+}
+
+export const LIVE_TIMING_DEFAULTS: LiveTiming = { fillerAfterMs: 700, idleMs: 120_000, visitorLeftGraceMs: 30_000 };
+
+/** The longest visitor turn kept (typed text beyond it is cut). */
+export const MAX_VISITOR_TEXT = 2000;
+/** Turns of history handed to the answering engine. */
+const HISTORY_TURNS = 30;
+/** The page's playout margin (player client audio.ts SAFETY_MARGIN): audio is heard about this long after it leaves. */
+export const PLAYOUT_MARGIN_MS = 120;
+
+/** What the loop needs of the agent (the session's voice may differ from the agent's). */
+export interface LiveAgent extends SpeakingAgent {
+  id: number;
+  account_id: number;
+  name: string;
+}
+
+export interface LiveConversationDeps {
+  sessionId: string;
+  session: RealtimeSession;
+  answers: AnswerEngine;
+  /** Writes a turn to the conversation's record. */
+  addTurn(turn: TurnInput): Promise<void>;
+  speech: ConversationSpeech;
+  /** The session's voice for a language (another voice of the provider when the session's cannot speak it). */
+  voiceFor(language: string): { provider: string; voiceId: string };
+  speakerFor(voice: { provider: string; voiceId: string; language: string }): Speaker;
+  /** The agent, its visitor values and the conversation so far (after a restart). */
+  load(): Promise<{ agent: LiveAgent; visitor: Record<string, string>; history: ConversationTurn[] }>;
+  recognizer?: Recognizer;
+  listenerOptions?: ListenerOptions;
+  missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
+  endSession(reason: 'idle' | 'visitor_left'): Promise<void>;
+  timing: LiveTiming;
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** What a hook sees of a live conversation (e.g. handoff rules deciding which details are missing). */
+export interface LiveConversationFacts {
+  conversationId: string;
+  accountId: number;
+  agentId: number;
+  /** Verified visitor values passed at the start. */
+  visitor: Record<string, string>;
+  /** The conversation so far, oldest first, the turn being answered last. */
+  history: ConversationTurn[];
+}
+
+/** An answer being generated and spoken. */
+interface Answer {
+  controller: AbortController;
+  utteranceId: string;
+  language: string;
+  text: string;
+  /** performance.now() of each step. */
+  startedAt: number;
+  firstTextAt?: number;
+  firstAudioAt?: number;
+  fillerAt?: number;
+  firstAudio: Promise<void>;
+  markFirstAudio(): void;
+}
+
+const GOODBYES: Record<string, string> = {
+  en: "It seems you've stepped away. Thanks for stopping by, goodbye!",
+  es: 'Parece que te has ido. Gracias por visitarnos, ¡adiós!',
+  fr: 'Il semble que vous soyez parti. Merci de votre visite, au revoir !',
+  de: 'Sie scheinen weg zu sein. Danke für Ihren Besuch, auf Wiedersehen!',
+  it: 'Sembra che tu ti sia allontanato. Grazie della visita, arrivederci!',
+  pt: 'Parece que você saiu. Obrigado pela visita, tchau!',
+};
+
+/** Text that ends like a sentence (the speech layer cuts a sentence only once white space follows). */
+const SENTENCE_END = /[.!?…。！？]["'”’)\]»」』]*$/;
+/** A pause this long after a sentence's last mark means the sentence is complete: voice it now. */
+const SENTENCE_PAUSE_MS = 120;
+
+/**
+ * An async iterable of text pieces fed as an answer streams (speech reads it sentence by sentence).
+ * A piece that ends a sentence and is not followed by more text soon gets the white space the
+ * speech layer waits for, so a model that pauses after its first sentence is heard at once.
+ */
+class TextPipe implements AsyncIterable<string> {
+  private readonly pieces: string[] = [];
+  private closed = false;
+  private wake?: () => void;
+  private pause?: NodeJS.Timeout;
+
+  push(text: string): void {
+    if (this.closed || !text) return;
+    this.pieces.push(text);
+    if (this.pause) clearTimeout(this.pause);
+    this.pause = SENTENCE_END.test(text) ? setTimeout(() => this.push(' '), SENTENCE_PAUSE_MS) : undefined;
+    this.wake?.();
+  }
+
+  close(): void {
+    if (this.pause) clearTimeout(this.pause);
+    this.closed = true;
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    for (;;) {
+      if (this.pieces.length) {
+        yield this.pieces.splice(0).join('');
+        continue;
+      }
+      if (this.closed) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+  }
+}
+
+/**
+ * What of one utterance of the agent's own (welcome, answer, goodbye) the visitor actually heard:
+ * the speech layer's pieces with their word timings as they are voiced, and the samples that left
+ * toward the player. When the utterance is cut (barge-in, a new turn, agent.interrupt), the words
+ * whose middle had been played are what the agent said.
+ */
+class Voicing {
+  private readonly pieces: Array<{ startSample: number; words?: Array<{ start: number; end: number }> }> = [];
+  produced = 0;
+  released = 0;
+  /** The speech layer was stopped before it voiced everything it was given. */
+  cut = false;
+
+  constructor(readonly utteranceId: string, private readonly sampleRate: number) {}
+
+  /** The speaker, watched: every piece it yields is counted, and an abort marks the utterance cut. */
+  wrap(speaker: Speaker): Speaker {
+    return (request) => {
+      const pieces = speaker(request);
+      const self = this;
+      return (async function* () {
+        try {
+          for await (const piece of pieces) {
+            self.pieces.push({ startSample: self.produced, words: piece.words });
+            self.produced += piece.pcm.length;
+            yield piece;
+          }
+        } finally {
+          if (request.signal.aborted) self.cut = true;
+        }
+      })();
+    };
+  }
+
+  /** Everything voiced had left and nothing was cut. */
+  get complete(): boolean {
+    return !this.cut && this.released >= this.produced;
+  }
+
+  /**
+   * The part of `text` the visitor heard: audio leaves `PLAYOUT_MARGIN_MS` before it is heard and
+   * the page drops what it holds on an interrupt. A word counts once its middle was heard. Without
+   * word timings (an engine that gives none), the share of the words equal to the share of the
+   * voiced audio that played.
+   */
+  heardText(text: string): string {
+    const heardSamples = Math.max(0, this.released - (PLAYOUT_MARGIN_MS / 1000) * this.sampleRate);
+    const tokens = text.trim().split(/\s+/).filter(Boolean);
+    const spoken = tokens.filter((token) => /[\p{L}\p{N}]/u.test(token));
+    let heardWords = 0;
+    let timed = false;
+    for (const piece of this.pieces) {
+      if (!piece.words?.length) continue;
+      timed = true;
+      for (const word of piece.words) {
+        if (piece.startSample + ((word.start + word.end) / 2) * this.sampleRate <= heardSamples) heardWords++;
+      }
+    }
+    if (!timed) heardWords = this.produced ? Math.floor((spoken.length * heardSamples) / this.produced) : 0;
+    if (heardWords <= 0) return '';
+    // Spoken words are the text's tokens with letters or digits (speech/sentences.ts wordsOf).
+    let seen = 0;
+    for (let i = 0; i < tokens.length; i++) {
+      if (/[\p{L}\p{N}]/u.test(tokens[i]) && ++seen === heardWords) return tokens.slice(0, i + 1).join(' ');
+    }
+    return tokens.join(' ');
+  }
+}
+
+export class LiveConversation implements VisitorInput {
+  readonly id: string;
+  private readonly ready: Promise<boolean>;
+  private agent!: LiveAgent;
+  private visitor: Record<string, string> = {};
+  private history: ConversationTurn[] = [];
+  private language = 'en';
+  private languages: string[] = ['en'];
+  private listener?: Listener;
+  private muted = false;
+  /** A player page is connected (the player channel says when the last one goes). */
+  private pageOpen = false;
+  private welcomed = false;
+  private closed = false;
+  private answer?: Answer;
+  private idleTimer?: NodeJS.Timeout;
+  private leftTimer?: NodeJS.Timeout;
+  private ending = false;
+  /** Turn writes, in order (a visitor turn is written before the answer to it). */
+  private writes: Promise<void> = Promise.resolve();
+  private listenerErrors = 0;
+  /** The agent's own utterances being voiced, by utterance id (what of each the visitor heard). */
+  private readonly voicings = new Map<string, Voicing>();
+  /** Resolves when the last answer is recorded as heard (the next turn's history includes it). */
+  private answerRecorded: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: LiveConversationDeps) {
+    this.id = deps.sessionId;
+    const session = deps.session;
+    session.startListening();
+    session.onAudioOut = (utteranceId, pcm, sampleRate) => {
+      this.listener?.agentAudio(pcm, sampleRate, performance.now());
+      const voicing = this.voicings.get(utteranceId);
+      if (voicing) voicing.released += pcm.length;
+      if (this.answer && utteranceId === this.answer.utteranceId) this.answer.markFirstAudio();
+    };
+    session.onStateChange = (state) => {
+      this.listener?.setAgentTalking(state === 'talking');
+      if (state === 'talking') this.clearIdle();
+      else if (!this.answer) this.armIdle();
+    };
+    this.ready = deps.load().then(
+      ({ agent, visitor, history }) => {
+        this.agent = agent;
+        this.visitor = visitor;
+        this.history = history.slice(-HISTORY_TURNS);
+        this.welcomed = history.some((t) => t.role === 'agent');
+        this.language = agent.languages.main;
+        this.languages = [agent.languages.main, ...(agent.languages.also ?? []).filter((l) => l !== agent.languages.main)];
+        this.listener?.setLanguages(this.orderedLanguages());
+        void deps.speech.prepareFillers(this.speaking(this.language), { sampleRate: session.sampleRate }).catch(() => {});
+        return true;
+      },
+      (error: Error) => {
+        deps.log.error({ err: error, session_id: this.id }, 'live conversation could not load its agent');
+        return false;
+      },
+    );
+  }
+
+  // ------------------------------------------------------------------ VisitorInput
+
+  microphone(pcm: Int16Array, receivedAtMs: number): void {
+    if (this.closed || this.muted || !this.deps.recognizer) return;
+    this.listener ??= this.makeListener(this.deps.recognizer);
+    this.listener.push(pcm, receivedAtMs);
+  }
+
+  typed(text: string): void {
+    const turn = text.trim().slice(0, MAX_VISITOR_TEXT);
+    if (turn) void this.visitorTurn(turn, 'typed');
+  }
+
+  setMuted(muted: boolean): void {
+    if (this.closed || muted === this.muted) return;
+    this.muted = muted;
+    if (muted) {
+      // What the listener holds of an unfinished turn goes; unmuting starts afresh.
+      this.listener?.close();
+      this.listener = undefined;
+      this.deps.session.stopListening();
+    } else {
+      this.deps.session.startListening();
+    }
+  }
+
+  pageConnected(): void {
+    if (this.closed) return;
+    this.pageOpen = true;
+    if (this.leftTimer) clearTimeout(this.leftTimer);
+    this.leftTimer = undefined;
+    void this.ready.then((ok) => ok && this.welcome());
+    this.armIdle();
+  }
+
+  pageDisconnected(): void {
+    if (this.closed) return;
+    this.pageOpen = false;
+    this.clearIdle();
+    if (this.leftTimer) clearTimeout(this.leftTimer);
+    this.leftTimer = setTimeout(() => void this.end('visitor_left'), this.deps.timing.visitorLeftGraceMs);
+    this.leftTimer.unref?.();
+  }
+
+  // ------------------------------------------------------------------ commands
+
+  /** `visitor.message`: a visitor turn, exactly as if typed in the player. */
+  message(text: string): void {
+    this.typed(text);
+  }
+
+  /** `agent.speak_text` sent by the business's server: part of the conversation, recorded. */
+  spoken(text: string): void {
+    if (this.closed) return;
+    this.welcomed = true;
+    this.remember({ role: 'agent', text });
+    this.write({ role: 'agent', text, details: { source: 'command' } });
+  }
+
+  /** The session ended: stop listening, abort the answer, drop timers. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.answer?.controller.abort();
+    this.listener?.close();
+    this.listener = undefined;
+    this.clearIdle();
+    if (this.leftTimer) clearTimeout(this.leftTimer);
+    this.deps.session.onAudioOut = undefined;
+    this.deps.session.onStateChange = undefined;
+  }
+
+  /** Resolves when every turn so far is written (tests). */
+  async settled(): Promise<void> {
+    await this.writes;
+  }
+
+  // ------------------------------------------------------------------ the loop
+
+  private makeListener(recognizer: Recognizer): Listener {
+    const listener = createListener(recognizer, {
+      speechStarted: () => this.clearIdle(),
+      partial: (text) => this.deps.session.player.json({ type: 'visitor_transcript', text, final: false }),
+      bargeIn: () => this.interrupt(),
+      turn: (heard) => void this.visitorTurn(heard.text, 'voice', heard),
+      error: (error) => {
+        // One line per kind of trouble is enough: a broken engine would otherwise log every turn.
+        if (this.listenerErrors++ < 3) this.deps.log.warn({ err: error.message, session_id: this.id }, 'listening failed for a visitor turn');
+      },
+    }, { ...this.deps.listenerOptions, languages: this.orderedLanguages() });
+    listener.setAgentTalking(this.deps.session.state === 'talking');
+    return listener;
+  }
+
+  private orderedLanguages(): string[] {
+    return [this.language, ...this.languages.filter((l) => l !== this.language)];
+  }
+
+  private speaking(language: string): SpeakingAgent {
+    const voice = this.deps.voiceFor(language);
+    return { ...this.agent, voice_id: voice.voiceId, tts_primary: voice.provider };
+  }
+
+  private speaker(language: string): Speaker {
+    return this.deps.speakerFor({ ...this.deps.voiceFor(language), language });
+  }
+
+  private welcome(): void {
+    if (this.welcomed || this.closed) return;
+    this.welcomed = true;
+    const text = fillVisitorValues(this.agent.welcome_message?.trim() ?? '', this.visitor);
+    if (!text) return;
+    const language = this.agent.languages.main;
+    this.remember({ role: 'agent', text });
+    this.speakOwn(`welcome_${crypto.randomUUID()}`, text, language, { source: 'welcome' });
+  }
+
+  /**
+   * Voices words of the agent's own and records them once their utterance is over, as heard: an
+   * utterance cut short is recorded with the words that were heard and `interrupted: true`. The
+   * turn's place in the record (and its time) is taken now, so later turns stay after it.
+   */
+  private speakOwn(utteranceId: string, text: string, language: string, details: Record<string, unknown>) {
+    const voicing = this.watch(utteranceId);
+    const utterance = this.deps.session.speakStream(once(text), utteranceId, voicing.wrap(this.speaker(language)));
+    const heard = this.whenOver(utterance).then(() => this.heardTurn(voicing, text, { role: 'agent', text, language, details }));
+    this.writeLater(heard);
+    return utterance;
+  }
+
+  private watch(utteranceId: string): Voicing {
+    const voicing = new Voicing(utteranceId, this.deps.session.sampleRate);
+    this.voicings.set(utteranceId, voicing);
+    return voicing;
+  }
+
+  /** Resolves when the utterance has left the queue (played, cut or dropped) or the conversation closed. */
+  private whenOver(utterance: Utterance): Promise<void> {
+    const session = this.deps.session;
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (this.closed || !session.queue.items.includes(utterance)) {
+          clearInterval(timer);
+          resolve();
+        }
+      };
+      const timer = setInterval(check, 50);
+      timer.unref?.();
+      check();
+    });
+  }
+
+  /** The turn as heard: the whole text, or when it was cut, the words heard and `interrupted: true`. */
+  private heardTurn(voicing: Voicing, text: string, turn: TurnInput, aborted = false): TurnInput {
+    this.voicings.delete(voicing.utteranceId);
+    if (!aborted && voicing.complete) return turn;
+    const heard = voicing.heardText(text);
+    return { ...turn, text: heard, details: { ...turn.details, interrupted: true, ...(heard !== text.trim() && { generated: text.trim() }) } };
+  }
+
+  /** Barge-in: voice and lips stop together, and the answer being generated is cancelled. */
+  private interrupt(): void {
+    const session = this.deps.session;
+    const speaking = session.queue.items.length > 0;
+    this.answer?.controller.abort();
+    if (speaking) session.interrupt(`evt_${crypto.randomUUID()}`);
+  }
+
+  private async visitorTurn(text: string, source: 'voice' | 'typed', heard?: VisitorTurnHeard): Promise<void> {
+    const receivedAt = performance.now();
+    if (this.closed || !(await this.ready) || this.closed) return;
+    this.clearIdle();
+    // A new turn supersedes whatever the agent was saying or preparing.
+    if (this.answer || this.deps.session.queue.items.length) this.interrupt();
+    // The cut answer is remembered as heard before this turn's history is taken (at most ~50 ms).
+    await this.answerRecorded;
+    if (this.closed) return;
+    this.welcome();
+
+    const language = visitorLanguage(text, this.languages, this.language, heard?.language);
+    if (language !== this.language) {
+      this.language = language;
+      this.listener?.setLanguages(this.orderedLanguages());
+      void this.deps.speech.prepareFillers(this.speaking(language), { sampleRate: this.deps.session.sampleRate }).catch(() => {});
+    }
+    this.deps.session.player.json({ type: 'visitor_transcript', text, final: true });
+    const history = this.history.slice();
+    this.remember({ role: 'visitor', text });
+    this.write({
+      role: 'visitor', text, language,
+      details: { source, ...(heard && { engine: heard.engine, speech_seconds: round(heard.speechSeconds, 2), ...(heard.confidence !== undefined && { confidence: heard.confidence }) }) },
+    });
+    await this.respond(text, language, history, heard, receivedAt);
+  }
+
+  private async respond(text: string, language: string, history: ConversationTurn[], heard: VisitorTurnHeard | undefined, receivedAt: number): Promise<void> {
+    const session = this.deps.session;
+    const controller = new AbortController();
+    let markFirstAudio!: () => void;
+    const answer: Answer = {
+      controller,
+      utteranceId: `answer_${crypto.randomUUID()}`,
+      language,
+      text: '',
+      startedAt: receivedAt,
+      firstAudio: new Promise<void>((resolve) => (markFirstAudio = resolve)),
+      markFirstAudio: () => {
+        if (answer.firstAudioAt === undefined) answer.firstAudioAt = performance.now();
+        markFirstAudio();
+      },
+    };
+    controller.signal.addEventListener('abort', () => markFirstAudio(), { once: true });
+    this.answer = answer;
+    if (session.state !== 'talking') session.player.json({ type: 'state', t: session.now(), state: 'thinking' });
+
+    const pipe = new TextPipe();
+    const voicing = this.watch(answer.utteranceId);
+    const utterance = session.speakStream(pipe, answer.utteranceId, voicing.wrap(this.speaker(language)));
+    let recorded!: () => void;
+    this.answerRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    // The answer's place in the record is taken now; it is written once it has been heard.
+    let heardTurn!: (turn: TurnInput | undefined) => void;
+    this.writeLater(new Promise<TurnInput | undefined>((resolve) => (heardTurn = resolve)));
+    const filler = setTimeout(() => {
+      if (answer.firstAudioAt !== undefined || controller.signal.aborted) return;
+      const sound = this.deps.speech.filler(this.speaking(language), { sampleRate: session.sampleRate, language });
+      if (!sound || sound.sampleRate !== session.sampleRate) return;
+      answer.fillerAt = performance.now();
+      session.playBeforePending(sound.pcm, `filler_${crypto.randomUUID()}`);
+    }, this.deps.timing.fillerAfterMs);
+
+    let done: { answered: boolean; sources: AnswerSource[]; engine: string; gapId?: number } | undefined;
+    let failure: string | undefined;
+    try {
+      const facts: LiveConversationFacts = { conversationId: this.id, accountId: this.agent.account_id, agentId: this.agent.id, visitor: this.visitor, history: [...history, { role: 'visitor', text }] };
+      const missingDetails = await this.deps.missingDetails?.(facts).catch((error: Error) => {
+        this.deps.log.warn({ err: error.message, session_id: this.id }, 'missing details could not be found; answering without them');
+        return undefined;
+      });
+      const events = this.deps.answers.answer({
+        accountId: this.agent.account_id, agentId: this.agent.id, conversationId: this.id,
+        history, text, language, visitor: this.visitor, ...(missingDetails?.length && { missingDetails }), signal: controller.signal,
+      });
+      for await (const event of events) {
+        if (controller.signal.aborted) break;
+        if (event.type === 'text') {
+          answer.firstTextAt ??= performance.now();
+          answer.text += event.text;
+          pipe.push(event.text);
+        } else {
+          done = event;
+        }
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) {
+        failure = (error as Error).message;
+        this.deps.log.error({ err: error, session_id: this.id }, 'the answering engine failed for a visitor turn');
+      }
+    } finally {
+      pipe.close();
+    }
+    // Nothing will be voiced (an empty answer, or speech failed): the first audio never comes.
+    const noAudio = new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (!session.queue.items.includes(utterance) || controller.signal.aborted) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 50);
+      check.unref?.();
+    });
+    await Promise.race([answer.firstAudio, noAudio]);
+    clearTimeout(filler);
+    if (this.answer === answer) this.answer = undefined;
+    // Back to listening unless the agent talks or a newer turn is being answered.
+    if (session.state !== 'talking' && !this.answer && !this.closed) {
+      session.player.json({ type: 'state', t: session.now(), state: this.muted ? 'idle' : 'listening' });
+      this.armIdle();
+    }
+
+    await this.whenOver(utterance);
+    if (!answer.text.trim()) {
+      this.voicings.delete(voicing.utteranceId);
+      heardTurn(undefined);
+      recorded();
+      return;
+    }
+    const turn = this.heardTurn(voicing, answer.text, {
+      role: 'agent',
+      text: answer.text.trim(),
+      language,
+      details: {
+        source: 'answer',
+        engine: done?.engine ?? this.deps.answers.name,
+        answered: done?.answered ?? false,
+        sources: done?.sources ?? [],
+        ...(done?.gapId !== undefined && { gap_id: done.gapId }),
+        ...(failure && { error: failure }),
+        ...(answer.fillerAt !== undefined && { filler: true }),
+        latency_ms: waterfall(answer, heard),
+      },
+    }, controller.signal.aborted);
+    // The engine's next turn sees what the visitor heard of this one, not what was generated.
+    if (turn.text) this.remember({ role: 'agent', text: turn.text });
+    heardTurn(turn);
+    recorded();
+  }
+
+  private remember(turn: ConversationTurn): void {
+    this.history.push(turn);
+    if (this.history.length > HISTORY_TURNS) this.history.splice(0, this.history.length - HISTORY_TURNS);
+  }
+
+  private write(turn: TurnInput): void {
+    this.writeLater(Promise.resolve(turn));
+  }
+
+  /** Takes the turn's place (and time) in the record now; writes it once known (undefined: nothing). */
+  private writeLater(turn: Promise<TurnInput | undefined>): void {
+    const at = new Date();
+    this.writes = this.writes
+      .then(() => turn)
+      .then((known) => known && this.deps.addTurn({ ...known, at }))
+      .catch((error) => this.deps.log.error({ err: error, session_id: this.id }, 'a conversation turn could not be recorded'));
+  }
+
+  // ------------------------------------------------------------------ endings
+
+  private armIdle(): void {
+    this.clearIdle();
+    if (this.closed || this.ending || !this.pageOpen || this.answer) return;
+    if (this.deps.session.state === 'talking') return;
+    this.idleTimer = setTimeout(() => void this.sayGoodbye(), this.deps.timing.idleMs);
+    this.idleTimer.unref?.();
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private async sayGoodbye(): Promise<void> {
+    if (this.closed || this.ending || !(await this.ready)) return;
+    this.ending = true;
+    const language = this.language;
+    const text = GOODBYES[language] ?? GOODBYES.en;
+    const session = this.deps.session;
+    this.remember({ role: 'agent', text });
+    const utterance = this.speakOwn(`goodbye_${crypto.randomUUID()}`, text, language, { source: 'goodbye' });
+    // The goodbye is heard before the session closes (at most 20 s, should speech stall).
+    const deadline = performance.now() + 20_000;
+    while (!this.closed && session.queue.items.includes(utterance) && performance.now() < deadline) await sleep(50);
+    await sleep(PLAYOUT_MARGIN_MS);
+    await this.end('idle');
+  }
+
+  private async end(reason: 'idle' | 'visitor_left'): Promise<void> {
+    if (this.closed) return;
+    await this.writes;
+    await this.deps.endSession(reason).catch((error) => this.deps.log.error({ err: error, session_id: this.id }, 'the conversation could not end its session'));
+  }
+}
+
+/**
+ * Milliseconds from the end of the visitor's speech (typed and API turns: from arrival) to each
+ * step, cumulative. `heard` adds the page's playout margin to the first audio leaving the server.
+ */
+function waterfall(answer: Answer, heard: VisitorTurnHeard | undefined) {
+  const origin = heard?.timings.speechEndedAt ?? answer.startedAt;
+  const ms = (at: number | undefined) => (at === undefined ? null : Math.round(at - origin));
+  return {
+    end_of_turn: heard ? ms(heard.timings.turnEndedAt) : 0,
+    recognised: heard ? ms(heard.timings.recognisedAt) : 0,
+    first_text: ms(answer.firstTextAt),
+    first_audio: ms(answer.firstAudioAt),
+    heard: answer.firstAudioAt === undefined ? null : ms(answer.firstAudioAt + PLAYOUT_MARGIN_MS),
+    ...(answer.fillerAt !== undefined && { filler: ms(answer.fillerAt) }),
+  };
+}
+
+/** `{{visitor.<name>}}` in the agent's words, from the verified visitor values (unknown names say nothing). */
+export function fillVisitorValues(text: string, visitor: Record<string, string>): string {
+  return text.replace(/\{\{\s*visitor\.([a-z][a-z0-9_]{0,39})\s*\}\}/g, (_, name: string) => visitor[name] ?? '').replace(/\s{2,}/g, ' ').trim();
+}
+
+async function* once(text: string): AsyncIterable<string> {
+  yield text;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
