@@ -81,6 +81,8 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
   for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
 
+  const framesBefore = gauge(await (await fetch(`${server.url}/metrics`)).text(), 'presence_frames_relayed_total');
+  const loadAverageBefore = os.loadavg()[0];
   const before = procStats(server.pid);
   const loadBefore = process.cpuUsage();
   const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
@@ -96,7 +98,10 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   );
   const after = procStats(server.pid);
   const loadCpu = process.cpuUsage(loadBefore);
+  const loadAverageAfter = os.loadavg()[0];
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  const serverCpuSeconds = after.cpuSeconds - before.cpuSeconds;
+  const framesRelayed = gauge(metrics, 'presence_frames_relayed_total') - framesBefore;
   const latencies = results.flatMap((r) => r.latencies as number[]).sort((a, b) => a - b);
   const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
   const wall = results[0].wallSeconds as number;
@@ -109,7 +114,12 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     serverP99: serverDelay.p99,
     tickP99: tickLag.p99,
     n,
-    cpu: ((after.cpuSeconds - before.cpuSeconds) / wall) * 100,
+    cpu: (serverCpuSeconds / wall) * 100,
+    // Far less sensitive to a loaded machine than latency: CPU time per unit of work.
+    cpuMsPerSessionSecond: (serverCpuSeconds * 1000) / (n * wall),
+    cpuUsPerFrame: (serverCpuSeconds * 1e6) / Math.max(1, framesRelayed),
+    lateUtterances: gauge(metrics, 'presence_playback_late_total'),
+    loadAverage: `${loadAverageBefore.toFixed(1)} → ${loadAverageAfter.toFixed(1)}`,
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
     loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
     rssMb: after.rssBytes / 1e6,
@@ -143,6 +153,10 @@ function histogramQuantiles(text: string, name: string, before: number[]): { p99
 }
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const server = await startServer();
+// The idle server's own CPU (background job polling and timers) with no session, as a baseline.
+const idleBefore = procStats(server.pid);
+await new Promise((r) => setTimeout(r, 5000));
+const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
 const rows = [];
 for (const n of counts.length ? counts : [50, 200, 500]) {
   const row = await run(n, server);
@@ -151,9 +165,9 @@ for (const n of counts.length ? counts : [50, 200, 500]) {
 }
 await server.stop();
 
-console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})\n`);
-console.log('| sessions | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model}); 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
+console.log('| sessions | server CPU per session-second | server CPU per frame relayed | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings (cumulative) | load average |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
-  console.log(`| ${r.n} | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} |`);
+  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
 }

@@ -4,12 +4,14 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
+import { CLOSE_SERVER_RESTART } from './realtime/protocol.js';
 import crypto from 'node:crypto';
 import type { Config } from './core/config.js';
 import type { OpenedDatabase } from './core/db/database.js';
-import { registerErrorHandling } from './core/errors.js';
+import { frameworkErrors, registerErrorHandling } from './core/errors.js';
 import { registerValidation } from './core/validation.js';
 import { registerOpenApi } from './core/openapi.js';
+import { referenceRoutes } from './reference/routes.js';
 import { ApiKeyAuthenticator, registerApiAuth } from './core/auth.js';
 import { RateLimiter } from './core/rate-limit.js';
 import { loggerOptions } from './core/logging.js';
@@ -26,7 +28,9 @@ import { ensureSetting } from './core/settings.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
-import { registerSessionSockets } from './realtime/sockets.js';
+import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
+import type { VisitorInputs } from './conversation/visitor-input.js';
+import { embedRoutes } from './embed/routes.js';
 import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
@@ -43,9 +47,30 @@ import { BrainBuilds } from './knowledge/builds.js';
 import { knowledgeRoutes } from './knowledge/routes.js';
 import { BrainKnowledge } from './brain/knowledge.js';
 import { KnowledgeGaps } from './brain/gaps.js';
-import { createBrain } from './brain/factory.js';
+import { createBrain, semanticSearch } from './brain/factory.js';
 import { gapRoutes } from './brain/routes.js';
 import type { AnswerEngine } from './brain/engine.js';
+import { BillingMeter } from './billing/meter.js';
+import { meteredSpeakers } from './billing/voice.js';
+import { BillingService } from './billing/service.js';
+import { StripePayments } from './billing/stripe.js';
+import { billingRoutes } from './billing/routes.js';
+import { NotificationService } from './notifications/service.js';
+import { notificationRoutes } from './notifications/routes.js';
+import { TelegramBot } from './notifications/telegram.js';
+import { ConversationLoop } from './conversation/service.js';
+import { ConversationSpeech } from './speech/conversation.js';
+import { createRecognizer } from './speech/recognition/index.js';
+import { notificationWebhooks } from './notifications/webhooks.js';
+import type { Destinations } from './notifications/destinations.js';
+import { DeliveryEngine } from './delivery/engine.js';
+import { Handoff } from './handoff/handoff.js';
+import { DetailFinder } from './handoff/details/finder.js';
+import { handoffRoutes } from './handoff/routes.js';
+import { llmClient } from './brain/llm.js';
+import { ConversationQueries } from './conversation/queries.js';
+import { ReportsService } from './reports/service.js';
+import { reportRoutes } from './reports/routes.js';
 
 export interface AppContext {
   config: Config;
@@ -68,6 +93,24 @@ export interface AppContext {
   answers: AnswerEngine;
   /** Questions the agents could not answer. */
   gaps: KnowledgeGaps;
+  /** The session sockets (the player channel's input figures). */
+  sockets?: SessionSockets;
+  /** Alert rules, inbox, prefs, destinations; `notifications.channels` posts for other capabilities. */
+  notifications: NotificationService;
+  /** Conversation mode's live loop: one live conversation per conversation-mode session (`inputs` for the player channel). */
+  conversationLoop: ConversationLoop;
+  /** Signed, durable webhook deliveries (handoffs, notification destinations). */
+  deliveries: DeliveryEngine;
+  /** Data handoffs: rules, details found after each conversation, `missingDetails` while it runs. */
+  handoff: Handoff;
+}
+
+/** Billing (src/billing) in the app's context. */
+export interface BillingContext {
+  /** Charges running sessions to the wallet's ledger. */
+  meter: BillingMeter;
+  /** The wallet, billing reports and Stripe top-ups. */
+  billing: BillingService;
 }
 
 export interface BuildOptions {
@@ -79,9 +122,11 @@ export interface BuildOptions {
   /** The speech layer for agent.speak_text (tests may pass their own). */
   speakerFor?: SpeakerFactory;
   speech?: SpeechService;
+  /** Where the player channel hands a conversation's microphone, typed turns and mute (tests may pass their own). */
+  visitorInputs?: VisitorInputs;
 }
 
-export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext }> {
+export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext & BillingContext }> {
   const { config, database } = options;
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
@@ -93,6 +138,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors,
   });
 
   // With the embedded database this process is the only writer, so hot records can be cached.
@@ -105,9 +151,19 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
-  const realtime = new RealtimeService(studio, options.speakerFor ?? speakerFactory(speech));
+  // Billing meters every session through the sessions hooks, and premium speech through the speakers.
+  const meter: BillingMeter = new BillingMeter(database.db, { ...config.billing, freeMonthlySeconds: config.freeMonthlySeconds }, accounts, {
+    endSession: (id, reason) => sessions.end(id, reason),
+    secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
+  }, app.log);
+  // The billing-aware speaker factory: premium speech is counted for the session's charge.
+  const billedSpeakers = meteredSpeakers(options.speakerFor ?? speakerFactory(speech), (id, ms) => meter.voiced(id, ms));
+  const realtime = new RealtimeService(studio, billedSpeakers);
   const sessions = new SessionService(database.db, config, accounts, agents);
   const jobs = await Jobs.start(database, app.log);
+  // Signed webhook deliveries (src/delivery), shared by handoffs and notification destinations.
+  // Owners register with deliveries.owner(kind, hooks) before deliveries.start() below.
+  const deliveries = new DeliveryEngine(database.db, jobs, app.log, { retryDelays: config.webhookRetryDelays, timeoutSeconds: config.webhookTimeoutSeconds, allowPrivate: config.webhookAllowPrivate });
   const conversations = new ConversationRecords(database.db, jobs, app.log, {
     agentName: async (agentId) => (await agents.byId(agentId))?.name ?? `Agent ${agentId}`,
     endedSessions: (ids) => sessions.endedRecords(ids),
@@ -116,22 +172,80 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     ...sessions.hooks,
     opened: (row) => {
       realtime.open(row);
+      meter.opened(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing meter could not open'));
       conversations
-        .begin({ session: row })
+        .begin({ session: row, visitorId: row.visitor_id, visitor: row.visitor })
         .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not begin'));
+      conversationLoop.ensure(row);
     },
     ended: (row, reason) => {
+      conversationLoop.close(row.id);
       realtime.end(row.id, reason);
+      meter.finish(row.id, Number(row.duration_seconds ?? 0), reason).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'));
       void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
     },
   };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
+
+  // Notifications: alert rules evaluated when a conversation ends (registered before the ended
+  // queue is worked, so no ended conversation passes them by).
+  const notifications: NotificationService = new NotificationService(
+    database.db,
+    jobs,
+    {
+      agent: (accountId, agentId) => agents.get(accountId, agentId),
+      conversation: async (accountId, id) => {
+        const conversation = await conversations.ended(id);
+        return conversation?.accountId === accountId ? conversation : undefined;
+      },
+      tagConversation: (id, category) => conversations.tag(id, category),
+      // A detail collected: a value the website passed, else handoff's extractors (LLM or offline).
+      findDetail: async (conversation, name) =>
+        conversation.visitor[name]?.trim() || (await finder.find({ transcript: conversation.transcript, details: [{ name, description: name, required: false }], reference: new Date() })).values[name] || undefined,
+    },
+    { retryDelays: config.webhookRetryDelays, llm: config.llmUrl ? { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 } : undefined },
+    app.log,
+    config.telegramBotToken ? new TelegramBot(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds) : undefined,
+    notificationWebhooks(deliveries, (): Destinations => notifications.destinations),
+  );
+  await notifications.start();
+  conversations.onEnded.push((conversation) => notifications.conversationEnded(conversation));
+  // Data handoff: after each conversation, the agent's rules whose required details were found
+  // are sent (signed webhooks through the delivery engine; the inbox and Telegram through
+  // notifications' channels). Registered before the ended queue is worked.
+  const finder = new DetailFinder(
+    config.llmUrl ? { client: llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
+    app.log,
+  );
+  // The reports read conversations through the conversation capability's queries.
+  const conversationQueries = new ConversationQueries(database.db);
+  const handoff = new Handoff(database.db, jobs, deliveries, finder, {
+    conversation: (id) => conversations.ended(id),
+    delivered: (conversationId, ruleId, db) => conversationQueries.handoffDelivered(conversationId, ruleId, db),
+    postInbox: async (message) => {
+      const agent = await agents.byId(message.agentId);
+      await notifications.channels.postToInbox({ accountId: message.accountId, agentId: message.agentId, agentName: agent?.name ?? `Agent ${message.agentId}`, conversationId: message.conversationId, category: 'handoff', title: message.title, body: message.body, key: message.dedupeKey });
+    },
+    // The chat messenger exists only with a bot token; without one, rules cannot name it (422).
+    ...(config.telegramBotToken && {
+      sendChat: async (message) => {
+        const sent = await notifications.channels.sendTelegram({ accountId: message.accountId, destinationId: message.chatDestinationId ?? 0, text: `${message.title}\n${message.body}`, key: message.dedupeKey });
+        if (!sent) throw new Error('the Telegram destination is not one of the account\'s connected chats');
+      },
+      isChat: (accountId, destinationId) => notifications.channels.isTelegramDestination(accountId, destinationId),
+    }),
+  }, app.log);
+  await handoff.start();
+  conversations.onEnded.push(handoff.onConversationEnded);
+  // The durable after-conversation entry: the ended session's last charge (idempotent).
+  conversations.onEnded.push((ended) => meter.finish(ended.sessionId, ended.durationSeconds, ended.endReason));
   await conversations.start();
+  await meter.start();
 
   // The Business Brain: knowledge (reader, store, builds) and the answering engine over it.
   const directory: AgentDirectory = { get: (accountId, agentId) => agents.get(accountId, agentId), byId: (agentId) => agents.byId(agentId) };
   const knowledge = new KnowledgeService(database.db, jobs, new WebsiteReader({ allowPrivate: config.crawlAllowPrivate }), directory, { maxPages: config.crawlMaxPages });
-  const brainKnowledge = new BrainKnowledge(knowledge, directory);
+  const brainKnowledge = new BrainKnowledge(knowledge, directory, 100, semanticSearch(config, app.log));
   const gaps = new KnowledgeGaps(database.db, knowledge, directory);
   const brain = createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
   const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
@@ -141,7 +255,38 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // The rows go with the agent (foreign keys); the cached index goes now.
   agents.onDelete.push(async (agent) => brainKnowledge.drop(agent.id));
 
-  const context: AppContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations, knowledge, answers: brain.engine, gaps };
+
+  // Conversation mode's live loop: heard or typed turn → answering engine → speech → realtime.
+  const recognizer = await createRecognizer(config, app.log);
+  const conversationLoop = new ConversationLoop({
+    records: conversations,
+    answers: brain.engine,
+    realtime,
+    speech: new ConversationSpeech(speech),
+    voices,
+    // The billing-aware factory, so premium speech the loop voices is charged like speak_text's.
+    speakerFor: billedSpeakers,
+    agentById: (agentId) => agents.byId(agentId),
+    endSession: (sessionId, reason) => sessions.end(sessionId, reason),
+    recognizer,
+    timing: { idleMs: config.conversationIdleSeconds * 1000, visitorLeftGraceMs: config.visitorLeftSeconds * 1000 },
+    log: app.log,
+  });
+
+  // The answering engine asks the visitor for the required handoff details still missing.
+  conversationLoop.missingDetails = (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history });
+
+  // Every owner of deliveries (handoff, notifications) has registered above: attempts may run now.
+  await deliveries.start();
+
+  const stripe = config.billing.stripeSecretKey ? new StripePayments(config.billing.stripeSecretKey, config.billing.stripeApiBase, config.billing.stripeWebhookSecret) : undefined;
+  const billing = new BillingService(database.db, config, accounts, {
+    agentName: async (agentId) => (await agents.byId(agentId))?.name,
+    agentCount: (accountId) => agents.count(accountId),
+    secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
+  }, stripe);
+
+  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -149,32 +294,53 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     reply.header('x-request-id', request.id);
   });
   // Frames up to 8 MB are read so that one over the protocol's 1 MB gets an error event, not a dropped socket.
-  await app.register(websocket, { options: { maxPayload: 8 * 1024 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 8 * 1024 * 1024 },
+    // A node shutting down does not end its sessions: every socket is told to reconnect (1012,
+    // "service restart"), not closed without a code (the plugin's default), see realtime.stop().
+    preClose(this: FastifyInstance, done: () => void) {
+      for (const client of this.websocketServer.clients) client.close(CLOSE_SERVER_RESTART, 'server restarting');
+      this.websocketServer.close();
+      done();
+    },
+  });
   await registerOpenApi(app, config.publicUrl);
+  referenceRoutes(app, () => config.publicUrl);
   registerApiAuth(app, new ApiKeyAuthenticator(accounts), new RateLimiter(config.rateLimitPerSecond));
 
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
     sessions.stopTimers();
+    meter.stop();
     customFaces.stop();
+    conversationLoop.stop();
     realtime.stop();
     builds.stop();
+    notifications.stop();
+    deliveries.stop();
   });
   app.addHook('onClose', async () => {
     await jobs.stop();
+    await recognizer?.close();
     if (!options.speech) await speech.close();
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Ready = the database answers and the speech layer can voice text (its start succeeded; a failed
+  // start is tried again here, so readiness comes back on its own).
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     if (closing) return reply.code(503).send({ status: 'shutting_down' });
     try {
       await database.db.selectFrom('accounts').select('id').limit(1).execute();
-      return { status: 'ready', database: database.engine };
     } catch (error) {
       request.log.error({ err: error }, 'readiness check failed');
       return reply.code(503).send({ status: 'database_unavailable' });
     }
+    if (!speech.isReady()) {
+      void speech.start().catch((error) => request.log.warn({ err: { message: (error as Error)?.message } }, 'speech is not ready yet'));
+      return reply.code(503).send({ status: 'speech_starting', database: database.engine });
+    }
+    return { status: 'ready', database: database.engine, speech: 'ready' };
   });
 
   // Prometheus metrics of the real-time path: loopback only, or with METRICS_TOKEN as a bearer token.
@@ -190,9 +356,18 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   agentRoutes(app, agents, previews);
   knowledgeRoutes(app, knowledge);
   gapRoutes(app, gaps);
-  sessionRoutes(app, sessions, realtime, config);
+  billingRoutes(app, billing);
+  reportRoutes(app, new ReportsService(conversationQueries, {
+    account: (accountId) => accounts.require(accountId),
+    agents: (accountId) => agents.list(accountId),
+  }));
+  notificationRoutes(app, notifications);
+  handoffRoutes(app, { handoff, agent: (accountId, agentId) => agents.get(accountId, agentId) });
+  sessionRoutes(app, sessions, realtime, config, conversationLoop);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
-  registerSessionSockets(app, sessions, realtime, studio);
+  // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
+  const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;
+  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row));
   await playerRoutes(app, {
     resolve: async (playerKey) => {
       const row = await sessions.byPlayerKey(playerKey);
@@ -209,6 +384,17 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     },
   });
   registerPreviewSocket(app, previews, agents, realtime, studio);
+
+  // The public start: /embed.js and conversation sessions started by a website with its embed key.
+  embedRoutes(app, {
+    agentByEmbedKey: (key) => agents.findByEmbedKey(key),
+    checkVisitor: async (agentId, input) => agents.previewVisitorValues((await agents.byId(agentId))!, input),
+    requiredFields: async (agentId) => ((await agents.byId(agentId))?.visitor_values.fields ?? []).filter((f) => f.required).map((f) => f.name),
+    start: async (accountId, agentId, visitor) => {
+      const { row } = await sessions.start(accountId, { agent_id: agentId, mode: 'conversation' }, visitor);
+      return { session_id: row.id, player_url: `${config.publicUrl}/p/${row.player_key}`, max_session_seconds: row.max_session_seconds, created_at: new Date(row.created_at).toISOString() };
+    },
+  });
 
   return { app, context };
 }

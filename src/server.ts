@@ -3,17 +3,15 @@
  * creates the first-start account and key, listens, and shuts down gracefully on SIGTERM/SIGINT.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { loadConfig, type Config } from './core/config.js';
 import { openDatabase } from './core/db/database.js';
 import { randomToken } from './core/secrets.js';
 import { buildApp } from './app.js';
 import { bootstrap } from './accounts/accounts.js';
+import { adminFile } from './accounts/admin.js';
 import { ensureFaces } from './player/faces/index.js';
 import { FACES_DIR } from './player/routes.js';
 
-/** Where a running server tells the operator CLI how to reach it (embedded database only). */
-export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
 
 export async function serve(config: Config = loadConfig()): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -70,4 +68,14 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Under npm (`npx presence serve`, or `npm start` without its exec) a shell sits between npm and
+  // this process and does not pass npm's signals on; it just ends. When the launcher goes away,
+  // shut down as on SIGTERM rather than run on orphaned.
+  if (process.env.npm_lifecycle_event) {
+    const launcher = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== launcher) void shutdown('launcher exited');
+    }, 250);
+    watch.unref();
+  }
 }

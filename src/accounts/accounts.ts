@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors.js';
 import { API_KEY_PREFIX, PERMISSIONS, type KeyLookup, type Permission } from '../core/auth.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ReadCache } from '../core/read-cache.js';
+import { adjustTo } from '../billing/ledger.js';
 
 export type Plan = 'free' | 'paid';
 
@@ -41,6 +42,8 @@ function toAccount(row: { id: number; name: string; plan: Plan; balance_cents: n
   };
 }
 
+const negativeBalance = () => new ApiError(422, 'invalid_balance', 'balance cannot be negative');
+
 export class AccountStore implements KeyLookup {
   private readonly cache: ReadCache<number, Account>;
 
@@ -73,20 +76,29 @@ export class AccountStore implements KeyLookup {
   }
 
   async create(input: { name: string; plan: Plan; balanceCents?: number }): Promise<Account> {
+    if (input.balanceCents !== undefined && input.balanceCents < 0) throw negativeBalance();
     const row = await this.db
       .insertInto('accounts')
-      .values({ name: input.name, plan: input.plan, balance_cents: input.balanceCents ?? 0 })
+      .values({ name: input.name, plan: input.plan, balance_cents: 0 })
       .returningAll()
       .executeTakeFirstOrThrow();
+    // The opening balance is an operator credit: an adjustment entry in the wallet's ledger.
+    if (input.balanceCents) row.balance_cents = await adjustTo(this.db, row.id, input.balanceCents, 'opening balance');
     return toAccount(row);
   }
 
   async update(id: number, changes: { plan?: Plan; balanceCents?: number; name?: string }): Promise<Account> {
     const values: Record<string, unknown> = {};
     if (changes.plan) values.plan = changes.plan;
-    if (changes.balanceCents !== undefined) values.balance_cents = changes.balanceCents;
     if (changes.name) values.name = changes.name;
-    if (Object.keys(values).length === 0) return this.require(id);
+    if (changes.balanceCents !== undefined) {
+      if (changes.balanceCents < 0) throw negativeBalance();
+      await this.require(id);
+      // Setting a balance is an operator credit (or debit): one adjustment entry for the difference.
+      await adjustTo(this.db, id, changes.balanceCents, 'operator set the balance');
+      this.cache.delete(id);
+    }
+    if (Object.keys(values).length === 0) return (await this.get(id)) ?? this.require(id);
     const row = await this.db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
     this.cache.delete(id);
     if (!row) throw new ApiError(404, 'account_not_found', `account ${id} not found`);

@@ -11,6 +11,11 @@ import { safeEqual } from '../core/secrets.js';
 import { AccountStore, decimalToCents } from './accounts.js';
 import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../catalog/custom-faces.js';
 import { isLoopback } from '../core/net.js';
+import path from 'node:path';
+import type { Config } from '../core/config.js';
+
+/** Where a running server tells the operator CLI how to reach it (embedded database only). */
+export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
 
 const plan = z.enum(['free', 'paid']);
 

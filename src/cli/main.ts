@@ -1,6 +1,7 @@
 /**
  * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create`,
- * and `faces add` (bring your own face).
+ * `faces add` (bring your own face) and `faces generate` (a new face from a seed and dials, stored
+ * like an uploaded one).
  * Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.
  *
  * With the embedded database, a running server owns DATA_DIR, so commands go through its
@@ -14,20 +15,20 @@ import { lockHolder } from '../core/db/lock.js';
 import { AccountStore } from '../accounts/accounts.js';
 import { StudioCatalog } from '../catalog/catalog.js';
 import { CustomFaces } from '../catalog/custom-faces.js';
-import { runAdminCommand } from '../accounts/admin.js';
+import { adminFile, runAdminCommand } from '../accounts/admin.js';
 import { ApiError } from '../core/errors.js';
-import { adminFile, serve } from '../server.js';
 
 const USAGE = `usage:
   presence serve
   presence accounts create --name NAME --plan free|paid [--balance 25.00]
   presence accounts set --id ID [--plan free|paid] [--balance 25.00]
   presence keys create --account ID --permissions read,setup,sessions,delete
-  presence faces add --file PATH --name NAME --gender f|m [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID]`;
+  presence faces add --file PATH --name NAME --gender f|m [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID]
+  presence faces generate --name NAME --gender f|m [--seed N] [--age 20-75] [--build -1..1] [--skin 0..1] [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID] [--out FILE.glb]`;
 
 class UsageError extends Error {}
 
-function toCommand(argv: string[], config: Config): { command: string; args: Record<string, unknown> } {
+async function toCommand(argv: string[], config: Config): Promise<{ command: string; args: Record<string, unknown> }> {
   const [noun, verb, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -35,6 +36,7 @@ function toCommand(argv: string[], config: Config): { command: string; args: Rec
       name: { type: 'string' }, plan: { type: 'string' }, balance: { type: 'string' },
       id: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' },
       file: { type: 'string' }, gender: { type: 'string' }, description: { type: 'string' }, voice: { type: 'string' },
+      seed: { type: 'string' }, age: { type: 'string' }, build: { type: 'string' }, skin: { type: 'string' }, out: { type: 'string' },
     },
     strict: true,
   });
@@ -67,6 +69,35 @@ function toCommand(argv: string[], config: Config): { command: string; args: Rec
         gender: values.gender,
         ...(values.id !== undefined && { id: values.id }),
         ...(values.description !== undefined && { description: values.description }),
+        ...(values.voice !== undefined && { default_voice_id: values.voice }),
+        ...(values.account !== undefined && { account: int('account', values.account) }),
+      },
+    };
+  }
+  if (key === 'faces generate') {
+    if (!values.name) throw new UsageError('--name is required');
+    if (values.gender !== 'f' && values.gender !== 'm') throw new UsageError('--gender is required (f or m)');
+    const { generateFace, DIAL_LIMITS } = await import('../player/faces/generate.js');
+    const dial = (flag: 'age' | 'build' | 'skin', fallback: number) => {
+      const raw = values[flag];
+      if (raw === undefined) return fallback;
+      const [lo, hi] = DIAL_LIMITS[flag === 'skin' ? 'skinTone' : flag];
+      const v = Number(raw);
+      if (raw.trim() === '' || !Number.isFinite(v) || v < lo || v > hi) throw new UsageError(`--${flag} must be a number from ${lo} to ${hi}`);
+      return v;
+    };
+    const seed = values.seed === undefined ? Math.floor(Math.random() * 1e6) : int('seed', values.seed);
+    const generated = await generateFace({ seed, gender: values.gender, age: dial('age', 35), build: dial('build', 0), skinTone: dial('skin', 0.4) });
+    if (generated.glb.byteLength > config.faceMaxBytes) throw new Error(`The generated face is ${generated.glb.byteLength} bytes, over the ${config.faceMaxBytes}-byte limit`);
+    if (values.out) fs.writeFileSync(values.out, generated.glb);
+    return {
+      command: 'faces.add',
+      args: {
+        file_base64: Buffer.from(generated.glb).toString('base64'),
+        name: values.name,
+        gender: values.gender,
+        description: values.description ?? generated.describe,
+        ...(values.id !== undefined && { id: values.id }),
         ...(values.voice !== undefined && { default_voice_id: values.voice }),
         ...(values.account !== undefined && { account: int('account', values.account) }),
       },
@@ -126,6 +157,8 @@ async function locally(config: Config, command: string, args: unknown): Promise<
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'serve' || argv.length === 0) {
     try {
+      // The server (the whole app) loads only for `serve`: operator commands start in a fraction of the time.
+      const { serve } = await import('../server.js');
       await serve();
     } catch (error) {
       // e.g. DATA_DIR held by another server, port in use, database unreachable: one clear line.
@@ -140,7 +173,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     const config = loadConfig();
-    const { command, args } = toCommand(argv, config);
+    const { command, args } = await toCommand(argv, config);
     const server = runningServer(config);
     const result = server ? await viaServer(server, command, args) : await locally(config, command, args);
     process.stdout.write(JSON.stringify(result) + '\n');

@@ -38,6 +38,14 @@ export function requiredPermission(method: string, path: string): Permission {
   return 'setup';
 }
 
+/** Routes whose answer is a secret: `setup`'s to see, as well as the method's own permission (contract.md). */
+const SECRET_ROUTES = new Set(['/v1/agent/:agent_id/visitor-values/secret']);
+
+/** Whether a principal may see secrets in answers (a webhook's whsec_…): keys with `setup` only; others get them masked. */
+export function canSeeSecrets(principal: Principal | undefined): boolean {
+  return principal?.permissions.has('setup') ?? false;
+}
+
 const invalidKey = () => new ApiError(401, 'invalid_api_key', 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".', { 'WWW-Authenticate': 'Bearer' });
 
 /**
@@ -103,6 +111,9 @@ export function registerApiAuth(app: FastifyInstance, authenticator: ApiKeyAuthe
     const needed = requiredPermission(request.method, path);
     if (!principal.permissions.has(needed)) {
       throw new ApiError(403, 'missing_permission', `This API key lacks the "${needed}" permission needed for ${request.method} ${path}.`);
+    }
+    if (SECRET_ROUTES.has(path) && !canSeeSecrets(principal)) {
+      throw new ApiError(403, 'missing_permission', `This API key lacks the "setup" permission needed to see secrets (${request.method} ${path}).`);
     }
     if (request.method === 'DELETE' && (request.query as Record<string, unknown>)?.confirm !== 'true') {
       throw new ApiError(400, 'confirmation_required', 'DELETE cannot be undone; repeat the call with the query confirm=true.');

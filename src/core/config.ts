@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { parsePrice } from '../billing/money.js';
 
 export interface Config {
   port: number;
@@ -30,6 +31,8 @@ export interface Config {
   llmModel: string | undefined;
   /** Seconds the language model may take to start answering (then the spoken fallback). */
   llmTimeoutSeconds: number;
+  /** Optional semantic retrieval: an OpenAI-compatible embeddings endpoint (src/brain/embeddings.ts). */
+  embeddings: { url: string; apiKey: string | undefined; model: string; minSimilarity: number } | undefined;
   /** The website reader may fetch loopback and private-network addresses (development and tests). */
   crawlAllowPrivate: boolean;
   /** Pages one brain build reads at most. */
@@ -38,6 +41,29 @@ export interface Config {
   brainBuildStallSeconds: number;
   /** Speech recognition for conversation mode (src/speech/recognition). */
   recognition: RecognitionConfig;
+  /** Notifications' Telegram bot (unset: no Telegram destination) and its Bot API base URL. */
+  telegramBotToken: string | undefined;
+  telegramApiUrl: string;
+  /** Conversation mode: no visitor turn for this long (a page open, the agent silent) → goodbye, end `idle`. */
+  conversationIdleSeconds: number;
+  /** Conversation mode: the player page gone this long without coming back → end `visitor_left`. */
+  visitorLeftSeconds: number;
+  /** Billing (src/billing): prices, the charging step, Stripe. */
+  billing: BillingConfig;
+}
+
+export interface BillingConfig {
+  /** Paid plan: wallet charge per session minute, in ten-thousandths (0.10 → 1000), billed by the second. */
+  pricePerMinute: number;
+  /** Added per minute of speech voiced by a premium provider, in ten-thousandths. */
+  premiumVoicePricePerMinute: number;
+  /** How often running sessions are charged (seconds). */
+  chargeIntervalSeconds: number;
+  stripeSecretKey: string | undefined;
+  /** Verifies Stripe's signed webhooks (`whsec_…`); unset: only the confirm route credits. */
+  stripeWebhookSecret: string | undefined;
+  /** Stripe's API base URL (tests point it at a local fake). */
+  stripeApiBase: string | undefined;
 }
 
 export const RECOGNITION_ENGINES = ['auto', 'sherpa-onnx', 'pocketsphinx', 'openai', 'deepgram', 'none'] as const;
@@ -80,6 +106,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   if (!Number.isFinite(value) || value < min) {
     throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
   }
+  return value;
+}
+
+function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = int(env, name, fallback, 0);
+  if (value > 1) throw new Error(`${name} must be between 0 and 1, got "${env[name]}"`);
   return value;
 }
 
@@ -127,8 +159,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     llmApiKey: env.LLM_API_KEY || undefined,
     llmModel: env.LLM_MODEL || undefined,
     llmTimeoutSeconds: int(env, 'LLM_TIMEOUT_SECONDS', 15, 1),
+    embeddings: env.EMBEDDINGS_URL
+      ? {
+          url: env.EMBEDDINGS_URL,
+          apiKey: env.EMBEDDINGS_API_KEY || env.LLM_API_KEY || undefined,
+          model: env.EMBEDDINGS_MODEL || 'text-embedding-3-small',
+          minSimilarity: fraction(env, 'EMBEDDINGS_MIN_SIMILARITY', 0.7),
+        }
+      : undefined,
     crawlAllowPrivate: env.CRAWL_ALLOW_PRIVATE === '1',
     crawlMaxPages: int(env, 'CRAWL_MAX_PAGES', 50, 1),
     brainBuildStallSeconds: int(env, 'BRAIN_BUILD_STALL_SECONDS', 120, 1),
+    telegramBotToken: env.TELEGRAM_BOT_TOKEN || undefined,
+    telegramApiUrl: (env.TELEGRAM_API_URL || 'https://api.telegram.org').replace(/\/+$/, ''),
+    conversationIdleSeconds: int(env, 'CONVERSATION_IDLE_SECONDS', 120, 1),
+    visitorLeftSeconds: int(env, 'VISITOR_LEFT_SECONDS', 30, 1),
+    billing: {
+      pricePerMinute: parsePrice('PRICE_PER_MINUTE', env.PRICE_PER_MINUTE || '0.10'),
+      premiumVoicePricePerMinute: parsePrice('PREMIUM_VOICE_PRICE_PER_MINUTE', env.PREMIUM_VOICE_PRICE_PER_MINUTE || '0.05'),
+      chargeIntervalSeconds: int(env, 'BILLING_CHARGE_INTERVAL_SECONDS', 5, 0.05),
+      stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
+      stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+      stripeApiBase: env.STRIPE_API_BASE || undefined,
+    },
   };
 }

@@ -2,7 +2,8 @@
  * Every error leaves the service as `{"detail": ...}`: a sentence, an object `{code, message}`,
  * or (422) a list of FastAPI-shaped validation items, so that existing clients parse them.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 
 export class ApiError extends Error {
@@ -70,7 +71,9 @@ export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], da
     const input = valueAt(data, issue.path);
     // An absent field (zod reports invalid_type, or invalid_value for enums and literals): FastAPI's
     // `missing`, whose input is the object that lacks the field (null outside the body).
-    if (input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value')) {
+    // No body at all (an empty one included) is FastAPI's `missing` at ["body"] too.
+    const noBody = where === 'body' && path.length === 0 && (input === undefined || input === null) && issue.code === 'invalid_type';
+    if (noBody || (input === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_value'))) {
       const parent = where === 'body' ? valueAt(data, issue.path.slice(0, -1)) : undefined;
       items.push({ type: 'missing', loc, msg: 'Field required', input: parent ?? null });
       continue;
@@ -150,38 +153,86 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
-    if (error instanceof ApiError) {
-      reply.headers(error.headers).code(error.statusCode).send({ detail: error.detail });
+    // A body refused before it was read (too large, unsupported type): Fastify answers with
+    // `Connection: close`, and closing while the client is still sending made its kernel see a reset
+    // instead of the answer. Read the rest first (bounded), then answer and close cleanly.
+    if (reply.getHeader('connection') === 'close' && !request.raw.complete && !request.raw.destroyed) {
+      drainRequest(request.raw, () => answerError(error, request, reply));
       return;
     }
-    if (error instanceof RequestValidationError) {
-      reply.code(422).send({ detail: error.items });
-      return;
-    }
-    if (error instanceof ValidationFailed) {
-      reply.code(422).send({ detail: error.items });
-      return;
-    }
-    const fastifyError = error as FastifyError;
-    if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      reply.code(415).send({ detail: 'Content-Type must be application/json' });
-      return;
-    }
-    if (fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fastifyError.statusCode === 400 && error instanceof SyntaxError)) {
-      // FastAPI answers unparsable JSON with 422 json_invalid; so do we.
-      reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: error.message } }] });
-      return;
-    }
-    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      reply.code(413).send({ detail: 'Request body is too large' });
-      return;
-    }
-    const status = fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500 ? fastifyError.statusCode : 500;
-    if (status === 500) {
-      request.log.error({ err: error }, 'unhandled error');
-      reply.code(500).send({ detail: 'Internal server error' });
-    } else {
-      reply.code(status).send({ detail: error.message });
-    }
+    answerError(error, request, reply);
   });
+}
+
+/** How much of a refused body is read and dropped before answering; past it the socket is cut. */
+export const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 30_000;
+
+function drainRequest(raw: IncomingMessage, then: () => void): void {
+  let drained = 0;
+  let done = false;
+  const finish = (cut: boolean) => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    raw.removeListener('data', onData);
+    then();
+    if (cut) raw.socket?.destroySoon();
+  };
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_MAX_BYTES) finish(true);
+  };
+  const timer = setTimeout(() => finish(true), DRAIN_MAX_MS);
+  timer.unref();
+  raw.on('data', onData);
+  raw.once('end', () => finish(false));
+  raw.once('close', () => finish(false));
+  raw.resume();
+}
+
+function answerError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof ApiError) {
+    reply.headers(error.headers).code(error.statusCode).send({ detail: error.detail });
+    return;
+  }
+  if (error instanceof RequestValidationError) {
+    reply.code(422).send({ detail: error.items });
+    return;
+  }
+  if (error instanceof ValidationFailed) {
+    reply.code(422).send({ detail: error.items });
+    return;
+  }
+  const fastifyError = error as FastifyError;
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    reply.code(415).send({ detail: 'Content-Type must be application/json' });
+    return;
+  }
+  if (fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fastifyError.statusCode === 400 && error instanceof SyntaxError)) {
+    // FastAPI answers unparsable JSON with 422 json_invalid; so do we.
+    reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: error.message } }] });
+    return;
+  }
+  if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    reply.code(413).send({ detail: 'Request body is too large' });
+    return;
+  }
+  const status = fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500 ? fastifyError.statusCode : 500;
+  if (status === 500) {
+    request.log.error({ err: error }, 'unhandled error');
+    reply.code(500).send({ detail: 'Internal server error' });
+  } else {
+    reply.code(status).send({ detail: error.message });
+  }
+}
+
+/**
+ * Errors Fastify raises before routing (a URL with bad percent-encoding, an unparsable header), in
+ * the `{"detail": …}` shape like every other answer. Passed as Fastify's `frameworkErrors`.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid (bad percent-encoding)' : error.message;
+  reply.code(status).send({ detail: message });
 }

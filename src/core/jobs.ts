@@ -57,6 +57,8 @@ export class Jobs {
   private constructor(
     private readonly boss: PgBoss,
     private readonly logger: JobsLogger,
+    /** Aborted once stopped: database calls pg-boss still has in flight then fail instead of hanging. */
+    private readonly released: AbortController,
   ) {}
 
   /**
@@ -66,10 +68,13 @@ export class Jobs {
    */
   static async start(database: OpenedDatabase, logger: JobsLogger): Promise<Jobs> {
     const common = { schema: 'pgboss', supervise: true, schedule: false, migrate: true, maintenanceIntervalSeconds: 60, archiveCompletedAfterSeconds: 3600 };
-    const boss = database.engine === 'postgres' ? new PgBoss({ ...common, connectionString: database.connectionString, max: 4 }) : new PgBoss({ ...common, db: pgliteAdapter(database) });
-    boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+    const released = new AbortController();
+    const boss = database.engine === 'postgres' ? new PgBoss({ ...common, connectionString: database.connectionString, max: 4 }) : new PgBoss({ ...common, db: pgliteAdapter(database, released.signal) });
+    boss.on('error', (error) => {
+      if (!released.signal.aborted) logger.error({ err: error }, 'job queue error');
+    });
     await boss.start();
-    const jobs = new Jobs(boss, logger);
+    const jobs = new Jobs(boss, logger, released);
     if (database.engine === 'pglite') await jobs.recoverInterrupted();
     return jobs;
   }
@@ -137,6 +142,9 @@ export class Jobs {
     if (this.stopped) return;
     this.stopped = true;
     await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    // pg-boss stops a worker only when its loop comes round; a poll still waiting on the embedded
+    // database (closed next) would never come round and would keep the process alive for ever.
+    this.released.abort();
   }
 }
 
@@ -145,15 +153,21 @@ export class Jobs {
  * it cannot interleave with a Kysely transaction. Statements without parameters may be several
  * (pg-boss's schema set-up), which PGlite runs with exec().
  */
-function pgliteAdapter(database: OpenedDatabase) {
+function pgliteAdapter(database: OpenedDatabase, released: AbortSignal) {
   const pglite = database.pglite!;
+  const stopped = new Promise<never>((_, reject) => {
+    released.addEventListener('abort', () => reject(new Error('the job queue is stopped')), { once: true });
+  });
+  stopped.catch(() => {});
   return {
     async executeSql(text: string, values?: unknown[]) {
-      return database.db.connection().execute(async () => {
+      if (released.aborted) throw new Error('the job queue is stopped');
+      const statement = database.db.connection().execute(async () => {
         if (values && values.length) return pglite.query(text, values as any[]);
         const results = await pglite.exec(text);
         return results[results.length - 1] ?? { rows: [] };
       });
+      return Promise.race([statement, stopped]);
     },
   };
 }

@@ -1,13 +1,48 @@
 /**
  * Structured JSON logs (pino) with the request id on every line. Secrets never reach the log:
- * Authorization headers are redacted and tokens in URLs (player and render-socket links) masked.
+ * Authorization headers are redacted, tokens in URLs (player, preview and render-socket links)
+ * masked, a failing query is logged without its parameter values (the SQL keeps its $1
+ * placeholders), and anything shaped like one of our secrets is masked wherever it appears.
  */
 import type { FastifyRequest } from 'fastify';
+import pino from 'pino';
 
-const SECRET_QUERY = /([?&](?:token|key|secret|api_key)=)[^&]*/gi;
+const SECRET_QUERY = /([?&](?:token|key|secret|api_key)=)[^&#]*/gi;
+/** Our secrets and keys by their prefixes: API keys, visitor signing and webhook secrets, session tokens, embed keys. */
+const PREFIXED_SECRET = /\b(sk_live_|vsec_|whsec_|st_|pk_)[A-Za-z0-9_-]{8,}/g;
+/** PostgreSQL's "Key (column)=(value) already exists" and similar details carry row values. */
+const ROW_VALUES = /(\)=\()[^)]*(\))/g;
 
 export function maskUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1***').replace(/\/p\/[A-Za-z0-9_-]{8,}/, '/p/***');
+  return url
+    .replace(SECRET_QUERY, '$1***')
+    .replace(/\/p\/[A-Za-z0-9_-]{8,}/, '/p/***')
+    .replace(/\/preview\/[^/?#]+/, '/preview/***');
+}
+
+export function maskSecrets(text: string): string {
+  return text.replace(PREFIXED_SECRET, '$1***').replace(ROW_VALUES, '$1***$2');
+}
+
+function maskDeep(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return maskSecrets(value);
+  if (depth > 6 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => maskDeep(v, depth + 1));
+  // Errors, requests and replies are left to their serializers; only plain data is walked here.
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[key] = maskDeep(v, depth + 1);
+  return out;
+}
+
+/** An error as pino would log it, minus the values a failing query was run with (PGlite's `params`, pg's `parameters`). */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return maskDeep(error);
+  const plain = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  for (const key of ['params', 'parameters', 'values', 'bindings']) delete plain[key];
+  if (plain.cause instanceof Error) plain.cause = serializeError(plain.cause);
+  return maskDeep(plain);
 }
 
 export function loggerOptions(level: string) {
@@ -17,6 +52,15 @@ export function loggerOptions(level: string) {
     serializers: {
       req(request: FastifyRequest) {
         return { method: request.method, url: maskUrl(request.url), remoteAddress: request.ip };
+      },
+      err: serializeError,
+    },
+    formatters: {
+      log: (object: Record<string, unknown>) => maskDeep(object) as Record<string, unknown>,
+    },
+    hooks: {
+      logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) {
+        method.apply(this, args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)));
       },
     },
   };

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { tidyOpenApi } from './openapi-examples.js';
 
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -11,15 +12,30 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       info: {
         title: 'Presence API',
         version: '1',
-        description: 'Live, talking 3D avatar agents for any website. Every call carries `Authorization: Bearer sk_live_…`.',
+        description: 'Live, talking 3D avatar agents for any website. Every call carries `Authorization: Bearer sk_live_…`. The render-mode WebSocket is documented at [/docs/render-protocol](/docs/render-protocol) (AsyncAPI 3: [/asyncapi.json](/asyncapi.json)).',
       },
       servers: [{ url: publicUrl }],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key, sk_live_…' } } },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
+    // Public routes (the embed's start, Stripe's webhook) take no API key: say so in the document.
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      if ((input.route as { config?: { public?: boolean } }).config?.public && out.schema && !('security' in out.schema)) {
+        out.schema = { ...out.schema, security: [] };
+      }
+      return out;
+    },
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Built once, on first use (every route is registered by then), and shared by /openapi.json and /docs.
+  let document: Record<string, any> | undefined;
+  const tidied = () => (document ??= tidyOpenApi(structuredClone(app.swagger() as Record<string, any>)));
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    transformSpecification: () => tidied(),
+    transformSpecificationClone: false,
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => tidied());
 }

@@ -14,14 +14,15 @@ export class RealtimeHub {
   private timer?: NodeJS.Timeout;
   /** When the next tick is due, to measure the clock's lag (realtimeMetrics.tickLag). */
   private expected = 0;
+  /** A session's clock threw: the hub stops ticking it; the service drops its queue and tells its caller. */
+  onFault: (session: RealtimeSession, error: unknown) => void = () => {};
 
   add(session: RealtimeSession): void {
     this.sessions.set(session.id, session);
     session.wake = () => {
       this.active.add(session);
       // Run at once: a piece that arrives due leaves now, not at the next tick.
-      session.tick();
-      if (!session.busy) this.active.delete(session);
+      this.tickOne(session);
       this.ensureTimer();
     };
   }
@@ -59,13 +60,21 @@ export class RealtimeHub {
     const lag = now - this.expected;
     realtimeMetrics.tickLag.observe(Math.max(0, lag));
     this.expected = now + TICK_MS;
-    for (const session of this.active) {
-      session.tick();
-      if (!session.busy) this.active.delete(session);
-    }
+    for (const session of this.active) this.tickOne(session);
     if (this.active.size === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = undefined;
+    }
+  }
+
+  /** One session's tick; its failure stays its own (the shared timer keeps running for the rest). */
+  private tickOne(session: RealtimeSession): void {
+    try {
+      session.tick();
+      if (!session.busy) this.active.delete(session);
+    } catch (error) {
+      this.active.delete(session);
+      this.onFault(session, error);
     }
   }
 

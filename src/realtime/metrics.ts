@@ -47,6 +47,12 @@ export const realtimeMetrics = {
   /** How late the shared 5 ms timer fired. */
   tickLag: new Histogram(),
   framesRelayed: 0,
+  /** Utterances whose audio left late enough to warn the caller (playback_late). */
+  lateUtterances: 0,
+  /** Times a player page fell behind (its send buffer passed the high-water mark). */
+  playerLagSpells: 0,
+  /** Audio frames skipped for pages that fell behind. */
+  playerFramesSkipped: 0,
 };
 
 export function metricsText(liveSessions: number): string {
@@ -58,6 +64,15 @@ export function metricsText(liveSessions: number): string {
     '# HELP presence_frames_relayed_total Audio frames sent toward players.',
     '# TYPE presence_frames_relayed_total counter',
     `presence_frames_relayed_total ${realtimeMetrics.framesRelayed}`,
+    '# HELP presence_playback_late_total Utterances whose audio left more than 50 ms late (the node could not keep time).',
+    '# TYPE presence_playback_late_total counter',
+    `presence_playback_late_total ${realtimeMetrics.lateUtterances}`,
+    '# HELP presence_player_frames_skipped_total Audio frames skipped for player pages that could not keep up.',
+    '# TYPE presence_player_frames_skipped_total counter',
+    `presence_player_frames_skipped_total ${realtimeMetrics.playerFramesSkipped}`,
+    '# HELP presence_player_lag_spells_total Times a player page fell behind and had its frames skipped.',
+    '# TYPE presence_player_lag_spells_total counter',
+    `presence_player_lag_spells_total ${realtimeMetrics.playerLagSpells}`,
     realtimeMetrics.relayDelay.prometheus('presence_relay_delay_seconds', 'Time from a frame being both arrived and due to its release toward the player.'),
     realtimeMetrics.tickLag.prometheus('presence_clock_tick_lag_seconds', 'Lateness of the playback clock timer.'),
     '# HELP presence_heap_used_bytes JavaScript heap in use.',

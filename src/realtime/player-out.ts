@@ -3,13 +3,42 @@
  * every player page of the session (docs/player-protocol.md). A frame's track and its audio travel
  * in one binary message, so 500 sessions cost one socket write per frame each.
  */
-import type { WebSocket } from 'ws';
 import { VISEMES } from './lipsync/visemes.js';
 import { FRAME_SECONDS, type PieceTrack } from './lipsync/analysis.js';
+import { realtimeMetrics } from './metrics.js';
+
+/** What PlayerOut needs of a socket (a `ws` WebSocket). */
+export interface PlayerSocket {
+  readonly readyState: number;
+  /** Bytes queued in the process and not yet handed to the kernel. */
+  readonly bufferedAmount: number;
+  send(data: string | Buffer, options?: { binary?: boolean }): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+}
 
 export interface PlayerConnection {
-  socket: WebSocket;
+  socket: PlayerSocket;
+  /** Frames and messages are being skipped for it until its send buffer drains. */
+  lagging: boolean;
+  laggingSince: number;
+  /** Frames skipped over the connection's life. */
+  skippedFrames: number;
 }
+
+/**
+ * Bounds on what a slow or stalled page can make the server hold (docs/player-protocol.md,
+ * "Slow connections"): past `highWaterBytes` waiting to be sent, its frames and messages are
+ * skipped; once under `lowWaterBytes` it gets a fresh `hello` (resync) and frames again; a page
+ * that stays behind for `maxLaggingMs` is closed with 4008 (it reconnects by itself).
+ */
+export const playerLimits = {
+  /** About 5 s of 24 kHz audio with its tracks. */
+  highWaterBytes: 512 * 1024,
+  lowWaterBytes: 64 * 1024,
+  maxLaggingMs: 30_000,
+};
+export const CLOSE_PLAYER_TOO_SLOW = 4008;
 
 /** Bit 31 of a binary frame's first word: a track message is packed in front of the samples. */
 export const TRACK_FLAG = 0x80000000;
@@ -17,11 +46,42 @@ export const TRACK_FLAG = 0x80000000;
 export class PlayerOut {
   readonly connections = new Set<PlayerConnection>();
   private seq = 0;
+  /** The message that resynchronises a page that fell behind (the session's current `hello`). */
+  resync: () => Record<string, unknown> = () => ({ type: 'resync' });
 
-  add(socket: WebSocket): PlayerConnection {
-    const connection = { socket };
+  add(socket: PlayerSocket): PlayerConnection {
+    const connection = { socket, lagging: false, laggingSince: 0, skippedFrames: 0 };
     this.connections.add(connection);
     return connection;
+  }
+
+  /**
+   * Whether this connection takes a message now. A page whose send buffer passed the high-water
+   * mark is skipped (the server holds at most about that much for it) until it drains, then it is
+   * sent a resync first.
+   */
+  private writable(c: PlayerConnection): boolean {
+    if (c.socket.readyState !== 1) return false;
+    const buffered = c.socket.bufferedAmount;
+    if (c.lagging) {
+      if (buffered > playerLimits.lowWaterBytes) {
+        if (performance.now() - c.laggingSince > playerLimits.maxLaggingMs) {
+          c.socket.close(CLOSE_PLAYER_TOO_SLOW, 'the page could not keep up');
+          this.connections.delete(c);
+        }
+        return false;
+      }
+      c.lagging = false;
+      c.socket.send(JSON.stringify({ ...this.resync(), resync: true, skipped_frames: c.skippedFrames }));
+      return true;
+    }
+    if (buffered > playerLimits.highWaterBytes) {
+      c.lagging = true;
+      c.laggingSince = performance.now();
+      realtimeMetrics.playerLagSpells++;
+      return false;
+    }
+    return true;
   }
 
   remove(connection: PlayerConnection): void {
@@ -31,7 +91,7 @@ export class PlayerOut {
   json(message: Record<string, unknown>): void {
     if (!this.connections.size) return;
     const text = JSON.stringify(message);
-    for (const c of this.connections) if (c.socket.readyState === 1) c.socket.send(text);
+    for (const c of this.connections) if (this.writable(c)) c.socket.send(text);
   }
 
   /**
@@ -54,7 +114,13 @@ export class PlayerOut {
     message.writeUInt32LE(trackBytes, 12);
     message.write(json, 16, 'utf8');
     message.set(new Uint8Array(pcm.buffer, pcm.byteOffset + offset * 2, length * 2), 16 + trackBytes);
-    for (const c of this.connections) if (c.socket.readyState === 1) c.socket.send(message, { binary: true });
+    for (const c of this.connections) {
+      if (this.writable(c)) c.socket.send(message, { binary: true });
+      else if (c.lagging) {
+        c.skippedFrames++;
+        realtimeMetrics.playerFramesSkipped++;
+      }
+    }
   }
 
   close(code: number, reason: string): void {

@@ -7,11 +7,12 @@ import type { SessionRow } from '../sessions/service.js';
 import { RealtimeHub } from './hub.js';
 import { RealtimeSession, type Speaker, type Stage } from './session.js';
 import { dispatch } from './commands.js';
-import { CLOSE_SESSION_ENDED, DEFAULT_SAMPLE_RATE, type HttpCommand } from './protocol.js';
+import { CLOSE_INTERNAL_ERROR, CLOSE_SERVER_RESTART, CLOSE_SESSION_ENDED, DEFAULT_SAMPLE_RATE, type RealtimeHttpCommand } from './protocol.js';
 import { preloadDictionary } from './lipsync/text-visemes.js';
 
 /** Makes the speaker for a session's voice (the speech layer). */
-export type SpeakerFactory = (voice: { provider: string; voiceId: string; language?: string }) => Speaker;
+/** `sessionId` lets billing count a premium provider's speech per session. */
+export type SpeakerFactory = (voice: { provider: string; voiceId: string; language?: string; sessionId?: string }) => Speaker;
 
 export interface RenderSocketLike {
   close(code: number, reason: string): void;
@@ -22,8 +23,20 @@ export class RealtimeService {
   /** The render socket attached to each session, if any. */
   readonly renderSockets = new Map<string, RenderSocketLike>();
 
+  /** Where faults are logged (the server's logger once sockets are registered). */
+  log: { error(details: object, message: string): void } = { error: (details, message) => console.error(message, details) };
+
   constructor(private readonly studio: StudioCatalog, private readonly speakerFor: SpeakerFactory) {
     void preloadDictionary().catch(() => {});
+    this.hub.onFault = (session, error) => {
+      this.log.error({ err: error, session_id: session.id }, 'playback clock failed for one session; its queue was dropped and its render socket closed');
+      try {
+        session.reset();
+      } catch {
+        /* the session is already as empty as it can be made */
+      }
+      this.renderSockets.get(session.id)?.close(CLOSE_INTERNAL_ERROR, 'internal error');
+    };
   }
 
   open(row: Pick<SessionRow, 'id' | 'look' | 'voice_provider' | 'voice_id'>): RealtimeSession {
@@ -40,7 +53,7 @@ export class RealtimeService {
       sessionId: row.id,
       sampleRate: DEFAULT_SAMPLE_RATE,
       stage,
-      speaker: this.speakerFor({ provider: row.voice_provider, voiceId: row.voice_id }),
+      speaker: this.speakerFor({ provider: row.voice_provider, voiceId: row.voice_id, sessionId: row.id }),
       findBackdrop: (id) => this.studio.backdrop(id),
     });
     this.hub.add(session);
@@ -65,12 +78,23 @@ export class RealtimeService {
     socket?.close(CLOSE_SESSION_ENDED, `session ended: ${reason}`);
   }
 
-  command(row: SessionRow, command: HttpCommand, eventId: string): void {
+  command(row: SessionRow, command: RealtimeHttpCommand, eventId: string): void {
     dispatch(this.ensure(row), command, eventId, { hasBackdrop: (id) => this.studio.hasBackdrop(id) });
   }
 
+  /**
+   * The node shuts down. Its sessions are not ended by that (on PostgreSQL they stay active and
+   * another node, or this one restarted, carries them on; on the embedded database the next start
+   * ends them as `server_restart`), so pages and render sockets are told to reconnect, not that the
+   * session ended.
+   */
   stop(): void {
-    for (const id of this.hub.ids()) this.end(id, 'server_shutdown');
+    for (const id of this.hub.ids()) {
+      const session = this.hub.remove(id);
+      session?.player.close(CLOSE_SERVER_RESTART, 'server restarting');
+      this.renderSockets.get(id)?.close(CLOSE_SERVER_RESTART, 'server restarting');
+      this.renderSockets.delete(id);
+    }
     this.hub.stop();
   }
 }

@@ -6,9 +6,10 @@
  */
 import crypto from 'node:crypto';
 import { Utterance, UtteranceQueue, type TimedAction } from './utterance-queue.js';
+import { TimedActions } from './timed-actions.js';
 import { PlayerOut } from './player-out.js';
 import { parseExpressionTags } from './expression-tags.js';
-import { MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
+import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
 
@@ -16,6 +17,8 @@ import { realtimeMetrics } from './metrics.js';
 export const FRAME_MAX_SECONDS = 0.04;
 /** An unsealed utterance whose next audio is this late is starving. */
 const STARVATION_GRACE = 0.06;
+/** Audio leaving this late behind its due time (the node could not keep time) earns a warning. */
+export const LATE_WARNING_SECONDS = 0.05;
 
 export interface Stage {
   camera: 'far' | 'mid' | 'close';
@@ -27,7 +30,8 @@ export interface Stage {
 }
 
 export interface SpeechRequest {
-  text: string;
+  /** Whole text, or (conversation mode) an answer's text as it streams. */
+  text: string | AsyncIterable<string>;
   sampleRate: number;
   signal: AbortSignal;
 }
@@ -61,10 +65,23 @@ export class RealtimeSession {
   /** Called when the session has work for the clock (the hub adds it to its active set). */
   wake: () => void = () => {};
   audioStarted = false;
+  /**
+   * Conversation mode's taps (conversation/live.ts): every audio frame as it leaves toward the
+   * player (the echo guard, first-audio timing), and every change of the avatar's state.
+   */
+  onAudioOut?: (utteranceId: string, pcm: Int16Array, sampleRate: number, t: number) => void;
+  onStateChange?: (state: AvatarState) => void;
   private listening = false;
   private carry: number | undefined;
   private lastEnd = 0;
-  private stageTimers: Array<{ at: number; action: TimedAction }> = [];
+  /** Timed actions of started utterances, by session time. */
+  private readonly timed = new TimedActions();
+  /** Timed actions sent while nothing is queued: they go to the next utterance. */
+  private pendingForNext: TimedAction[] = [];
+  /** One timer per session, for a timed action due while no audio plays (the hub ticks only audio). */
+  private actionTimer?: NodeJS.Timeout;
+  private actionTimerAt = Infinity;
+  private closed = false;
   private readonly origin = performance.now();
   private readonly clock: () => number;
   private readonly speaker: Speaker;
@@ -83,9 +100,20 @@ export class RealtimeSession {
     return this.clock();
   }
 
-  /** Whether the clock has anything to do. */
+  /**
+   * Whether the hub's clock should keep ticking this session: audio queued, or a timed action due
+   * within a tick. Actions due later wait on the session's own timer instead, so a cue set an hour
+   * ahead costs nothing until then.
+   */
   get busy(): boolean {
-    return this.queue.items.length > 0 || this.stageTimers.length > 0;
+    return this.queue.items.length > 0 || this.timed.next <= this.now() + 0.01;
+  }
+
+  /** Timed actions waiting, wherever they wait. */
+  waitingActions(): number {
+    let count = this.timed.size + this.pendingForNext.length;
+    for (const u of this.queue.items) count += u.actions.length;
+    return count;
   }
 
   private event(type: string, fields: Record<string, unknown> = {}): void {
@@ -102,6 +130,7 @@ export class RealtimeSession {
     this.state = next;
     this.event('agent.state_updated', { previous_state: previous, new_state: next });
     this.player.json({ type: 'state', t: this.now(), state: next });
+    this.onStateChange?.(next);
   }
 
   private restingState(): AvatarState {
@@ -128,9 +157,17 @@ export class RealtimeSession {
     const carry = odd ? data[data.byteLength - 1] : undefined;
     const samples = (data.byteLength - odd) / 2;
     const incomingSeconds = samples / this.sampleRate;
-    if (this.queue.queuedSeconds() + incomingSeconds > MAX_QUEUED_SECONDS) {
+    const waiting = this.queue.waiting();
+    if (waiting.seconds + incomingSeconds > MAX_QUEUED_SECONDS) {
       this.error('queue_full', `more than ${MAX_QUEUED_SECONDS} s of audio would be waiting to play; send more when it has played`, eventId);
       return;
+    }
+    if (samples > 0 || text) {
+      const refusal = this.admit(waiting, 1, text?.length ?? 0, this.queue.open ? 0 : 1);
+      if (refusal) {
+        this.error('queue_full', refusal, eventId);
+        return;
+      }
     }
     this.carry = carry;
     // Copy into an aligned Int16Array (the incoming buffer may be odd-aligned or reused by ws).
@@ -142,9 +179,28 @@ export class RealtimeSession {
       this.queue.open = utterance;
       this.queue.push(utterance);
     }
+    if (samples > 0 && utterance.started && utterance.pendingSamples === 0 && !utterance.sealed && this.now() > utterance.cursor + STARVATION_GRACE) {
+      // It ran dry (the hub may not have ticked to notice): continue from now, not in the past.
+      this.starved(utterance);
+    }
     if (samples > 0 || text) utterance.add({ pcm, text, arrivedAt: performance.now() });
     if (samples > 0) this.audioStarted = true;
     this.wake();
+  }
+
+  /** Why more cannot be queued (pieces, characters, utterances past their caps), or undefined. */
+  private admit(waiting: ReturnType<UtteranceQueue['waiting']>, pieces: number, chars: number, utterances: number): string | undefined {
+    if (utterances && this.queue.items.length + utterances > MAX_QUEUED_UTTERANCES) return `more than ${MAX_QUEUED_UTTERANCES} utterances would be waiting to play`;
+    if (waiting.pieces + pieces > MAX_QUEUED_PIECES) return `more than ${MAX_QUEUED_PIECES} pieces would be waiting to play; send larger pieces or wait`;
+    if (waiting.chars + chars > MAX_QUEUED_TEXT_CHARS) return `more than ${MAX_QUEUED_TEXT_CHARS} characters of text would be waiting to play`;
+    return undefined;
+  }
+
+  private starved(u: Utterance): void {
+    if (!u.starving) {
+      u.starving = true;
+      this.event('warning', { warning: { type: 'audio_starvation', message: 'audio arrives slower than it plays; the avatar paused mid-utterance', source_event_id: u.id } });
+    }
   }
 
   /** Seals the open utterance: it plays to its end, and the next audio opens a new one. */
@@ -159,28 +215,67 @@ export class RealtimeSession {
   /** agent.speak_text: queued in order with caller audio, voiced by the speech layer. */
   speakText(text: string, eventId: string, cue?: string): void {
     const tagged = parseExpressionTags(text);
+    const refusal = this.admit(this.queue.waiting(), 0, tagged.spoken.length, 1);
+    if (refusal) {
+      this.error('queue_full', refusal, eventId);
+      return;
+    }
     // Text closes any open caller utterance so the two play one after another.
     this.speakEnd();
     const utterance = new Utterance(eventId, this.sampleRate, 'text');
     utterance.abort = new AbortController();
+    utterance.waitingChars = tagged.spoken.length;
     if (cue) utterance.actions.push({ kind: 'cue', atSeconds: 0, payload: { name: cue, intensity: 0.8 }, eventId });
     this.queue.push(utterance);
     if (tagged.unknown.length) {
-      this.error('invalid_request_error', `unknown expression tag(s) ${tagged.unknown.map((t) => `[${t}]`).join(', ')} were not spoken; known: see docs`, eventId);
+      this.error('invalid_request_error', `unknown expression tag(s) ${tagged.unknown.map((t) => `[${t}]`).join(', ')} were not spoken; known tags: ${CUES.map((c) => `[${c}]`).join(', ')}`, eventId);
     }
     void this.synthesise(utterance, tagged);
     this.wake();
   }
 
-  private async synthesise(utterance: Utterance, tagged: ReturnType<typeof parseExpressionTags>): Promise<void> {
+  /**
+   * Conversation mode: an answer's text as it streams, voiced sentence by sentence by `speaker`
+   * (the voice of the conversation's language) into one utterance queued like speak_text.
+   */
+  speakStream(text: AsyncIterable<string>, eventId: string, speaker: Speaker = this.speaker): Utterance {
+    this.speakEnd();
+    const utterance = new Utterance(eventId, this.sampleRate, 'text');
+    utterance.abort = new AbortController();
+    this.queue.push(utterance);
+    void this.synthesise(utterance, { spoken: text, tags: [], unknown: [] }, speaker);
+    this.wake();
+    return utterance;
+  }
+
+  /**
+   * Ready audio (a filler) that plays before any utterance that has not started yet, so a thinking
+   * sound is heard while the answer is still being prepared.
+   */
+  playBeforePending(pcm: Int16Array, eventId: string, text?: string): void {
+    const utterance = new Utterance(eventId, this.sampleRate, 'audio');
+    utterance.add({ pcm, text, arrivedAt: performance.now() });
+    utterance.sealed = true;
+    const index = this.queue.items.findIndex((u) => !u.started && u !== this.queue.open);
+    if (index < 0) this.queue.push(utterance);
+    else this.queue.items.splice(index, 0, utterance);
+    this.wake();
+  }
+
+  private async synthesise(
+    utterance: Utterance,
+    tagged: { spoken: string | AsyncIterable<string>; tags: ReturnType<typeof parseExpressionTags>['tags']; unknown: string[] },
+    speaker: Speaker = this.speaker,
+  ): Promise<void> {
     const signal = utterance.abort!.signal;
     let produced = 0;
     let spokenChars = 0;
-    const totalChars = Math.max(1, tagged.spoken.length);
+    const totalChars = typeof tagged.spoken === 'string' ? Math.max(1, tagged.spoken.length) : 1;
     const tagsLeft = [...tagged.tags];
+    let tagsDropped = 0;
     try {
       if (!tagged.spoken) throw new Error('nothing to say once expression tags are removed');
-      for await (const piece of this.speaker({ text: tagged.spoken, sampleRate: this.sampleRate, signal })) {
+      for await (const piece of speaker({ text: tagged.spoken, sampleRate: this.sampleRate, signal })) {
         if (signal.aborted) return;
         const startSeconds = produced / this.sampleRate;
         const pieceSeconds = piece.pcm.length / this.sampleRate;
@@ -189,6 +284,10 @@ export class RealtimeSession {
         while (tagsLeft.length && tagsLeft[0].offset <= spokenChars + pieceChars) {
           const tag = tagsLeft.shift()!;
           const within = pieceChars ? Math.max(0, tag.offset - spokenChars) / pieceChars : 0;
+          if (this.waitingActions() >= MAX_TIMED_ACTIONS) {
+            tagsDropped++;
+            continue;
+          }
           utterance.actions.push({ kind: 'cue', atSeconds: startSeconds + within * pieceSeconds, payload: { name: tag.cue, intensity: tag.intensity }, eventId: utterance.id });
         }
         spokenChars += pieceChars;
@@ -205,7 +304,9 @@ export class RealtimeSession {
       if (signal.aborted) return;
       this.error('tts_error', `text could not be voiced: ${(error as Error).message}`, utterance.id);
     } finally {
+      if (tagsDropped) this.error('queue_full', `${tagsDropped} expression tag(s) were not applied: more than ${MAX_TIMED_ACTIONS} timed actions would be waiting`, utterance.id);
       utterance.sealed = true;
+      utterance.waitingChars = 0;
       if (utterance.receivedSamples === 0 && !utterance.started) {
         const index = this.queue.items.indexOf(utterance);
         if (index >= 0) this.queue.items.splice(index, 1);
@@ -240,7 +341,8 @@ export class RealtimeSession {
       dropped_utterances: dropped.map((u) => u.id),
       dropped_seconds: round3(droppedSeconds),
     });
-    this.stageTimers = this.stageTimers.filter((s) => s.action.kind !== 'cue');
+    // Every timed action goes with the audio it was timed against, camera cuts included.
+    this.clearTimedActions();
     this.lastEnd = now;
     this.setState(this.restingState());
   }
@@ -263,6 +365,10 @@ export class RealtimeSession {
       this.apply(action, this.now());
       return;
     }
+    if (this.waitingActions() >= MAX_TIMED_ACTIONS) {
+      this.error('queue_full', `more than ${MAX_TIMED_ACTIONS} timed actions (at_seconds) would be waiting; send them closer to their time`, action.eventId);
+      return;
+    }
     const target = this.queue.target();
     if (target) {
       target.actions.push(action);
@@ -273,20 +379,39 @@ export class RealtimeSession {
     this.wake();
   }
 
-  private pendingForNext: TimedAction[] = [];
-
-  /** Gives an utterance's timed actions their session time, tells the player at once, applies them on time. */
+  /**
+   * Gives a started utterance's timed actions their session time. Each goes to the player and takes
+   * effect when it falls due (like audio, which also leaves when due), so a thousand of them never
+   * leave in one burst.
+   */
   private scheduleActions(utterance: Utterance): void {
-    for (const action of utterance.actions.splice(0)) {
-      const at = Math.max(utterance.startedAt! + action.atSeconds, this.now());
-      if (action.kind === 'cue') {
-        this.player.json({ type: 'expression', t: at, name: action.payload.name, intensity: action.payload.intensity ?? 0.8 });
-        this.stageTimers.push({ at, action });
-      } else {
-        this.stageTimers.push({ at, action });
-        this.sendStageToPlayer(action, at);
-      }
-    }
+    const now = this.now();
+    for (const action of utterance.actions) this.timed.add(Math.max(utterance.startedAt! + action.atSeconds, now), action);
+    utterance.actions.length = 0;
+    this.armActionTimer();
+  }
+
+  /** Arms the session's one timer for its earliest timed action when the hub's clock will not tick it. */
+  private armActionTimer(): void {
+    if (this.closed || this.queue.items.length) return;
+    const next = this.timed.next;
+    if (next === Infinity || (this.actionTimer && this.actionTimerAt === next)) return;
+    if (this.actionTimer) clearTimeout(this.actionTimer);
+    this.actionTimerAt = next;
+    this.actionTimer = setTimeout(() => {
+      this.actionTimer = undefined;
+      this.actionTimerAt = Infinity;
+      this.wake();
+    }, Math.max(0, (next - this.now()) * 1000));
+    this.actionTimer.unref?.();
+  }
+
+  private clearTimedActions(): void {
+    this.timed.clear();
+    this.pendingForNext = [];
+    if (this.actionTimer) clearTimeout(this.actionTimer);
+    this.actionTimer = undefined;
+    this.actionTimerAt = Infinity;
   }
 
   private sendStageToPlayer(action: TimedAction, at: number): void {
@@ -297,9 +422,9 @@ export class RealtimeSession {
     }
   }
 
-  private apply(action: TimedAction, at: number, alreadySent = false): void {
+  private apply(action: TimedAction, at: number): void {
     if (action.kind === 'cue') {
-      if (!alreadySent) this.player.json({ type: 'expression', t: at, name: action.payload.name, intensity: action.payload.intensity ?? 0.8 });
+      this.player.json({ type: 'expression', t: at, name: action.payload.name, intensity: action.payload.intensity ?? 0.8 });
       return;
     }
     if (action.kind === 'camera') {
@@ -309,7 +434,7 @@ export class RealtimeSession {
     } else {
       this.stage = { ...this.stage, backdrop: action.payload.backdrop as string | null };
     }
-    if (!alreadySent) this.sendStageToPlayer(action, at);
+    this.sendStageToPlayer(action, at);
     this.event('stage.updated', { source_event_id: action.eventId, stage: this.stageView() });
   }
 
@@ -322,7 +447,7 @@ export class RealtimeSession {
 
   /** Releases every frame that is due, emitting events as audio leaves. Called by the hub's timer. */
   tick(now = this.now()): void {
-    if (this.stageTimers.length) this.runStageTimers(now);
+    if (this.timed.size) this.runTimedActions(now);
     for (;;) {
       const u = this.queue.head;
       if (!u) break;
@@ -343,14 +468,12 @@ export class RealtimeSession {
         this.finish(u);
         continue;
       }
-      if (u.pendingSamples === 0 && !u.sealed) {
-        if (!u.starving && now > u.cursor + STARVATION_GRACE) {
-          u.starving = true;
-          this.event('warning', { warning: { type: 'audio_starvation', message: 'audio arrives slower than it plays; the avatar paused mid-utterance', source_event_id: u.id } });
-        }
-      }
+      if (u.pendingSamples === 0 && !u.sealed && now > u.cursor + STARVATION_GRACE) this.starved(u);
       break;
     }
+    // Actions due now (those of an utterance that just began included) take effect in this tick.
+    if (this.timed.size) this.runTimedActions(now);
+    if (!this.queue.items.length && this.timed.size) this.armActionTimer();
   }
 
   private begin(u: Utterance, now: number): void {
@@ -358,7 +481,11 @@ export class RealtimeSession {
     const start = now - this.lastEnd < 0.03 ? Math.min(now, this.lastEnd) : now;
     u.startedAt = start;
     u.cursor = start;
-    if (this.pendingForNext.length) u.actions.push(...this.pendingForNext.splice(0));
+    // Concatenated, not spread into push(): a spread of many thousands overflows the call stack.
+    if (this.pendingForNext.length) {
+      for (const action of this.pendingForNext) u.actions.push(action);
+      this.pendingForNext = [];
+    }
     this.setState('talking');
     this.event('agent.speak_started', { source_event_id: u.id, at: round3(start) });
     this.scheduleActions(u);
@@ -367,15 +494,23 @@ export class RealtimeSession {
   private release(u: Utterance, now: number): void {
     const maxSamples = Math.round(this.sampleRate * FRAME_MAX_SECONDS);
     while (u.pendingSamples > 0 && u.cursor <= now + 1e-4) {
-      if (u.starving || u.cursor < now - STARVATION_GRACE) {
+      if (u.starving) {
         // Audio came back after running dry: continue from now rather than play in the past.
         u.starving = false;
         u.cursor = Math.max(u.cursor, now);
+      } else if (now - u.cursor > LATE_WARNING_SECONDS && !u.lateWarned) {
+        // The clock ticked late (the node is overloaded): everything due leaves at once and the
+        // player's schedule absorbs it; the caller hears about it once per utterance.
+        u.lateWarned = true;
+        realtimeMetrics.lateUtterances++;
+        this.event('warning', { warning: { type: 'playback_late', message: `the server could not keep time: audio left ${Math.round((now - u.cursor) * 1000)} ms late (the node is overloaded); it caught up at once`, late_ms: Math.round((now - u.cursor) * 1000), source_event_id: u.id } });
       }
       const frame = u.takeFrame(maxSamples);
       if (!frame) break;
       const track = this.queue.ensureTrack(frame.piece, u.sampleRate);
+      if (frame.offset === 0 && frame.piece.text) this.player.json({ type: 'caption', t: u.cursor, utterance: u.id, text: frame.piece.text });
       this.player.frame(u.id, u.cursor, frame.piece.pcm, frame.offset, frame.length, u.sampleRate, track);
+      this.onAudioOut?.(u.id, frame.piece.pcm.subarray(frame.offset, frame.offset + frame.length), u.sampleRate, u.cursor);
       if (frame.piece.arrivedAt !== undefined) {
         const dueAt = this.origin + u.cursor * 1000;
         realtimeMetrics.relayDelay.observe(performance.now() - Math.max(frame.piece.arrivedAt, dueAt));
@@ -397,17 +532,41 @@ export class RealtimeSession {
     this.setState(this.restingState());
   }
 
-  private runStageTimers(now: number): void {
-    const due = this.stageTimers.filter((s) => s.at <= now + 1e-4);
-    if (!due.length) return;
-    this.stageTimers = this.stageTimers.filter((s) => s.at > now + 1e-4);
-    for (const { at, action } of due) this.apply(action, at, true);
+  private runTimedActions(now: number): void {
+    for (let due = this.timed.takeDue(now + 1e-4); due; due = this.timed.takeDue(now + 1e-4)) this.apply(due.action, due.at);
   }
 
-  /** The session ended: stop everything. */
+  /**
+   * The session ended: stop everything, every timer included. As after agent.interrupt, the caller
+   * first hears that the playing utterance was cut (speak_interrupted) and queued audio dropped
+   * (audio_buffer_cleared, when there was any), before the socket closes with 4001.
+   */
   close(): void {
+    const now = this.now();
+    const current = this.queue.head?.started ? this.queue.head : undefined;
+    const queued = [...this.queue.items];
+    const droppedSeconds = queued.reduce((sum, u) => sum + u.pendingSamples / u.sampleRate, 0);
+    if (current) {
+      const played = Math.min(current.releasedSamples / current.sampleRate, Math.max(0, now - current.startedAt!));
+      this.event('agent.speak_interrupted', {
+        source_event_id: current.id,
+        played_seconds: round3(played),
+        received_seconds: round3(current.receivedSamples / current.sampleRate),
+        reason: 'session_ended',
+      });
+    }
+    if (droppedSeconds > 0) {
+      this.event('agent.audio_buffer_cleared', { dropped_utterances: queued.map((u) => u.id), dropped_seconds: round3(droppedSeconds), reason: 'session_ended' });
+    }
+    this.closed = true;
+    this.reset();
+  }
+
+  /** Drops everything queued and every timer (after a fault; close() when the session ends). */
+  reset(): void {
     for (const u of this.queue.clear()) u.abort?.abort();
-    this.stageTimers = [];
+    this.carry = undefined;
+    this.clearTimedActions();
   }
 }
 

@@ -34,7 +34,12 @@ export class Utterance {
   receivedSamples = 0;
   releasedSamples = 0;
   starving = false;
+  /** A playback_late warning was sent for it (once per utterance). */
+  lateWarned = false;
+  /** Timed actions waiting for this utterance to start (then they move to the session's heap). */
   readonly actions: TimedAction[] = [];
+  /** Characters of text waiting: agent.speak texts not yet played, or agent.speak_text not yet voiced. */
+  waitingChars = 0;
   /** Aborts a speech synthesis feeding this utterance (agent.speak_text). */
   abort?: AbortController;
 
@@ -44,6 +49,12 @@ export class Utterance {
     if (piece.pcm.length === 0 && !piece.text) return;
     this.pieces.push(piece);
     this.receivedSamples += piece.pcm.length;
+    if (piece.text) this.waitingChars += piece.text.length;
+  }
+
+  /** Pieces not yet played through (the one playing included). */
+  get waitingPieces(): number {
+    return this.pieces.length - this.pieceIndex;
   }
 
   get pendingSamples(): number {
@@ -71,6 +82,7 @@ export class Utterance {
         this.releasedSamples += length;
         return frame;
       }
+      if (piece.text) this.waitingChars -= piece.text.length;
       this.pieceIndex++;
       this.pieceOffset = 0;
       // Played pieces are dropped so a long utterance does not hold its whole audio.
@@ -97,6 +109,21 @@ export class UtteranceQueue {
     let seconds = 0;
     for (const u of this.items) seconds += u.pendingSamples / u.sampleRate;
     return seconds;
+  }
+
+  /** What waits, over all utterances (at most MAX_QUEUED_UTTERANCES of them, so this stays cheap). */
+  waiting(): { seconds: number; pieces: number; chars: number; actions: number } {
+    let seconds = 0;
+    let pieces = 0;
+    let chars = 0;
+    let actions = 0;
+    for (const u of this.items) {
+      seconds += u.pendingSamples / u.sampleRate;
+      pieces += u.waitingPieces;
+      chars += u.waitingChars;
+      actions += u.actions.length;
+    }
+    return { seconds, pieces, chars, actions };
   }
 
   push(utterance: Utterance): void {

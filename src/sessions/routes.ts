@@ -10,7 +10,15 @@ import { HttpCommand } from '../realtime/protocol.js';
 import type { SessionService, SessionRow } from './service.js';
 import { SessionCreateRequest, SessionIdParams, SessionListQuery, SessionRecord, SessionResponse } from './schemas.js';
 
-export function sessionRoutes(server: FastifyInstance, sessions: SessionService, realtime: RealtimeService, config: Config): void {
+/** What the commands route hands to a live conversation (conversation mode). */
+export interface ConversationCommands {
+  /** `visitor.message`: a visitor turn, as if typed in the player. */
+  message(row: SessionRow, text: string): void;
+  /** Any other command sent to a conversation-mode session, after the real-time path carried it out. */
+  commanded(row: SessionRow, command: { type: string; text?: string }): void;
+}
+
+export function sessionRoutes(server: FastifyInstance, sessions: SessionService, realtime: RealtimeService, config: Config, conversations?: ConversationCommands): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Sessions'];
   const playerUrl = (row: SessionRow) => `${config.publicUrl}/p/${row.player_key}`;
@@ -63,14 +71,21 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
 
   app.post('/v1/sessions/:session_id/commands', {
     schema: {
-      tags, summary: 'Direct a session with one render-protocol command (both modes); 202', params: SessionIdParams, body: HttpCommand,
+      tags, summary: 'Direct a session with one render-protocol command (both modes), or visitor.message (conversation mode); 202', params: SessionIdParams, body: HttpCommand,
       response: { 202: z.object({ event_id: z.string() }) },
     },
   }, async (request, reply) => {
     const row = await sessions.get(request.principal.accountId, request.params.session_id);
     if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
     const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
-    realtime.command(row, request.body, eventId);
+    const command = request.body;
+    if (command.type === 'visitor.message') {
+      if (row.mode !== 'conversation') throw new ApiError(422, 'wrong_mode', 'visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor');
+      conversations?.message(row, command.text);
+      return reply.code(202).send({ event_id: eventId });
+    }
+    realtime.command(row, command, eventId);
+    if (row.mode === 'conversation') conversations?.commanded(row, command);
     return reply.code(202).send({ event_id: eventId });
   });
 }

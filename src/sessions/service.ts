@@ -18,12 +18,25 @@ import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
 /** Serialises session starts deployment-wide so limits are counted without races. */
 const START_LOCK = 7_143_001;
 
-export type SessionRow = Omit<SessionsTable, 'look' | 'created_at'> & { look: SessionLook; created_at: Date };
+export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor'> & {
+  look: SessionLook;
+  created_at: Date;
+  visitor_id: string | null;
+  visitor: Record<string, string>;
+};
 export interface SessionLook {
   backdrop: string | null;
   cameras: Array<'far' | 'mid' | 'close'>;
   camera: 'far' | 'mid' | 'close' | 'auto';
   face_light: number;
+}
+
+/** Who a session talks to, when the start knows (the public embed start). */
+export interface SessionVisitor {
+  /** A stable anonymous id per browser and site, or the site's own. */
+  id: string | null;
+  /** Verified visitor values (`{{visitor.<name>}}`). */
+  values: Record<string, string>;
 }
 
 export interface SessionHooks {
@@ -53,7 +66,7 @@ export class SessionService {
    * voice_face_mismatch, invalid_look, insufficient_balance / free_minutes_exhausted,
    * agent_building, then under a lock: free_concurrency, concurrency_limit, no_capacity.
    */
-  async start(accountId: number, input: z.output<typeof SessionCreateRequest>): Promise<{ row: SessionRow; token: string }> {
+  async start(accountId: number, input: z.output<typeof SessionCreateRequest>, visitor?: SessionVisitor): Promise<{ row: SessionRow; token: string }> {
     const agent = await this.agents.get(accountId, input.agent_id);
     if (agent.status !== 'active') throw new ApiError(409, 'agent_inactive', `Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
     const account = await this.accounts.require(accountId);
@@ -117,6 +130,8 @@ export class SessionService {
           token_hash: sha256Hex(token),
           max_session_seconds: account.plan === 'free' ? this.config.freeSessionSeconds : null,
           created_at: new Date(),
+          visitor_id: visitor?.id ?? null,
+          visitor: JSON.stringify(visitor?.values ?? {}),
         })
         .returningAll()
         .executeTakeFirstOrThrow();

@@ -80,7 +80,6 @@ forEachEngine('authentication and permissions', (engine) => {
       { method: 'GET', path: () => '/v1/agent/has-agents', needs: 'read', okStatus: 200 },
       { method: 'GET', path: () => `/v1/agent/${agentId}`, needs: 'read', okStatus: 200 },
       { method: 'GET', path: () => `/v1/agent/${agentId}/embed`, needs: 'read', okStatus: 200 },
-      { method: 'GET', path: () => `/v1/agent/${agentId}/visitor-values/secret`, needs: 'read', okStatus: 200 },
       { method: 'GET', path: () => '/v1/avatars', needs: 'read', okStatus: 200 },
       { method: 'GET', path: () => '/v1/backdrops', needs: 'read', okStatus: 200 },
       { method: 'POST', path: () => '/v1/agent/create', needs: 'setup', body: { name: 'x' } },
@@ -112,6 +111,19 @@ forEachEngine('authentication and permissions', (engine) => {
         }
       });
     }
+
+    it('the visitor signing secret is setup\'s to see: it needs read and setup (contract.md, Permissions)', async () => {
+      const path = `/v1/agent/${agentId}/visitor-values/secret`;
+      const readOnly = await t.request('GET', path, { key: await keyWith(['read']) });
+      assertCodedError(readOnly, 403, 'missing_permission');
+      assert.match(readOnly.body.detail.message, /setup/);
+      assert.doesNotMatch(JSON.stringify(readOnly.body), /vsec_/);
+      assertCodedError(await t.request('GET', path, { key: await keyWith(['setup']) }), 403, 'missing_permission');
+      assertCodedError(await t.request('GET', path, { key: await keyWith(['read', 'sessions', 'delete']) }), 403, 'missing_permission');
+      const both = await t.request('GET', path, { key: await keyWith(['read', 'setup']) });
+      assert.equal(both.status, 200, JSON.stringify(both.body));
+      assert.match(both.body.secret, /^vsec_/);
+    });
 
     it('the read permission does not cover writes, and setup does not cover reads', async () => {
       const readOnly = await keyWith(['read']);

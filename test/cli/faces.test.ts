@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bannerKeys, cleanup, freePort, freshPostgres, runCli, singleJson, startServer, tempDataDir, type ServerProcess } from './support/process.js';
+import { bannerKeys, cleanup, freePort, freshPostgres, runCli, singleJson, startServer, migratedDataDir, tempDataDir, type ServerProcess } from './support/process.js';
 import { faceGlb, REQUIRED_MORPHS } from '../catalog/support/face-glb.js';
 
 after(cleanup);
@@ -121,7 +121,7 @@ for (const engine of engines) {
   describe(`presence faces add [${engine.name}]`, { skip: engine.skip }, () => {
     test('while the server runs: the server lists and uses the face at once', async () => {
       const files = await faceFiles();
-      const env: Env = { ...(await engine.env()), DATA_DIR: tempDataDir('faces-live'), PORT: String(await freePort()) };
+      const env: Env = { ...(await engine.env()), DATA_DIR: await migratedDataDir('faces-live'), PORT: String(await freePort()) };
       const server = await startServer(env);
       try {
         const [adminKey] = bannerKeys(server);
@@ -144,7 +144,7 @@ for (const engine of engines) {
 
     test('with no server: the CLI stores the face itself; a server started later has it', async () => {
       const files = await faceFiles();
-      const env: Env = { ...(await engine.env()), DATA_DIR: tempDataDir('faces-offline'), PORT: String(await freePort()) };
+      const env: Env = { ...(await engine.env()), DATA_DIR: await migratedDataDir('faces-offline'), PORT: String(await freePort()) };
       // The first start makes account 1 and its key; stop it so the CLI works alone.
       const first = await startServer(env);
       const [adminKey] = bannerKeys(first);

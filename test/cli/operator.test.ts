@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanup, freePort, freshPostgres, runCli, singleJson, startServer, tempDataDir, type ServerProcess } from './support/process.js';
+import { cleanup, freePort, freshPostgres, runCli, singleJson, startServer, migratedDataDir, tempDataDir, type ServerProcess } from './support/process.js';
 
 after(cleanup);
 
@@ -92,7 +92,7 @@ async function operatorErrors(env: Env, accountId: number): Promise<void> {
 for (const engine of engines) {
   describe(`operator CLI [${engine.name}]`, { skip: engine.skip }, () => {
     test('while the server runs: the server sees every change at once', async () => {
-      const env: Env = { ...(await engine.env()), DATA_DIR: tempDataDir('op-live'), PORT: String(await freePort()) };
+      const env: Env = { ...(await engine.env()), DATA_DIR: await migratedDataDir('op-live'), PORT: String(await freePort()) };
       const server = await startServer(env);
       try {
         const { accountId, key } = await operatorCommands(env);
@@ -119,7 +119,7 @@ for (const engine of engines) {
     });
 
     test('with no server: the CLI opens the database itself; a server started later sees it', async () => {
-      const env: Env = { ...(await engine.env()), DATA_DIR: tempDataDir('op-offline'), PORT: String(await freePort()) };
+      const env: Env = { ...(await engine.env()), DATA_DIR: await migratedDataDir('op-offline'), PORT: String(await freePort()) };
       const { accountId, key } = await operatorCommands(env);
       await operatorErrors(env, accountId);
       assert.ok(!fs.existsSync(path.join(env.DATA_DIR, 'presence.lock')), 'the CLI released DATA_DIR');
@@ -139,8 +139,9 @@ for (const engine of engines) {
 
 describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => {
   test('a second serve on a DATA_DIR in use refuses with a clear message', async () => {
-    const server = await startServer({ DATA_DIR: tempDataDir('lock') });
+    const server = await startServer({ DATA_DIR: await migratedDataDir('lock') });
     try {
+      await server.waitForReady();
       const second = await runCli(['serve'], { DATA_DIR: server.dataDir, PORT: String(await freePort()) }, 60_000);
       assert.notEqual(second.code, 0);
       assert.match(second.stderr, new RegExp(`DATA_DIR is in use by process ${server.child.pid}`));
@@ -155,7 +156,7 @@ describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => 
   });
 
   test('the admin endpoint refuses a missing or wrong token and answers the right one', async () => {
-    const server = await startServer({ DATA_DIR: tempDataDir('admin') });
+    const server = await startServer({ DATA_DIR: await migratedDataDir('admin') });
     try {
       const admin = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'admin.json'), 'utf8'));
       assert.equal(admin.pid, server.child.pid);
@@ -179,7 +180,7 @@ describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => 
   });
 
   test('a stale admin.json from a killed server is ignored', async () => {
-    const server = await startServer({ DATA_DIR: tempDataDir('stale') });
+    const server = await startServer({ DATA_DIR: await migratedDataDir('stale') });
     server.child.kill('SIGKILL');
     await server.exited;
     assert.ok(fs.existsSync(path.join(server.dataDir, 'admin.json')), 'a killed server leaves admin.json behind');

@@ -5,36 +5,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { forEachEngine } from '../support/app.js';
-import { createDatabase } from '../support/postgres.js';
+import { forEachEngine, openTestDatabase } from '../support/app.js';
 import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
 import { Jobs } from '../../src/core/jobs.js';
+import { until } from '../support/until.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(20);
-  }
-}
 
 forEachEngine('jobs', (engine) => {
   let database: OpenedDatabase;
   let jobs: Jobs;
   let drop: (() => Promise<void>) | undefined;
   before(async () => {
-    if (engine === 'postgres') {
-      const created = await createDatabase(process.env.TEST_DATABASE_URL!);
-      drop = created.drop;
-      database = await openDatabase({ databaseUrl: created.url });
-    } else {
-      database = await openDatabase({ dataDir: 'memory://' });
-    }
+    ({ database, drop } = await openTestDatabase(engine));
     jobs = await Jobs.start(database, quiet);
   });
   after(async () => {
@@ -123,6 +108,38 @@ test('embedded engine: jobs outlive kill -9, and the one the process died in is 
     assert.deepEqual([...seen].sort(), ['queued', 'running']);
     await jobs.stop();
     await database.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('embedded engine: a process whose queue stopped while a poll waited for the database exits on its own', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-jobs-'));
+  try {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/jobs-stop-child.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    // Before the fix, pg-boss's worker waited for that poll for ever and the process never exited.
+    const code = await new Promise<number | null>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const giveUp = (ms: number) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve(null);
+        }, ms);
+      };
+      giveUp(180_000); // starting a database on a loaded machine can be slow; the check is after `closed`
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('closed')) giveUp(20_000);
+      });
+      child.on('exit', (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    });
+    assert.match(output, /closed/);
+    assert.equal(code, 0, 'the process did not exit within 20 s of closing its database');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

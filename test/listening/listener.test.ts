@@ -144,6 +144,25 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.ok(heard.bargeIns[0] > 1000 + 4000, 'interrupted before the visitor spoke');
   });
 
+  test('a visitor who starts within the agent\'s first second, quieter than the agent, still interrupts it and is heard', async () => {
+    // The echo guard knows nothing of the echo path yet (it needs over a second of the agent's
+    // voice) and assumes an echo at -6 dB; the visitor's voice is quieter than the agent's playback.
+    // As the microphone stays uncorrelated with what the agent plays, that assumption must decay.
+    const { listener, heard, play } = listen();
+    listener.setAgentTalking(true);
+    const visitor = clips[2];
+    const quiet = echoOf(visitor.pcm, 0.35, 0, visitor.pcm.length);
+    const lead = 200;
+    const voiceStart = 1000 + lead + speechSpan(visitor.pcm).startMs;
+    await play(concat(silence(lead), quiet, silence(1500)), concat(clips[0].pcm, clips[3].pcm));
+    listener.close();
+    assert.equal(heard.bargeIns.length, 1, 'the visitor was taken for the agent\'s echo');
+    const after = heard.bargeIns[0] - voiceStart;
+    assert.ok(after >= 300 && after < 2500, `barge-in ${after} ms after the visitor started`);
+    assert.equal(heard.turns.length, 1);
+    assert.ok(wordErrorRate(visitor.text, heard.turns[0].text) < 0.8, heard.turns[0].text);
+  });
+
   test('a visitor who never stops talking: the turn ends at the cap and the rest is the next turn', async () => {
     const { listener, heard, play } = listen({ maxTurnSeconds: 3 });
     await play(concat(silence(300), clips[0].pcm, silence(1500)));

@@ -1,4 +1,4 @@
-/** /healthz (the process answers) and /readyz (the database answers; names the engine), on both engines. */
+/** /healthz (the process answers) and /readyz (the database answers and speech can voice text; names the engine), on both engines. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
@@ -18,11 +18,17 @@ forEachEngine('health and readiness', (engine) => {
     assert.deepEqual(response.body, { status: 'ok' });
   });
 
-  test('GET /readyz answers 200 and names the database engine', async () => {
-    const response = await t.request('GET', '/readyz', { key: null });
+  test('GET /readyz answers 503 speech_starting until the speech layer can voice text, then 200 naming the database engine', async () => {
+    let response = await t.request('GET', '/readyz', { key: null });
+    if (response.status === 503) assert.deepEqual(response.body, { status: 'speech_starting', database: engine });
+    const deadline = Date.now() + 60_000;
+    while (response.status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      response = await t.request('GET', '/readyz', { key: null });
+    }
     assert.equal(response.status, 200);
-    assert.equal(response.body.status, 'ready');
-    assert.equal(response.body.database, engine);
+    assert.deepEqual(response.body, { status: 'ready', database: engine, speech: 'ready' });
+    assert.equal(t.context.speech.isReady(), true);
   });
 
   test('health routes are not in the public API description', async () => {

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bannerKeys, cleanup, runCli, singleJson, startServer, tempDataDir, type ServerProcess } from '../cli/support/process.js';
+import { bannerKeys, cleanup, runCli, singleJson, startServer, migratedDataDir, tempDataDir, type ServerProcess } from '../cli/support/process.js';
 
 after(cleanup);
 
@@ -16,7 +16,7 @@ describe('structured logs [embedded database]', () => {
 
   before(async () => {
     // debug level: the most a log could say about a request.
-    server = await startServer({ DATA_DIR: tempDataDir('logs'), LOG_LEVEL: 'debug' });
+    server = await startServer({ DATA_DIR: await migratedDataDir('logs'), LOG_LEVEL: 'debug' });
     [key] = bannerKeys(server);
     assert.ok(key, 'first start printed a key');
   });

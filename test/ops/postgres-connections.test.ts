@@ -17,7 +17,7 @@ describe('PostgreSQL connections ended by the server', { skip: process.env.TEST_
     try {
       // Several pooled connections, then idle.
       await Promise.all(Array.from({ length: 6 }, () => server.request('GET', '/v1/agent/list', { key })));
-      assert.equal((await server.request('GET', '/readyz')).status, 200);
+      await server.waitForReady();
 
       const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
       await admin.connect();

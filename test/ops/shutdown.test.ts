@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { bannerKeys, cleanup, startServer, tempDataDir, type ServerProcess } from '../cli/support/process.js';
+import { bannerKeys, cleanup, startServer, migratedDataDir, tempDataDir, type ServerProcess } from '../cli/support/process.js';
 
 after(cleanup);
 
@@ -44,7 +44,7 @@ function alive(server: ServerProcess): boolean {
 
 describe('graceful shutdown [embedded database]', () => {
   test('SIGTERM lets the in-flight request finish, then exits 0 and releases DATA_DIR', async () => {
-    const server = await startServer({ DATA_DIR: tempDataDir('shutdown') });
+    const server = await startServer({ DATA_DIR: await migratedDataDir('shutdown') });
     const [key] = bannerKeys(server);
     const lockFile = path.join(server.dataDir, 'presence.lock');
     assert.ok(fs.existsSync(lockFile));
@@ -112,7 +112,7 @@ describe('graceful shutdown [embedded database]', () => {
   });
 
   test('SIGINT with nothing in flight exits 0 at once', async () => {
-    const server = await startServer({ DATA_DIR: tempDataDir('sigint') });
+    const server = await startServer({ DATA_DIR: await migratedDataDir('sigint') });
     const started = Date.now();
     server.child.kill('SIGINT');
     const exit = await server.exited;

@@ -1,3 +1,4 @@
+// @timed: measures real time; the runner gives it the machine to itself.
 /**
  * The player page in a real browser (Debian's Chromium, software GL) against a fake player
  * channel: loads and goes live, lips follow speech in sync with the audio, interrupt closes the

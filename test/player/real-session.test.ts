@@ -1,3 +1,4 @@
+// @timed: measures real time; the runner gives it the machine to itself.
 /**
  * The whole product path in a real browser: a real server, a real render session driven over its
  * WebSocket, and the player page in Debian's Chromium (software GL). The page goes live, lips move

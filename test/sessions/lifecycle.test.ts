@@ -22,7 +22,9 @@ forEachEngine('session lifecycle', (engine) => {
     t = await startTestApp(engine, {
       FREE_SESSION_SECONDS: String(FREE_SESSION_SECONDS),
       PLAYER_OPEN_SECONDS: String(PLAYER_OPEN_SECONDS),
-      FREE_MONTHLY_SECONDS: '1',
+      // A month's free seconds a little above one session's maximum: a session ends by max_duration
+      // first, and a second one runs out of the month's seconds.
+      FREE_MONTHLY_SECONDS: String(FREE_SESSION_SECONDS + 1),
     });
   });
   after(() => t.close());
@@ -151,17 +153,23 @@ forEachEngine('session lifecycle', (engine) => {
     it('402 free_minutes_exhausted: a free account that used FREE_MONTHLY_SECONDS this month cannot start', async () => {
       const free = await t.account('free');
       const agentId = await makeAgent(t, {}, free.key);
+      // The first session uses FREE_SESSION_SECONDS of the month's FREE_SESSION_SECONDS + 1 …
       const s = await started(t, { agent_id: agentId }, free.key);
       const player = await openPlayer(s.player_url);
-      await sleep(1300);
-      await stopSession(t, s.session_id, free.key);
+      assert.equal((await waitEnded(t, s.session_id, free.key)).end_reason, 'max_duration');
       player.close();
+      // … the second runs out of the rest while it runs …
+      const s2 = await started(t, { agent_id: agentId }, free.key);
+      const player2 = await openPlayer(s2.player_url);
+      assert.equal((await waitEnded(t, s2.session_id, free.key)).end_reason, 'free_minutes_exhausted');
+      player2.close();
+      // … and then no session starts this month.
       assertCoded(await startSession(t, { agent_id: agentId }, free.key), 402, 'free_minutes_exhausted');
       assertCoded(await startSession(t, { agent_id: agentId, mode: 'render' }, free.key), 402, 'free_minutes_exhausted');
       // Another free account on the same server still has its minutes.
       const fresh = await t.account('free');
-      const s2 = await started(t, { agent_id: await makeAgent(t, {}, fresh.key) }, fresh.key);
-      await stopSession(t, s2.session_id, fresh.key);
+      const other = await started(t, { agent_id: await makeAgent(t, {}, fresh.key) }, fresh.key);
+      await stopSession(t, other.session_id, fresh.key);
       // Paid accounts have no monthly minutes.
       const paid = await t.account('paid');
       const paidAgent = await makeAgent(t, {}, paid.key);

@@ -45,7 +45,7 @@ export interface TestApp {
   url: string;
   wsUrl: string;
   app: FastifyInstance;
-  context: AppContext;
+  context: AppContext & import("../../src/app.js").BillingContext;
   database: OpenedDatabase;
   /** A key with all four permissions on a paid account with balance 100.00. */
   key: string;
@@ -57,7 +57,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor'>> = {}): Promise<TestApp> {
+/** A fresh, migrated database of the engine (PostgreSQL: a throwaway database, dropped by `drop`). */
+export async function openTestDatabase(engine: Engine): Promise<{ database: OpenedDatabase; drop: () => Promise<void> }> {
+  if (engine === 'postgres') {
+    const created = await createDatabase(process.env.TEST_DATABASE_URL!);
+    return { database: await openDatabase({ databaseUrl: created.url }), drop: created.drop };
+  }
+  return { database: await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedTemplate() }), drop: async () => {} };
+}
+
+export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor' | 'visitorInputs'>> = {}): Promise<TestApp> {
   const pgdb = engine === 'postgres' ? await createDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://', loadDataDir: await migratedTemplate() });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));

@@ -14,6 +14,9 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
     provider: new StaticMigrationProvider(),
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',
+    // Migration numbers are reserved per feature and land in any order; a database that already has
+    // a later one still takes an earlier number when it arrives (each touches its own tables).
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -74,6 +74,9 @@ export interface SessionsTable {
   ended_at: Date | null;
   end_reason: string | null;
   duration_seconds: number | null;
+  /** The visitor this session talks to (public embed starts), and their verified values. */
+  visitor_id: Generated<string | null>;
+  visitor: ColumnType<Record<string, string>, string | undefined, string>;
 }
 
 export interface UsageRecordsTable {
@@ -117,6 +120,8 @@ export interface ConversationsTable {
   visitor_turns: Generated<number>;
   agent_turns: Generated<number>;
   categories: Generated<string[]>;
+  /** Rule ids of the data handoffs delivered for this conversation (each once). */
+  handoffs_delivered: Generated<string[]>;
   /** tsvector; written with to_tsvector() in SQL, never read as a value. */
   search: Generated<string>;
 }
@@ -206,9 +211,152 @@ export interface KnowledgeGapsTable {
   resolved_at: Timestamp | null;
 }
 
+export interface DeliveriesTable {
+  id: string;
+  account_id: number;
+  owner_kind: string;
+  owner_id: string;
+  dedupe_key: string | null;
+  conversation_id: string | null;
+  kind: 'event' | 'test';
+  url: string;
+  method: 'POST' | 'GET';
+  content_type: string | null;
+  headers: Json<Record<string, string>>;
+  payload: string;
+  secret: string;
+  user_agent: string;
+  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  round_start: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+  finished_at: Timestamp | null;
+}
+
+export interface DeliveryAttemptsTable {
+  id: Generated<string>;
+  delivery_id: string;
+  number: number;
+  at: Timestamp;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+}
+
+export interface HandoffRulesTable {
+  id: Generated<number>;
+  account_id: number;
+  agent_id: number;
+  name: string;
+  details: Json<unknown[]>;
+  destination: Json<Record<string, unknown>>;
+  enabled: boolean;
+  state: Generated<'active' | 'needs_attention' | 'paused'>;
+  secret: string;
+  consecutive_failures: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface HandoffFindingsTable {
+  conversation_id: string;
+  agent_id: number;
+  found: Json<Record<string, string>>;
+  engine: string;
+  created_at: Generated<Date>;
+}
+
 export interface SettingsTable {
   key: string;
   value: string;
+}
+
+export interface NotificationDestinationsTable {
+  id: Generated<number>;
+  account_id: number;
+  type: 'webhook' | 'telegram';
+  name: string;
+  enabled: Generated<boolean>;
+  state: Generated<'active' | 'needs_attention' | 'paused'>;
+  url: string | null;
+  headers: ColumnType<Record<string, string>, string | undefined, string>;
+  secret: string | null;
+  chat_id: string | null;
+  chat_title: string | null;
+  consecutive_failures: Generated<number>;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface NotificationRulesTable {
+  id: Generated<number>;
+  account_id: number;
+  agent_id: number;
+  name: string;
+  category: string;
+  conditions: ColumnType<Record<string, unknown>, string, string>;
+  destination_ids: Generated<number[]>;
+  enabled: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface NotificationsTable {
+  id: Generated<string>;
+  account_id: number;
+  agent_id: number;
+  agent_name: string;
+  conversation_id: string | null;
+  rule_id: number | null;
+  source: Generated<string>;
+  dedupe_key: string;
+  category: string;
+  title: string;
+  body: string;
+  created_at: Generated<Date>;
+  read_at: Timestamp | null;
+}
+
+export interface NotificationPrefsTable {
+  agent_id: number;
+  account_id: number;
+  categories: ColumnType<Record<string, boolean>, string | undefined, string>;
+  quiet_hours: ColumnType<{ start: string; end: string; timezone: string } | null, string | null | undefined, string | null>;
+  updated_at: Generated<Date>;
+}
+
+export interface NotificationTelegramLinksTable {
+  token_hash: string;
+  account_id: number;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  destination_id: number | null;
+  connected_at: Timestamp | null;
+}
+
+export interface NotificationSendsTable {
+  id: string;
+  account_id: number;
+  notification_id: string | null;
+  destination_id: number;
+  text: string;
+  payload: ColumnType<Record<string, unknown>, string | undefined, string>;
+  status: Generated<'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped'>;
+  attempts: ColumnType<SendAttempt[], string | undefined, string>;
+  next_attempt_at: Timestamp | null;
+  created_at: Generated<Date>;
+}
+
+export interface SendAttempt {
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
 }
 
 export interface Database {
@@ -226,4 +374,14 @@ export interface Database {
   knowledge_sections: KnowledgeSectionsTable;
   knowledge_answers: KnowledgeAnswersTable;
   knowledge_gaps: KnowledgeGapsTable;
+  notification_destinations: NotificationDestinationsTable;
+  notification_rules: NotificationRulesTable;
+  notifications: NotificationsTable;
+  notification_prefs: NotificationPrefsTable;
+  notification_telegram_links: NotificationTelegramLinksTable;
+  notification_sends: NotificationSendsTable;
+  deliveries: DeliveriesTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  handoff_rules: HandoffRulesTable;
+  handoff_findings: HandoffFindingsTable;
 }

@@ -1,18 +1,14 @@
 /**
  * Text to visemes: CMU pronouncing dictionary where the word is known, letter-to-sound rules where
- * it is not. The dictionary is large (3.5 MB), so it loads on first use, off the start-up path.
+ * it is not. The dictionary is large (4.7 MB), so it loads on first use, off the start-up path,
+ * through the speech layer's one loader.
  */
 import { PHONEME_VISEME, type Viseme } from './visemes.js';
-
-let dictionary: Record<string, string> | undefined;
-let loading: Promise<void> | undefined;
+import { loadPronunciations, pronunciationsIfLoaded } from '../../speech/pronunciations.js';
 
 /** Starts loading the dictionary in the background; until it is there, letter rules are used. */
-export function preloadDictionary(): Promise<void> {
-  loading ??= import('cmu-pronouncing-dictionary').then((m) => {
-    dictionary = m.dictionary;
-  });
-  return loading;
+export async function preloadDictionary(): Promise<void> {
+  await loadPronunciations();
 }
 
 // Ordered letter-to-sound rules: longest graphemes first.
@@ -45,7 +41,7 @@ function letterToSound(word: string): Viseme[] {
 export function wordVisemes(word: string): Viseme[] {
   const clean = word.toLowerCase().replace(/[^a-z']/g, '');
   if (!clean) return [];
-  const phones = dictionary?.[clean];
+  const phones = pronunciationsIfLoaded()?.[clean];
   if (phones) return phones.split(' ').map((p) => PHONEME_VISEME[p.replace(/\d/g, '')]).filter(Boolean);
   return letterToSound(clean.replace(/'/g, ''));
 }

@@ -2,6 +2,8 @@
 import assert from 'node:assert/strict';
 import type { TestApp } from '../../support/app.js';
 
+export { until } from '../../support/until.js';
+
 export async function agentWithWebsite(t: TestApp, websiteUrl: string | null, key?: string, name = 'Ava'): Promise<number> {
   const res = await t.request('POST', '/v1/agent/create', { key, body: { name, ...(websiteUrl ? { website_url: websiteUrl } : {}) } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -22,15 +24,6 @@ export async function awaitBuild(t: TestApp, agentId: number, timeoutMs = 60_000
   }
 }
 
-export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** One answer through the app's answering engine, collected. */
 export async function ask(t: TestApp, agentId: number, text: string, options: { history?: Array<{ role: 'visitor' | 'agent'; text: string }>; missingDetails?: Array<{ name: string; description: string }>; accountId?: number } = {}) {

@@ -5,6 +5,11 @@ import * as m0002 from './0002_sessions.js';
 import * as m0003 from './0003_custom_faces.js';
 import * as m0004 from './0004_conversations.js';
 import * as m0005 from './0005_knowledge.js';
+import * as m0006 from './0006_handoff_delivery.js';
+import * as m0007 from './0007_billing.js';
+import * as m0012 from './0012_notifications.js';
+import * as m0013 from './0013_session_visitor.js';
+import * as m0014 from './0014_reports.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -12,4 +17,9 @@ export const migrations: Record<string, Migration> = {
   '0003_custom_faces': m0003,
   '0004_conversations': m0004,
   '0005_knowledge': m0005,
+  '0006_handoff_delivery': m0006,
+  '0007_billing': m0007,
+  '0012_notifications': m0012,
+  '0013_session_visitor': m0013,
+  '0014_reports': m0014,
 };

@@ -1,0 +1,112 @@
+/**
+ * Issue 15, item 8, as the probe found it: every route of `/openapi.json` is sent hostile input
+ * (a NUL or an unpaired surrogate in each text field of its body and query, ids beyond the
+ * database's integer range, bad percent-encoding in its path and query), and each answer is a 4xx in the
+ * `{"detail": …}` shape, never a 500. Routes and fields come from the document, so a new route is
+ * probed without touching this file.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
+
+type Probe = { method: string; path: string; query?: string; body?: string; what: string };
+
+/** Each leaf of an example object, with its path, so one field at a time can be spoiled. */
+function leaves(value: unknown, at: Array<string | number> = []): Array<{ at: Array<string | number>; value: unknown }> {
+  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, [...at, i]));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => leaves(v, [...at, k]));
+  return [{ at, value }];
+}
+
+function setAt(value: any, at: Array<string | number>, leaf: unknown): any {
+  const copy = structuredClone(value);
+  let node = copy;
+  for (const key of at.slice(0, -1)) node = node[key];
+  node[at[at.length - 1]] = leaf;
+  return copy;
+}
+
+/** A raw request, so bytes and escapes reach the server exactly as written. */
+function raw(port: number, key: string, probe: Probe): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = probe.path + (probe.query ? `?${probe.query}` : '');
+    const body = probe.body === undefined ? '' : probe.body;
+    const head = `${probe.method} ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+      (probe.body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`) + '\r\n';
+    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(head + body));
+    let text = '';
+    socket.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
+      resolve({ status: Number(text.split(' ')[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    }).on('error', reject);
+  });
+}
+
+forEachEngine('every route probed with hostile input', (engine) => {
+  let t: TestApp;
+  let document: any;
+  let agentId: number;
+  before(async () => {
+    t = await startTestApp(engine);
+    document = await (await fetch(`${t.url}/openapi.json`)).json();
+    agentId = (await t.request('POST', '/v1/agent/create', { body: { name: 'Probe target', concurrency_limit: 50 } })).body.id;
+  });
+  after(() => t?.close());
+
+  test('no answer is a 500 or outside the {"detail": …} shape', async () => {
+    const probes: Probe[] = [];
+    for (const [template, operations] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        if (method === 'delete' || template.includes('webhook')) continue;
+        const params = (operation.parameters ?? []) as any[];
+        const fill = (id: unknown) => template.replace(/\{([^}]+)\}/g, (_m, name) => (name === 'agent_id' ? String(agentId) : String(id ?? params.find((p) => p.name === name)?.example ?? '1')));
+        const path = fill(undefined);
+        const query = params.filter((p) => p.in === 'query');
+        const baseQuery = new URLSearchParams(query.filter((p) => p.required).map((p) => [p.name, String(p.example)])).toString();
+        // Path: an id beyond int32, and bad percent-encoding.
+        if (template.includes('{')) {
+          probes.push({ method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '2147483648'), query: baseQuery, what: 'path id 2147483648' });
+          probes.push({ method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '%zz'), query: baseQuery, what: 'path %zz' });
+        }
+        // Query: each parameter spoiled.
+        for (const parameter of query) {
+          const spoiled = new URLSearchParams(baseQuery);
+          const bad = parameter.schema?.type === 'integer' || parameter.schema?.type === 'number' ? '2147483648' : 'a\u0000b';
+          spoiled.set(parameter.name, bad);
+          probes.push({ method: method.toUpperCase(), path, query: spoiled.toString(), what: `query ${parameter.name}=${JSON.stringify(bad)}` });
+          // Bad percent-encoding in the value (kept as written by the query parser, then validated).
+          probes.push({ method: method.toUpperCase(), path, query: `${baseQuery ? `${baseQuery}&` : ''}${parameter.name}=%zz%E0%A4`, what: `query ${parameter.name} with bad percent-encoding` });
+        }
+        // Body: each leaf of the example spoiled in turn.
+        const example = operation.requestBody?.content?.['application/json']?.example;
+        if (example === undefined) continue;
+        for (const leaf of leaves(example)) {
+          const last = String(leaf.at[leaf.at.length - 1] ?? '');
+          if (typeof leaf.value === 'string') {
+            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 'x\u0000y')), what: `body ${leaf.at.join('.')} with NUL` });
+            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 'SURROGATE')).replace('"SURROGATE"', '"x\\ud800"'), what: `body ${leaf.at.join('.')} with a lone surrogate` });
+          } else if (typeof leaf.value === 'number' && (last === 'id' || last.endsWith('_id'))) {
+            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 2147483648)), what: `body ${leaf.at.join('.')} = 2147483648` });
+          }
+        }
+        probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: '{"a":' + '['.repeat(200) + ']'.repeat(200) + '}', what: 'deeply nested body' });
+      }
+    }
+    assert.ok(probes.length > 200, `${probes.length} probes`);
+    const port = Number(new URL(t.url).port);
+    const failures: string[] = [];
+    for (const probe of probes) {
+      const answer = await raw(port, t.key, probe);
+      let shape = 'not JSON';
+      try {
+        const parsed = JSON.parse(answer.body);
+        shape = Object.keys(parsed).join(',');
+      } catch {
+        /* reported below */
+      }
+      if (answer.status >= 500 || (answer.status >= 400 && shape !== 'detail')) failures.push(`${probe.method} ${probe.path} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
+      if (answer.status < 300 && /NUL|surrogate/.test(probe.what)) failures.push(`${probe.method} ${probe.path} (${probe.what}): accepted with ${answer.status}`);
+    }
+    assert.deepEqual(failures, []);
+  });
+});
