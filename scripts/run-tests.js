@@ -98,11 +98,24 @@ function runFile(file) {
       process.stdout.write(Buffer.concat(output));
       const why = timedOut ? `timed out after ${FILE_TIMEOUT_MS / 1000} s, killed` : failed ? `failed (exit ${code})` : 'ok';
       console.log(`::: ${file}: ${why}, ${counts.pass} passed, ${counts.fail} failed, ${seconds.toFixed(1)} s\n`);
-      results.push({ file, seconds, failed, why });
+      results.push({ file, seconds, failed, why, detail: failed ? failureDetail(text) : '' });
       resolve();
     };
   });
 }
+
+/**
+ * What a failed file said about its failures, repeated at the end of the run: a CI log is often
+ * read from its tail, and the file's own output may be far above. The spec reporter's
+ * "failing tests" section when there is one (it names hook failures too), else the output's tail.
+ */
+function failureDetail(text) {
+  const at = text.lastIndexOf('\u2716 failing tests:');
+  const lines = (at >= 0 ? text.slice(at) : text).split('\n');
+  const kept = at >= 0 ? lines.slice(0, DETAIL_LINES) : lines.slice(-DETAIL_LINES);
+  return kept.join('\n');
+}
+const DETAIL_LINES = 60;
 
 async function runGroup(group, concurrency) {
   const queue = group.map((file) => [file]);
@@ -123,6 +136,8 @@ const failures = results.filter((r) => r.failed);
 if (failures.length) {
   console.log('failed files:');
   for (const r of failures) console.log(`  ${r.file}: ${r.why}`);
+  console.log('\nwhat the failed files said:');
+  for (const r of failures) console.log(`\n--- ${r.file}\n${r.detail}`);
 }
 if (totals.cancelled) totals.fail += totals.cancelled;
 console.log(`\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped; ${results.length} files in ${((Date.now() - started) / 60000).toFixed(1)} min`);
