@@ -312,13 +312,13 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   app.addHook('preClose', async () => {
     closing = true;
     sessions.stopTimers();
-    meter.stop();
     customFaces.stop();
     conversationLoop.stop();
     realtime.stop();
     builds.stop();
     notifications.stop();
     deliveries.stop();
+    await meter.stop();
   });
   app.addHook('onClose', async () => {
     await jobs.stop();

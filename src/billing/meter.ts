@@ -81,9 +81,11 @@ export class BillingMeter {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops the steps; waits for one in flight, so no charge runs after the database closes. */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     for (const live of this.live.values()) if (live.freeTimer) clearTimeout(live.freeTimer);
+    await this.stepping;
   }
 
   /** A session started: its meter opens (idempotent). */

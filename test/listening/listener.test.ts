@@ -21,10 +21,10 @@ interface Heard {
   errors: Error[];
 }
 
-function listen(options: ListenerOptions = {}) {
+function listen(options: ListenerOptions = {}, recognizer = new PocketsphinxRecognizer()) {
   const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
   let clock = 1000;
-  const listener = new VisitorListener(new PocketsphinxRecognizer(), {
+  const listener = new VisitorListener(recognizer, {
     speechStarted: () => heard.started++,
     bargeIn: () => heard.bargeIns.push(clock),
     turn: (turn) => heard.turns.push(turn),
@@ -169,6 +169,25 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     listener.close();
     assert.ok(heard.turns.length >= 2, `turns: ${heard.turns.length}`);
     assert.ok(heard.turns[0].speechSeconds <= 3, `first turn ${heard.turns[0].speechSeconds} s`);
+  });
+
+  test('with every live decoder busy, the turn waits for one and is recognised whole', async () => {
+    const recognizer = new PocketsphinxRecognizer(undefined, 1);
+    const busy = recognizer.stream({ language: 'en' })!; // another visitor's live turn holds the only decoder
+    const { listener, heard, play } = listen({}, recognizer);
+    let freedWith = -1;
+    const free = setTimeout(() => {
+      freedWith = heard.turns.length;
+      busy.abort();
+    }, 3000);
+    const clip = clips[1];
+    await play(concat(silence(500), clip.pcm, silence(1500)));
+    clearTimeout(free);
+    listener.close();
+    assert.equal(freedWith, 0, 'no turn was recognised while the decoder was busy');
+    assert.equal(heard.errors.length, 0, heard.errors.join('; '));
+    assert.equal(heard.turns.length, 1);
+    assert.ok(wordErrorRate(clip.text, heard.turns[0].text) < 0.7, `heard "${heard.turns[0].text}" for "${clip.text}"`);
   });
 
   test('after close nothing is reported and pushes are ignored', async () => {

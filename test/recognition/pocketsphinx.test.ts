@@ -52,3 +52,80 @@ describe('pocketsphinx', { skip: (pocketsphinxMissing() || !testdataInstalled())
     await assert.rejects(recognizer.transcribe(new Int16Array(1600), { language: 'en' }), (e: Error) => e instanceof RecognitionError && /could not start/.test(e.message));
   });
 });
+
+describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstalled()) && 'pocketsphinx or its test data is not installed' }, () => {
+  const inPieces = (pcm: Int16Array, samples = 1600) => Array.from({ length: Math.ceil(pcm.length / samples) }, (_, i) => pcm.subarray(i * samples, (i + 1) * samples));
+
+  test('hears a turn as it arrives and ends with what the whole-turn decoder hears, phrase by phrase as partials', async () => {
+    const recognizer = new PocketsphinxRecognizer(undefined, 2);
+    const clip = librivox()[0];
+    const stream = recognizer.stream({ language: 'en' })!;
+    assert.ok(stream, 'a free decoder slot gives a live stream');
+    const partials: string[] = [];
+    stream.onPartial = (text) => partials.push(text);
+    for (const piece of inPieces(clip.pcm)) {
+      stream.push(piece);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const live = await stream.finish();
+    const whole = await recognizer.transcribe(clip.pcm, { language: 'en' });
+    assert.equal(live.language, 'en');
+    const { errors, words } = wordErrors(clip.text, live.text);
+    assert.ok(errors / words < 0.5, `WER ${(errors / words).toFixed(2)}: ${live.text}`);
+    // Same decoder, same audio: the live text is the whole-turn text (its endpointer may split phrases).
+    assert.equal(live.text.replace(/\s+/g, ' '), whole.text.replace(/\s+/g, ' '));
+    // Every partial is a prefix of the final text and they grow.
+    for (const [i, partial] of partials.entries()) {
+      assert.ok(live.text.startsWith(partial), `partial ${partial}`);
+      if (i) assert.ok(partial.length > partials[i - 1].length);
+    }
+  });
+
+  test('a phrase followed by a pause arrives as a partial before the turn is finished', async () => {
+    const recognizer = new PocketsphinxRecognizer(undefined, 1);
+    const clip = librivox()[1];
+    const stream = recognizer.stream({ language: 'en' })!;
+    let partial: string | undefined;
+    stream.onPartial = (text) => (partial = text);
+    stream.push(clip.pcm);
+    stream.push(new Int16Array(16000)); // a second of silence: the decoder's endpointer closes the phrase
+    const deadline = Date.now() + 20_000;
+    while (partial === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(partial && partial.length > 0, 'no partial before finish');
+    const final = await stream.finish();
+    assert.equal(final.text, partial);
+  });
+
+  test('holds a decoder slot for the turn: none free gives no stream; finish and abort give it back', async () => {
+    const recognizer = new PocketsphinxRecognizer(undefined, 1);
+    const first = recognizer.stream({ language: 'en' })!;
+    assert.ok(first);
+    assert.equal(recognizer.stream({ language: 'en' }), undefined, 'the only slot is taken');
+    first.push(librivox()[0].pcm.subarray(0, 8000));
+    await first.finish();
+    const second = recognizer.stream({ language: 'en' });
+    assert.ok(second, 'finish gave the slot back');
+    second!.push(librivox()[0].pcm);
+    second!.abort();
+    await assert.rejects(second!.finish(), RecognitionError);
+    // The killed decoder's slot comes back once it has exited.
+    const deadline = Date.now() + 5000;
+    let third = recognizer.stream({ language: 'en' });
+    while (!third && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      third = recognizer.stream({ language: 'en' });
+    }
+    assert.ok(third, 'abort gave the slot back');
+    third!.abort();
+  });
+
+  test('a missing binary is a clear error from the live decoder too, and frees its slot', async () => {
+    const recognizer = new PocketsphinxRecognizer('no-such-pocketsphinx-binary', 1);
+    const stream = recognizer.stream({ language: 'en' })!;
+    stream.push(new Int16Array(1600));
+    await assert.rejects(stream.finish(), (e: Error) => e instanceof RecognitionError && /could not start/.test(e.message));
+    const again = recognizer.stream({ language: 'en' });
+    assert.ok(again, 'the slot is free again');
+    again!.abort();
+  });
+});

@@ -272,6 +272,7 @@ export class VisitorListener implements Listener {
     if (!this.recognizer.stream) return;
     try {
       const stream = this.recognizer.stream(this.recognitionOptions());
+      if (!stream) return; // busy: the turn is recognised whole (speculatively) instead
       stream.onPartial = (text) => {
         if (this.segment !== segment || !text.trim()) return;
         segment.partialText = text;

@@ -37,6 +37,23 @@ export class Gate {
     }
   }
 
+  /**
+   * Takes a slot only if one is free now, for work that holds it for a while (a live decoder
+   * listening to a visitor): answers its release, or undefined when every slot is taken.
+   */
+  tryEnter(): (() => void) | undefined {
+    if (this.running >= this.limit) return undefined;
+    this.running++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    };
+  }
+
   get queued(): number {
     return this.waiting.length;
   }

@@ -3,20 +3,25 @@
  * machine and CI have without any set-up. Its accuracy is poor (see bench/README.md), so it is the
  * zero-set-up fallback, never the recommended engine. English only.
  *
- * Each turn runs `pocketsphinx_continuous` as a child process on the turn's WAV (a temporary file:
- * Node's stdio pipes are sockets, which the decoder cannot open as /dev/stdin): the
- * decoder is off the event loop by construction, a crash takes nothing else down, and loading the
- * model costs ~0.2 s, small beside decoding (~0.5× real time). At most `concurrency` decoders run
- * at once per node (default: one per core); further turns wait in order.
+ * Each turn runs `pocketsphinx_continuous` as a child process: the decoder is off the event loop
+ * by construction, a crash takes nothing else down, and loading the model costs ~0.2 s.
+ *
+ * Live (`stream`): the decoder starts when the visitor starts speaking and hears the audio as it
+ * arrives, so at the end of the turn only the last fraction of a second is left to decode; its own
+ * endpointer prints each phrase as the visitor pauses, which the listener gets as partial text. The
+ * audio reaches it through `cat` and a real pipe: Node's stdio pipes are sockets, which the decoder
+ * cannot open as /dev/stdin. Whole (`transcribe`): the turn's WAV from a temporary file, for
+ * speculation and when every live decoder is busy. At most `concurrency` decoders run at once per
+ * node (default: one per core); a live one holds its slot for the turn, whole turns wait in order.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeWav } from '../audio.js';
 import { RecognitionError } from './errors.js';
 import { Gate } from './gate.js';
-import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type Recognizer, type Transcript } from './types.js';
+import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type RecognitionStream, type Recognizer, type Transcript } from './types.js';
 
 export const POCKETSPHINX_BINARY = 'pocketsphinx_continuous';
 /** A turn is at most 60 s of audio; at 0.5× real time that is 30 s of decoding. */
@@ -83,5 +88,90 @@ export class PocketsphinxRecognizer implements Recognizer {
     });
   }
 
+  stream(options: RecognitionOptions): RecognitionStream | undefined {
+    if (options.signal?.aborted) return undefined;
+    const release = this.gate.tryEnter();
+    if (!release) return undefined;
+    return new LivePocketsphinx(this.binary, release);
+  }
+
   async close(): Promise<void> {}
+}
+
+/** One live decoder for one visitor turn (see the file's header). */
+class LivePocketsphinx implements RecognitionStream {
+  onPartial?: (text: string) => void;
+  private readonly child: ChildProcess;
+  private readonly phrases: string[] = [];
+  private readonly done: Promise<Transcript>;
+  private pending = '';
+  private ended = false;
+
+  constructor(binary: string, private readonly release: () => void) {
+    // `exec` makes the decoder the shell's last child; `detached` puts cat and it in one process
+    // group, so abort and the timeout kill both.
+    const command = `cat | exec ${shellQuote(binary)} -infile /dev/stdin -logfn /dev/null`;
+    this.child = spawn('sh', ['-c', command], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const err: Buffer[] = [];
+    this.child.stderr!.on('data', (b: Buffer) => err.length < 64 && err.push(b));
+    this.child.stdout!.on('data', (b: Buffer) => this.heard(b.toString()));
+    // A visitor who stops sending without finish() (a dropped page) must not hold a decoder.
+    const timer = setTimeout(() => this.kill(), TIMEOUT_MS);
+    timer.unref();
+    this.child.stdin!.on('error', () => {}); // a decoder that died: reported by 'close' below
+    this.done = new Promise<Transcript>((resolve, reject) => {
+      this.child.on('error', (error) => reject(new RecognitionError(`pocketsphinx could not start: ${error.message}`)));
+      this.child.on('close', (code, killedBy) => {
+        clearTimeout(timer);
+        this.release();
+        if (this.pending.trim()) this.phrases.push(this.pending.trim());
+        if (code === 0) return resolve({ text: this.phrases.join(' '), language: 'en' });
+        const detail = Buffer.concat(err).toString().trim().split('\n').slice(-2).join(' ');
+        if (code === 127) return reject(new RecognitionError(`pocketsphinx could not start: ${detail || `${binary} not found`}`));
+        reject(new RecognitionError(`pocketsphinx failed (${killedBy ?? `exit ${code}`})${detail ? `: ${detail}` : ''}`));
+      });
+    });
+    this.done.catch(() => {});
+  }
+
+  push(pcm: Int16Array): void {
+    if (this.ended || !this.child.stdin!.writable) return;
+    this.child.stdin!.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+  }
+
+  finish(): Promise<Transcript> {
+    if (!this.ended) {
+      this.ended = true;
+      this.child.stdin!.end();
+    }
+    return this.done;
+  }
+
+  abort(): void {
+    this.ended = true;
+    this.kill();
+  }
+
+  /** The decoder prints one line per phrase its endpointer closes. */
+  private heard(chunk: string): void {
+    this.pending += chunk;
+    const lines = this.pending.split('\n');
+    this.pending = lines.pop()!;
+    const phrases = lines.map((l) => l.trim()).filter(Boolean);
+    if (!phrases.length) return;
+    this.phrases.push(...phrases);
+    this.onPartial?.(this.phrases.join(' '));
+  }
+
+  private kill(): void {
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL');
+    }
+  }
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

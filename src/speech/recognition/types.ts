@@ -39,7 +39,10 @@ export interface Recognizer {
   readonly name: string;
   /** A whole turn's audio at once. */
   transcribe(pcm: Int16Array, options: RecognitionOptions): Promise<Transcript>;
-  /** Streaming engines start recognising while the visitor still speaks. */
-  stream?(options: RecognitionOptions): RecognitionStream;
+  /**
+   * Streaming engines start recognising while the visitor still speaks. Undefined when the engine
+   * cannot take this turn live right now (every live decoder busy): the turn is then transcribed whole.
+   */
+  stream?(options: RecognitionOptions): RecognitionStream | undefined;
   close(): Promise<void>;
 }
