@@ -178,6 +178,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
         .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not begin'));
       conversationLoop.ensure(row);
     },
+    ending: (id) => meter.ending(id),
+    notEnded: (id) => meter.notEnded(id),
     ended: (row, reason) => {
       conversationLoop.close(row.id);
       realtime.end(row.id, reason);

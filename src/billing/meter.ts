@@ -46,6 +46,8 @@ interface Live {
   startedAt: number;
   /** Premium speech voiced since the last step, in ms. */
   pendingVoicedMs: number;
+  /** Ends of the session under way (sessions' `ending` hook): no running step counts it meanwhile. */
+  ending: number;
   freeTimer?: NodeJS.Timeout;
 }
 
@@ -76,7 +78,7 @@ export class BillingMeter {
   /** Starts the charging steps, and takes up meters left open by an earlier run (PostgreSQL: other nodes' too). */
   async start(): Promise<void> {
     const open = await this.db.selectFrom('billing_sessions').select(['session_id', 'account_id', 'plan', 'started_at']).where('ended_at', 'is', null).limit(100_000).execute();
-    for (const row of open) this.live.set(row.session_id, { accountId: row.account_id, plan: row.plan, startedAt: new Date(row.started_at).getTime(), pendingVoicedMs: 0 });
+    for (const row of open) this.live.set(row.session_id, { accountId: row.account_id, plan: row.plan, startedAt: new Date(row.started_at).getTime(), pendingVoicedMs: 0, ending: 0 });
     this.timer = setInterval(() => void this.step(), this.config.chargeIntervalSeconds * 1000);
     this.timer.unref();
   }
@@ -98,7 +100,7 @@ export class BillingMeter {
   private async open(session: MeteredSession): Promise<void> {
     const startedAt = new Date(session.created_at);
     // Tracked at once, so speech voiced while the meter row is being written is not lost.
-    const live: Live = { accountId: session.account_id, plan: 'paid', startedAt: startedAt.getTime(), pendingVoicedMs: 0 };
+    const live: Live = { accountId: session.account_id, plan: 'paid', startedAt: startedAt.getTime(), pendingVoicedMs: 0, ending: 0 };
     this.live.set(session.id, live);
     const account = await this.accounts.require(session.account_id);
     live.plan = account.plan;
@@ -121,6 +123,18 @@ export class BillingMeter {
       live.freeTimer = setTimeout(() => void this.endSession(session.id, 'free_minutes_exhausted'), Math.max(0, left * 1000));
       live.freeTimer.unref();
     }
+  }
+
+  /** The session is about to end (sessions hook): its running seconds stop counting until `notEnded`. */
+  ending(sessionId: string): void {
+    const live = this.live.get(sessionId);
+    if (live) live.ending++;
+  }
+
+  /** An end that did not happen (the session was not active): counting goes on. */
+  notEnded(sessionId: string): void {
+    const live = this.live.get(sessionId);
+    if (live && live.ending > 0) live.ending--;
   }
 
   /** Speech a premium provider voiced for a session (ms of audio), charged at the next step. */
@@ -155,7 +169,8 @@ export class BillingMeter {
   /** Charges a running session up to now; ends it when the balance or the free minutes run out. */
   async chargeRunning(sessionId: string): Promise<void> {
     const live = this.live.get(sessionId);
-    if (!live) return;
+    // An ending session's last seconds are settled by `finish` from the duration it records.
+    if (!live || live.ending) return;
     const seconds = Math.floor((Date.now() - live.startedAt) / 1000);
     const result = await this.settle(sessionId, seconds, false);
     if (!result) return;

@@ -44,6 +44,13 @@ export interface SessionHooks {
   opened(session: SessionRow): void;
   /** The session ended: close its sockets. */
   ended(session: SessionRow, reason: string): void;
+  /**
+   * About to end the session, before its end time is taken; `notEnded` follows when it was not
+   * active after all. Billing stops counting running seconds in between, so a charging step cannot
+   * count time past the end the session records.
+   */
+  ending?(sessionId: string): void;
+  notEnded?(sessionId: string): void;
   /** Whether the agent's knowledge is being built (conversation starts answer 409 agent_building). */
   building(agentId: number): Promise<boolean>;
 }
@@ -167,7 +174,21 @@ export class SessionService {
 
   /** Ends an active session (idempotent), records its duration and metered seconds. */
   async end(id: string, reason: string): Promise<SessionRow | undefined> {
-    const row = await this.db.transaction().execute(async (trx) => {
+    this.hooks.ending?.(id);
+    let row: Awaited<ReturnType<typeof this.endRow>>;
+    try {
+      row = await this.endRow(id, reason);
+    } finally {
+      if (!row) this.hooks.notEnded?.(id);
+    }
+    for (const t of this.timers.get(id) ?? []) clearTimeout(t);
+    this.timers.delete(id);
+    if (row) this.hooks.ended(row as unknown as SessionRow, reason);
+    return row as unknown as SessionRow | undefined;
+  }
+
+  private endRow(id: string, reason: string) {
+    return this.db.transaction().execute(async (trx) => {
       const ended = await trx
         .updateTable('sessions')
         .set({
@@ -195,10 +216,6 @@ export class SessionService {
       }
       return ended;
     });
-    for (const t of this.timers.get(id) ?? []) clearTimeout(t);
-    this.timers.delete(id);
-    if (row) this.hooks.ended(row as unknown as SessionRow, reason);
-    return row as unknown as SessionRow | undefined;
   }
 
   async secondsUsedThisMonth(accountId: number): Promise<number> {

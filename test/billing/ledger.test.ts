@@ -143,6 +143,29 @@ forEachEngine('ledger and charging', (engine) => {
     assert.equal(meter.plan, 'free');
   });
 
+  test('a session whose end waits on a lock is billed for the duration it records, not for the wait', { skip: engine !== 'postgres' && 'needs a second connection holding the row lock (PostgreSQL)' }, async () => {
+    const paid = await t.account('paid', { balance: '10.00' });
+    const agentId = await makeAgent(t, {}, paid.key);
+    const s = await started(t, { agent_id: agentId, mode: 'render' }, paid.key);
+    await sleep(1200);
+    let stopping!: ReturnType<typeof stopSession>;
+    await t.database.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('sessions').select('id').where('id', '=', s.session_id).forUpdate().execute();
+      // The stop's transaction takes its end time now and waits for the lock, as a loaded
+      // database makes it wait; charging steps run meanwhile.
+      stopping = stopSession(t, s.session_id, paid.key);
+      await sleep(2000);
+    });
+    const stopped = await stopping;
+    assert.ok(stopped.duration_seconds < 2, `recorded ${stopped.duration_seconds} s`);
+    await settled(paid.id);
+    const meter = await t.database.db.selectFrom('billing_sessions').selectAll().where('session_id', '=', s.session_id).executeTakeFirstOrThrow();
+    assert.equal(meter.seconds, Math.ceil(stopped.duration_seconds));
+    const charged = (await entries(paid.id)).filter((r) => r.kind === 'session');
+    assert.equal(charged.reduce((a, r) => a + r.seconds, 0), Math.ceil(stopped.duration_seconds));
+    assert.equal(await balanceCents(paid.id), 1000 - Math.ceil(stopped.duration_seconds) * 10);
+  });
+
   test('premium speech is charged per second voiced, on top of the session seconds', async () => {
     const paid = await t.account('paid', { balance: '20.00' });
     const agentId = await makeAgent(t, {}, paid.key);
