@@ -9,6 +9,7 @@ import { before, describe, test } from 'node:test';
 import { VisitorListener, type ListenerOptions } from '../../src/conversation/listening/index.js';
 import type { VisitorTurnHeard } from '../../src/conversation/listening/types.js';
 import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
+import type { RecognitionStream, Recognizer } from '../../src/speech/recognition/types.js';
 import { wordErrorRate } from '../../src/speech/recognition/wer.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
 
@@ -21,7 +22,7 @@ interface Heard {
   errors: Error[];
 }
 
-function listen(options: ListenerOptions = {}, recognizer = new PocketsphinxRecognizer()) {
+function listen(options: ListenerOptions = {}, recognizer: Recognizer = new PocketsphinxRecognizer()) {
   const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
   let clock = 1000;
   const listener = new VisitorListener(recognizer, {
@@ -188,6 +189,38 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.equal(heard.errors.length, 0, heard.errors.join('; '));
     assert.equal(heard.turns.length, 1);
     assert.ok(wordErrorRate(clip.text, heard.turns[0].text) < 0.7, `heard "${heard.turns[0].text}" for "${clip.text}"`);
+  });
+
+  test('words that ended the turn early count only until the visitor speaks again', async () => {
+    // A streaming engine whose partial text the test writes: a complete question heard so far.
+    const streams: RecognitionStream[] = [];
+    const scripted: Recognizer = {
+      name: 'scripted',
+      transcribe: async () => ({ text: 'what is the price of the blue shoes' }),
+      stream: () => {
+        const stream: RecognitionStream = { push() {}, finish: async () => ({ text: 'what is the price of the blue shoes' }), abort() {} };
+        streams.push(stream);
+        return stream;
+      },
+      close: async () => {},
+    };
+    const clip = clips[1];
+    /** Plays the clip with the partial text arriving `atMs` into it; answers the wait from its last word to the turn's end. */
+    const waitAfterSpeech = async (atMs: number) => {
+      const { listener, heard, play } = listen({}, scripted);
+      const cut = Math.round((atMs * 16000) / 1000);
+      await play(concat(silence(500), clip.pcm.subarray(0, cut)));
+      streams.at(-1)!.onPartial!('what is the price of the blue shoes');
+      await play(concat(clip.pcm.subarray(cut), silence(1500)));
+      listener.close();
+      assert.equal(heard.turns.length, 1, JSON.stringify(heard.turns.map((t) => t.timings)));
+      return heard.turns[0].timings.turnEndedAt - heard.turns[0].timings.speechEndedAt;
+    };
+    const lastWordMs = speechSpan(clip.pcm).endMs;
+    const fresh = await waitAfterSpeech(lastWordMs + 60);
+    assert.ok(fresh < 500, `a complete question heard after the last words ends the turn sooner: ${fresh} ms`);
+    const stale = await waitAfterSpeech(lastWordMs / 2);
+    assert.ok(stale >= 500, `words from before the visitor resumed must not end the turn at 350 ms: ${stale} ms`);
   });
 
   test('after close nothing is reported and pushes are ignored', async () => {

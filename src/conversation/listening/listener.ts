@@ -77,6 +77,8 @@ interface Segment {
   bargedIn: boolean;
   stream?: RecognitionStream;
   partialText?: string;
+  /** The visitor spoke again after the latest partial text: it no longer tells how the turn ends. */
+  partialStale?: boolean;
   speculation?: { controller: AbortController; result: Promise<Transcript>; text?: string };
 }
 
@@ -234,6 +236,7 @@ export class VisitorListener implements Listener {
       segment.speculation = undefined;
     }
     segment.silenceMs = 0;
+    if (segment.partialText !== undefined) segment.partialStale = true;
     segment.voicedMs += FRAME_MS;
     segment.lastVoicedEndMs = endMs;
     if (this.agentTalking) segment.voicedOverAgentMs += FRAME_MS;
@@ -264,7 +267,7 @@ export class VisitorListener implements Listener {
     if (!segment.stream && !segment.speculation && speculateAfter > 0 && segment.silenceMs >= speculateAfter) {
       this.speculate(segment);
     }
-    const words = segment.partialText ?? segment.speculation?.text;
+    const words = (segment.partialStale ? undefined : segment.partialText) ?? segment.speculation?.text;
     if (segment.silenceMs >= this.endOfTurn.silenceNeeded(words)) this.endTurn(segment);
   }
 
@@ -276,6 +279,7 @@ export class VisitorListener implements Listener {
       stream.onPartial = (text) => {
         if (this.segment !== segment || !text.trim()) return;
         segment.partialText = text;
+        segment.partialStale = false;
         this.events.partial?.(text);
       };
       for (const frame of segment.frames) stream.push(frame);
