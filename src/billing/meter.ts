@@ -60,6 +60,14 @@ const STEP_CONCURRENCY = 8;
 
 export const isPremiumProvider = (provider: string) => provider !== 'kokoro';
 
+/**
+ * A free session ends this much after its allowance runs out by this process's clock, so that the
+ * duration the database records (its own clock, from the session's start transaction to its end
+ * transaction) covers the whole allowance: ending a hair early would let another session start
+ * with a fraction of a second left.
+ */
+const FREE_END_MARGIN_MS = 250;
+
 export class BillingMeter {
   private readonly live = new Map<string, Live>();
   /** Meters still being opened, so an end never overtakes its start. */
@@ -120,7 +128,7 @@ export class BillingMeter {
       .execute();
     if (account.plan === 'free') {
       const left = this.config.freeMonthlySeconds - (await this.hooks.secondsUsedThisMonth(session.account_id));
-      live.freeTimer = setTimeout(() => void this.endSession(session.id, 'free_minutes_exhausted'), Math.max(0, left * 1000));
+      live.freeTimer = setTimeout(() => void this.endSession(session.id, 'free_minutes_exhausted'), Math.max(0, left * 1000) + FREE_END_MARGIN_MS);
       live.freeTimer.unref();
     }
   }
