@@ -439,6 +439,14 @@ export class LiveConversation implements VisitorInput {
     return { ...turn, text: heard, details: { ...turn.details, interrupted: true, ...(heard !== text.trim() && { generated: text.trim() }) } };
   }
 
+  /**
+   * The business's agent.interrupt (the realtime session already cut voice and lips): the answer
+   * being generated is cancelled too, so the model stops writing and no thinking sound follows.
+   */
+  interrupted(): void {
+    this.answer?.controller.abort();
+  }
+
   /** Barge-in: voice and lips stop together, and the answer being generated is cancelled. */
   private interrupt(): void {
     const session = this.deps.session;

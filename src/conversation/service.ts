@@ -115,6 +115,8 @@ export class ConversationLoop {
   /** Another command on a conversation-mode session: the business's own words join the conversation. */
   commanded(row: SessionRow, command: { type: string; text?: string }): void {
     if (command.type === 'agent.speak_text' && command.text) this.ensure(row)?.spoken(command.text);
+    // The realtime session has already stopped voice and lips; the answer being generated stops too.
+    if (command.type === 'agent.interrupt') this.live.get(row.id)?.interrupted();
   }
 
   stop(): void {

@@ -74,4 +74,28 @@ forEachEngine('live conversation over the LLM engine', (engine) => {
     assert.ok(!/Sentence number 26/.test(answer.text), `the model's later words were never taken: ${answer.text}`);
     page.close();
   });
+
+  test("the business's agent.interrupt cancels the answer being generated too", async () => {
+    const agent = await talkingAgent(t);
+    const { id, playerUrl } = await startConversation(t, agent);
+    const page = await TalkingPage.open(playerUrl);
+    const steps = Array.from({ length: 26 }, (_, i) => ({ text: ` Sentence number ${i + 1} about our many breads and cakes.`, delayMs: i === 0 ? 0 : 1000 }));
+    llm.stream = { kind: 'stream', steps };
+    page.send({ type: 'visitor_text', text: 'Tell me everything about your bakery.' });
+    await page.waitFor(() => page.of('track').reduce((sum, m) => sum + m.duration, 0) >= 2, 30_000, 'two seconds of the answer');
+    const cut = await t.request('POST', `/v1/sessions/${id}/commands`, { body: { type: 'agent.interrupt' } });
+    assert.equal(cut.status, 202, JSON.stringify(cut.body));
+    await page.waitFor(() => page.of('interrupt').length > 0, 15_000, 'the interrupt');
+    const turns = await waitForTurns(t, id, 2, 15_000);
+    const answer = turns.find((x) => x.role === 'agent')!;
+    const details = answer.details as any;
+    assert.equal(details.interrupted, true);
+    // The model was stopped: what it had generated ends long before its 26th sentence.
+    assert.ok(!/Sentence number 2[0-6]/.test(details.generated ?? answer.text), `generated: ${details.generated}`);
+    // And nothing of this answer is voiced after the cut.
+    const framesAtCut = page.of('track').length;
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(page.of('track').filter((m) => /^answer_/.test(m.utterance)).length, page.of('track').slice(0, framesAtCut).filter((m) => /^answer_/.test(m.utterance)).length);
+    page.close();
+  });
 });

@@ -56,29 +56,41 @@ describe('pocketsphinx', { skip: (pocketsphinxMissing() || !testdataInstalled())
 describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstalled()) && 'pocketsphinx or its test data is not installed' }, () => {
   const inPieces = (pcm: Int16Array, samples = 1600) => Array.from({ length: Math.ceil(pcm.length / samples) }, (_, i) => pcm.subarray(i * samples, (i + 1) * samples));
 
-  test('hears a turn as it arrives and ends with what the whole-turn decoder hears, phrase by phrase as partials', async () => {
+  test('hears turns as they arrive, about as well as the whole-turn decoder, phrase by phrase as partials', async () => {
     const recognizer = new PocketsphinxRecognizer(undefined, 2);
-    const clip = librivox()[0];
-    const stream = recognizer.stream({ language: 'en' })!;
-    assert.ok(stream, 'a free decoder slot gives a live stream');
-    const partials: string[] = [];
-    stream.onPartial = (text) => partials.push(text);
-    for (const piece of inPieces(clip.pcm)) {
-      stream.push(piece);
-      await new Promise((r) => setTimeout(r, 5));
+    const clips = librivox();
+    const rate = (texts: string[]) => {
+      const sum = texts.reduce((acc, text, i) => {
+        const e = wordErrors(clips[i].text, text);
+        return { errors: acc.errors + e.errors, words: acc.words + e.words };
+      }, { errors: 0, words: 0 });
+      return sum.errors / sum.words;
+    };
+    const live: string[] = [];
+    for (const clip of clips) {
+      const stream = recognizer.stream({ language: 'en' })!;
+      assert.ok(stream, 'a free decoder slot gives a live stream');
+      const partials: string[] = [];
+      stream.onPartial = (text) => partials.push(text);
+      for (const piece of inPieces(clip.pcm)) {
+        stream.push(piece);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      const result = await stream.finish();
+      assert.equal(result.language, 'en');
+      // Every partial is a prefix of the final text, and they grow.
+      for (const [i, partial] of partials.entries()) {
+        assert.ok(result.text.startsWith(partial), `partial ${partial}`);
+        if (i) assert.ok(partial.length > partials[i - 1].length);
+      }
+      live.push(result.text);
     }
-    const live = await stream.finish();
-    const whole = await recognizer.transcribe(clip.pcm, { language: 'en' });
-    assert.equal(live.language, 'en');
-    const { errors, words } = wordErrors(clip.text, live.text);
-    assert.ok(errors / words < 0.5, `WER ${(errors / words).toFixed(2)}: ${live.text}`);
-    // Same decoder, same audio: the live text is the whole-turn text (its endpointer may split phrases).
-    assert.equal(live.text.replace(/\s+/g, ' '), whole.text.replace(/\s+/g, ' '));
-    // Every partial is a prefix of the final text and they grow.
-    for (const [i, partial] of partials.entries()) {
-      assert.ok(live.text.startsWith(partial), `partial ${partial}`);
-      if (i) assert.ok(partial.length > partials[i - 1].length);
-    }
+    const whole = await Promise.all(clips.map((clip) => recognizer.transcribe(clip.pcm, { language: 'en' })));
+    const liveRate = rate(live);
+    const wholeRate = rate(whole.map((r) => r.text));
+    // Shorter phrases cost the live decoder a little context; it must stay close to the whole-turn one.
+    assert.ok(liveRate < 0.5, `live WER ${liveRate.toFixed(2)}: ${live.join(' | ')}`);
+    assert.ok(liveRate <= wholeRate + 0.1, `live WER ${liveRate.toFixed(2)} vs whole-turn ${wholeRate.toFixed(2)}`);
   });
 
   test('a phrase followed by a pause arrives as a partial before the turn is finished', async () => {
