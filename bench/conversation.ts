@@ -4,7 +4,7 @@
  * player channel, and how many talking visitors one node carries before that latency doubles.
  *
  * 1. N turns (default 30) in one conversation: a page streams recorded speech (pocketsphinx-
- *    testdata: LibriVox sentences and spoken card names) in 100 ms frames at real time, as the
+ *    testdata: LibriVox sentences and spoken card names) in 20 ms frames at real time, as the
  *    player page does. Voice-to-voice = from the end of the visitor's last word (known from the
  *    audio: the sample where speech ends, timed as it was sent) to the first audio frame of the
  *    answer arriving at the page. Where the time goes comes from the turn's record (its latency
@@ -23,6 +23,7 @@ import { startTestApp, type TestApp } from '../test/support/app.js';
 import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type Recording } from '../test/recognition/recordings.js';
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
+import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -31,6 +32,9 @@ const MAX_VISITORS = arg('--max-visitors', 12);
 const TURNS_PER_VISITOR = arg('--turns-per-visitor', 3);
 /** Recognise each turn whole after it ended (how pocketsphinx worked before it decoded live), for a before/after. */
 const WHOLE_TURNS = args.includes('--whole-turns');
+
+/** The player page's microphone frame (mic-worklet.ts): 20 ms at 16 kHz. */
+const MIC_FRAME = MIC_CHUNK;
 
 const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
 function pct(values: number[], p: number): number {
@@ -79,15 +83,15 @@ class Page {
     const began = performance.now();
     let answeredAt: number | undefined;
     void firstAudio.then((at) => (answeredAt = at));
-    for (let i = 0, n = 0; i < audio.length && answeredAt === undefined; i += 1600, n++) {
-      const piece = audio.subarray(i, Math.min(audio.length, i + 1600));
+    for (let i = 0, n = 0; i < audio.length && answeredAt === undefined; i += MIC_FRAME, n++) {
+      const piece = audio.subarray(i, Math.min(audio.length, i + MIC_FRAME));
       const bytes = Buffer.alloc(4 + piece.length * 2);
       bytes.writeUInt32LE(this.seq++, 0);
       Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).copy(bytes, 4);
       this.socket.send(bytes, { binary: true });
       // The page sends a frame when its last sample was captured: the last word ends inside this frame.
       if (lastWordSample >= i && lastWordSample < i + piece.length) lastWordAt = performance.now() - ((i + piece.length - lastWordSample) / 16);
-      const wait = began + (n + 1) * 100 - performance.now();
+      const wait = began + ((n + 1) * MIC_FRAME) / 16 - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
     const heard = await Promise.race([firstAudio, new Promise<number>((r) => setTimeout(() => r(NaN), 60_000))]);

@@ -1,7 +1,7 @@
 /**
  * The visitor's microphone (conversation mode): getUserMedia with the browser's echo cancellation,
  * noise suppression and automatic gain, an AudioWorklet that resamples to 16 kHz
- * (mic-worklet.ts), and 100 ms frames sent over the player channel with a sequence number
+ * (mic-worklet.ts), and 20 ms frames sent over the player channel with a sequence number
  * (docs/player-protocol.md, "Microphone frames"). Muting disables the track and stops sending.
  */
 export type MicState = 'not-asked' | 'asking' | 'granted' | 'denied' | 'unavailable';
