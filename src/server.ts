@@ -9,7 +9,7 @@ import { randomToken } from './core/secrets.js';
 import { buildApp } from './app.js';
 import { bootstrap } from './accounts/accounts.js';
 import { adminFile } from './accounts/admin.js';
-import { ensureFaces } from './player/faces/index.js';
+import { ensureFacesInBackground } from './player/faces/background.js';
 import { FACES_DIR } from './player/routes.js';
 
 
@@ -29,8 +29,9 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
     process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\n`);
   }
 
-  // The built-in faces are generated once (tens of seconds on first start, cached in build/faces).
-  void ensureFaces(FACES_DIR).catch((error) => app.log.error({ err: error }, 'face generation failed'));
+  // The built-in faces are generated once (tens of seconds on first start, cached in build/faces),
+  // in a worker thread so the port answers and sessions run meanwhile.
+  void ensureFacesInBackground(FACES_DIR).catch((error) => app.log.error({ err: error }, 'face generation failed'));
   // Says which speech engine speaks, and warms it, without holding up the port.
   void context.speech.start().catch((error) => app.log.error({ err: error }, 'speech engine failed to start'));
   await app.listen({ port: config.port, host: config.host });

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BUILTIN_FACES } from '../catalog/faces.js';
+import { ensureFacesInBackground } from './faces/background.js';
 import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
 
@@ -59,32 +60,6 @@ const TYPES: Record<string, string> = {
   '.glb': 'model/gltf-binary',
   '.txt': 'text/plain; charset=utf-8',
 };
-
-type FacesModule = { ensureFaces?: (outDir: string) => Promise<unknown> | unknown };
-
-let facesEnsured: Promise<void> | null = null;
-
-/** Runs the face generator (src/player/faces) once, if it is there; else faces are served as found. */
-function ensureFacesOnce(dir: string): Promise<void> {
-  facesEnsured ??= (async () => {
-    for (const spec of ['./faces/index.js', './faces/generate.js']) {
-      let mod: FacesModule;
-      try {
-        mod = (await import(spec)) as FacesModule;
-      } catch {
-        continue;
-      }
-      if (typeof mod.ensureFaces === 'function') {
-        await mod.ensureFaces(dir);
-        return;
-      }
-    }
-  })().catch((error) => {
-    facesEnsured = null;
-    throw error;
-  });
-  return facesEnsured;
-}
 
 function sendFile(reply: FastifyReply, file: string, immutable: boolean) {
   const stat = fs.statSync(file, { throwIfNoEntry: false });
@@ -175,7 +150,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
     // Only built-in faces are generated on demand; anything else is served if present.
     if (!fs.existsSync(file) && builtin) {
       try {
-        await ensureFacesOnce(facesDir);
+        await ensureFacesInBackground(facesDir);
       } catch (error) {
         request.log.error({ err: error }, 'face generation failed');
       }

@@ -68,19 +68,30 @@ async function generate(outDir: string, faces: Face[], force: boolean): Promise<
     const t0 = performance.now();
     const { glb } = await buildFace(face);
     // write-then-rename so a server reading concurrently never sees a half-written file
-    const tmp = `${file}.${process.pid}.tmp`;
-    await fs.writeFile(tmp, glb);
-    await fs.rename(tmp, file);
+    await writeAtomically(file, glb);
     stamps[face.avatar_id] = hash;
+    // Stamped face by face, and atomically: a process killed mid-way keeps what it built, and never
+    // leaves an empty stamp that would make every later start rebuild every face.
+    await writeAtomically(path.join(outDir, STAMP_FILE), JSON.stringify(stamps, null, 2));
     results.push({ id: face.avatar_id, bytes: glb.byteLength, ms: performance.now() - t0, built: true });
   }
-  await fs.writeFile(path.join(outDir, STAMP_FILE), JSON.stringify(stamps, null, 2));
   return results;
 }
 
+/** Write-then-rename, so a reader (another server, a crash) never sees a half-written file. */
+async function writeAtomically(file: string, data: Uint8Array | string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(3).toString('hex')}.tmp`;
+  try {
+    await fs.writeFile(tmp, data);
+    await fs.rename(tmp, file);
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
 /** Generates only the built-in faces whose GLB is missing or outdated. */
-export async function ensureFaces(outDir: string): Promise<void> {
-  await generate(outDir, BUILTIN_FACES, false);
+export async function ensureFaces(outDir: string, only?: string[]): Promise<void> {
+  await generate(outDir, only ? BUILTIN_FACES.filter((f) => only.includes(f.avatar_id)) : BUILTIN_FACES, false);
 }
 
 /** Regenerates every built-in face (or the given ones). */

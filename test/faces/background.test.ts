@@ -1,0 +1,48 @@
+/**
+ * Built-in faces generated in a worker thread (what the server does at start when build/faces is
+ * missing or outdated): the main thread's timers keep running while a face is built, the face and
+ * its stamp are written, a second request in the process shares the run, and a stamp left empty
+ * by a killed process only means a rebuild, never a failure.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { ensureFacesInBackground } from '../../src/player/faces/background.js';
+
+test('a face is built off the main thread, stamped atomically, and a broken stamp means a rebuild', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-faces-bg-'));
+  try {
+    // The main thread ticks every 20 ms while the worker paints and packs the face (seconds of CPU).
+    let ticks = 0;
+    const started = Date.now();
+    const ticker = setInterval(() => ticks++, 20);
+    const run = ensureFacesInBackground(dir, ['face01']);
+    assert.equal(ensureFacesInBackground(dir, ['face01']), run, 'one run per directory and process');
+    await run;
+    clearInterval(ticker);
+    const expected = (Date.now() - started) / 20;
+    assert.ok(ticks > expected * 0.5, `the main thread kept running: ${ticks} of ~${Math.round(expected)} ticks`);
+    const glb = fs.readFileSync(path.join(dir, 'face01.glb'));
+    assert.equal(glb.toString('latin1', 0, 4), 'glTF');
+    const stamp = JSON.parse(fs.readFileSync(path.join(dir, '.faces-stamp.json'), 'utf8'));
+    assert.deepEqual(Object.keys(stamp), ['face01']);
+    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+
+    // A process killed while writing the stamp (before, it was truncated then written) left it
+    // empty: the next run rebuilds and stamps again.
+    fs.writeFileSync(path.join(dir, '.faces-stamp.json'), '');
+    const { ensureFaces } = await import('../../src/player/faces/index.js');
+    const before = fs.statSync(path.join(dir, 'face01.glb')).mtimeMs;
+    await ensureFaces(dir, ['face01']);
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, '.faces-stamp.json'), 'utf8')), stamp);
+    assert.ok(fs.statSync(path.join(dir, 'face01.glb')).mtimeMs >= before);
+    // Up to date now: nothing is rebuilt.
+    const mtime = fs.statSync(path.join(dir, 'face01.glb')).mtimeMs;
+    await ensureFaces(dir, ['face01']);
+    assert.equal(fs.statSync(path.join(dir, 'face01.glb')).mtimeMs, mtime);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
