@@ -118,7 +118,7 @@ describe('player page, conversation mode (fake microphone)', { skip, timeout: 30
     while (inputs.of(id).samples.length < need && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const got = inputs.of(id).samples;
     assert.ok(got.length >= need, `${got.length} samples arrived`);
-    assert.ok(inputs.of(id).pieces >= 50, `${inputs.of(id).pieces} frames (100 ms each)`);
+    assert.ok(inputs.of(id).pieces >= 50, `${inputs.of(id).pieces} frames (20 ms each)`);
     assert.equal(inputs.of(id).connected, 1);
     // The content is the recording: its loudness contour over 3 s matches the file's at some lag.
     const heard = envelope(got, got.length - 16000 * 3, got.length);
