@@ -40,6 +40,8 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // A benchmark that fails must not leave its server running (and loading the machine).
+  process.once('exit', () => child.kill('SIGKILL'));
   let output = '';
   const key = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
@@ -81,21 +83,32 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
   for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
 
+  // Every socket is opened (paced) before the measured window, which starts on all workers at once.
+  const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
+  const running = workers.map((share) => {
+    const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS } });
+    const messages: any[] = [];
+    let wake: () => void = () => {};
+    let failure: Error | undefined;
+    worker.on('message', (m) => { messages.push(m); wake(); });
+    worker.on('error', (e) => { failure = e; wake(); });
+    const next = async () => {
+      while (!messages.length) {
+        if (failure) throw failure;
+        await new Promise<void>((r) => (wake = r));
+      }
+      return messages.shift();
+    };
+    return { worker, next };
+  });
+  await Promise.all(running.map((r) => r.next()));
   const framesBefore = gauge(await (await fetch(`${server.url}/metrics`)).text(), 'presence_frames_relayed_total');
   const loadAverageBefore = os.loadavg()[0];
   const before = procStats(server.pid);
   const loadBefore = process.cpuUsage();
-  const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
-  const results = await Promise.all(
-    workers.map(
-      (share) =>
-        new Promise<any>((resolve, reject) => {
-          const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS } });
-          worker.on('message', resolve);
-          worker.on('error', reject);
-        }),
-    ),
-  );
+  for (const r of running) r.worker.postMessage('start');
+  const results = await Promise.all(running.map((r) => r.next()));
+  for (const r of running) void r.worker.terminate();
   const after = procStats(server.pid);
   const loadCpu = process.cpuUsage(loadBefore);
   const loadAverageAfter = os.loadavg()[0];

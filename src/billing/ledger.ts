@@ -64,17 +64,37 @@ export async function postEntry(trx: Executor, entry: EntryInput): Promise<numbe
 }
 
 /**
- * Takes up to `dueCents` from the balance (never below zero). Answers what was taken and the
- * balance after. `trx` must be a transaction: the account row is locked for the read-then-write.
+ * Appends entries (one statement) and moves each account's balance by their sum, inside `trx`,
+ * which must hold the accounts' row locks and have checked that no balance goes below zero.
  */
-export async function charge(trx: Transaction<Database>, entry: EntryInput & { amountCents: number }): Promise<{ takenCents: number; balanceCents: number }> {
-  const balance = (await lockBalance(trx, entry.accountId)) ?? 0;
-  const due = Math.max(0, Math.trunc(entry.amountCents));
-  const taken = Math.min(due, balance);
-  if (taken === 0 && due === 0 && !entry.seconds) return { takenCents: 0, balanceCents: balance };
-  const note = taken < due ? `${due - taken} cents not taken: the balance ran out` : entry.note;
-  const after = await postEntry(trx, { ...entry, amountCents: -taken, note });
-  return { takenCents: taken, balanceCents: after };
+export async function postEntries(trx: Transaction<Database>, entries: EntryInput[]): Promise<void> {
+  if (!entries.length) return;
+  const now = new Date();
+  for (let i = 0; i < entries.length; i += 500) {
+    await trx
+      .insertInto('ledger_entries')
+      .values(
+        entries.slice(i, i + 500).map((entry) => ({
+          account_id: entry.accountId,
+          kind: entry.kind,
+          amount_cents: Math.trunc(entry.amountCents),
+          session_id: entry.sessionId ?? null,
+          agent_id: entry.agentId ?? null,
+          voice_provider: entry.voiceProvider ?? null,
+          seconds: Math.max(0, Math.trunc(entry.seconds ?? 0)),
+          reference: entry.reference ?? null,
+          note: entry.note ?? null,
+          month: monthOf(now),
+          created_at: now,
+        })),
+      )
+      .execute();
+  }
+  const sums = new Map<number, number>();
+  for (const entry of entries) sums.set(entry.accountId, (sums.get(entry.accountId) ?? 0) + Math.trunc(entry.amountCents));
+  for (const [accountId, amount] of sums) {
+    if (amount !== 0) await trx.updateTable('accounts').set({ balance_cents: sql`balance_cents + ${amount}` }).where('id', '=', accountId).execute();
+  }
 }
 
 /** Sets the balance to `targetCents` by one adjustment entry (operator credit). */

@@ -47,11 +47,21 @@ export interface SendOptions {
 
 export type JobHandler<T> = (data: T, job: { id: string; name: string; retryCount: number }) => Promise<void>;
 
-/** How often an idle worker looks for due jobs; `send()` wakes the local worker at once. */
-const POLL_SECONDS = 0.5;
+/**
+ * How often an idle worker looks for due jobs by itself. Every poll is a query, and a node has
+ * about twenty workers, so polling often costs an idle node a good part of a core on the embedded
+ * engine (each PGlite query runs on the event loop). Polls are only the safety net: `send()` wakes
+ * this process's workers at once, and when the job is due later (or a failed job's retry falls due)
+ * a local timer wakes them then. On PostgreSQL other nodes also send jobs, so it polls more often.
+ */
+export const POLL_SECONDS = { pglite: 10, postgres: 2 } as const;
+/** Wake-up timers kept per queue (the earliest due ones; the poll covers any beyond). */
+const MAX_WAKE_TIMERS = 64;
 
 export class Jobs {
   private readonly workers = new Map<string, string[]>();
+  /** Due times (ms) at which a queue's local workers will be woken, with their timers. */
+  private readonly wakeTimers = new Map<string, Map<number, NodeJS.Timeout>>();
   private stopped = false;
 
   private constructor(
@@ -59,7 +69,12 @@ export class Jobs {
     private readonly logger: JobsLogger,
     /** Aborted once stopped: database calls pg-boss still has in flight then fail instead of hanging. */
     private readonly released: AbortController,
+    private readonly engine: OpenedDatabase['engine'],
   ) {}
+
+  private get pollSeconds(): number {
+    return POLL_SECONDS[this.engine];
+  }
 
   /**
    * Opens the queue. On the embedded engine this process is the only one, so jobs a previous
@@ -74,7 +89,7 @@ export class Jobs {
       if (!released.signal.aborted) logger.error({ err: error }, 'job queue error');
     });
     await boss.start();
-    const jobs = new Jobs(boss, logger, released);
+    const jobs = new Jobs(boss, logger, released, database.engine);
     if (database.engine === 'pglite') await jobs.recoverInterrupted();
     return jobs;
   }
@@ -96,16 +111,27 @@ export class Jobs {
     else await this.boss.createQueue(name, queue);
     const ids: string[] = [];
     for (let i = 0; i < (options.concurrency ?? 1); i++) {
-      ids.push(
-        await this.boss.work<T>(name, { batchSize: 1, pollingIntervalSeconds: POLL_SECONDS, includeMetadata: true }, async ([job]) => {
-          try {
-            await handler(job.data, { id: job.id, name, retryCount: job.retryCount });
-          } catch (error) {
-            this.logger.warn({ err: error, queue: name, job: job.id }, 'job failed; it will be retried if it has attempts left');
-            throw error;
+      let workerId = '';
+      workerId = await this.boss.work<T>(name, { batchSize: 1, pollingIntervalSeconds: this.pollSeconds, includeMetadata: true }, async ([job]) => {
+        try {
+          await handler(job.data, { id: job.id, name, retryCount: job.retryCount });
+        } catch (error) {
+          this.logger.warn({ err: error, queue: name, job: job.id }, 'job failed; it will be retried if it has attempts left');
+          if (job.retryCount < (job.retryLimit ?? queue.retryLimit)) {
+            // pg-boss sets the retry's start to now + retryDelay, or with backoff a random time
+            // up to retryDelay · 2^(retries + 1): wake the workers at the latest of it.
+            const retryDelay = job.retryDelay ?? queue.retryDelay;
+            const delay = (job.retryBackoff ?? queue.retryBackoff) ? retryDelay * 2 ** Math.min(16, job.retryCount + 1) : retryDelay;
+            this.wakeAt(name, Date.now() + delay * 1000 + 50);
           }
-        }),
-      );
+          throw error;
+        } finally {
+          // A worker that found a job looks for the next at once (more may be waiting) rather
+          // than after a poll interval; it sleeps once a look finds nothing.
+          if (workerId && !this.stopped) this.boss.notifyWorker(workerId);
+        }
+      });
+      ids.push(workerId);
     }
     this.workers.set(name, ids);
   }
@@ -127,9 +153,43 @@ export class Jobs {
       ...(options.retryDelay !== undefined && { retryDelay: options.retryDelay }),
       ...(transaction && { db: { executeSql: (text: string, values: unknown[] = []) => transaction.executeQuery(CompiledQuery.raw(text, values)) } }),
     });
-    // A job due now starts now on this process rather than at the next poll.
-    if (!startAfter || startAfter.getTime() <= Date.now()) for (const worker of this.workers.get(name) ?? []) this.boss.notifyWorker(worker);
+    // A job due now starts now on this process rather than at the next poll; one due later, then.
+    const due = Math.max(Date.now(), startAfter?.getTime() ?? 0);
+    if (due <= Date.now()) this.wake(name);
+    else this.wakeAt(name, due + 20);
+    if (transaction && this.engine === 'postgres') {
+      // The job is seen once the caller's transaction commits, which pg-boss's own connections
+      // cannot know (on PGlite a worker's query waits for the transaction's connection anyway).
+      for (const after of [50, 300, 1500]) this.wakeAt(name, due + after);
+    }
     return id;
+  }
+
+  private wake(name: string): void {
+    if (this.stopped) return;
+    for (const worker of this.workers.get(name) ?? []) this.boss.notifyWorker(worker);
+  }
+
+  /** Wakes the queue's local workers at `at` (ms since the epoch). Bounded; the poll covers the rest. */
+  private wakeAt(name: string, at: number): void {
+    if (this.stopped || !this.workers.has(name)) return;
+    let timers = this.wakeTimers.get(name);
+    if (!timers) this.wakeTimers.set(name, (timers = new Map()));
+    const slot = Math.ceil(at / 100) * 100; // jobs due within the same 100 ms share a timer
+    if (timers.has(slot)) return;
+    if (timers.size >= MAX_WAKE_TIMERS) {
+      // Keep the earliest: the latest gives way (the poll still finds its job).
+      const latest = Math.max(...timers.keys());
+      if (slot >= latest) return;
+      clearTimeout(timers.get(latest));
+      timers.delete(latest);
+    }
+    const timer = setTimeout(() => {
+      timers!.delete(slot);
+      this.wake(name);
+    }, Math.max(0, slot - Date.now()));
+    timer.unref();
+    timers.set(slot, timer);
   }
 
   /** Cancels queued jobs (e.g. an agent's build when the agent is deleted). */
@@ -141,6 +201,8 @@ export class Jobs {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    for (const timers of this.wakeTimers.values()) for (const timer of timers.values()) clearTimeout(timer);
+    this.wakeTimers.clear();
     await this.boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     // pg-boss stops a worker only when its loop comes round; a poll still waiting on the embedded
     // database (closed next) would never come round and would keep the process alive for ever.

@@ -9,6 +9,7 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { makeAgent, PREMIUM_VOICE, renderSocket, sleep, started, stopSession, waitEnded } from '../sessions/helpers.js';
 import { centsFor, formatCents, formatPrice, parsePrice } from '../../src/billing/money.js';
 import { sumOfEntries } from '../../src/billing/ledger.js';
+import { POST_EVERY_CHECKS } from '../../src/billing/meter.js';
 import { meteredSpeakers } from '../../src/billing/voice.js';
 import { runAdminCommand } from '../../src/accounts/admin.js';
 
@@ -85,7 +86,8 @@ forEachEngine('ledger and charging', (engine) => {
     const paid = await t.account('paid', { balance: '10.00' });
     const agentId = await makeAgent(t, {}, paid.key);
     const s = await started(t, { agent_id: agentId, mode: 'render' }, paid.key);
-    await sleep(1300);
+    // A running session is posted every POST_EVERY_CHECKS checks (here 12 × 0.25 s), then at its end.
+    await sleep(POST_EVERY_CHECKS * 250 + 600);
     const stopped = await stopSession(t, s.session_id, paid.key);
     await settled(paid.id);
     const seconds = Math.ceil(stopped.duration_seconds);
@@ -102,6 +104,24 @@ forEachEngine('ledger and charging', (engine) => {
     // Finishing again (the durable conversation-ended job after the end hook) charges nothing more.
     await t.context.meter.finish(s.session_id, stopped.duration_seconds + 30, 'stopped');
     assert.equal((await entries(paid.id)).length, rows.length);
+  });
+
+  test('running sessions with money to spare are posted once a minute, not at every check; each at its end', async () => {
+    const paid = await t.account('paid', { balance: '100.00' });
+    const agentId = await makeAgent(t, { concurrency_limit: 20 }, paid.key);
+    const sessions = await Promise.all(Array.from({ length: 8 }, () => started(t, { agent_id: agentId, mode: 'render' }, paid.key)));
+    // Six checks: well short of a post, and the balance is far from running out.
+    await sleep(6 * 250 + 100);
+    assert.deepEqual((await entries(paid.id)).map((r) => r.kind), ['adjustment'], 'nothing posted while running');
+    const stopped = await Promise.all(sessions.map((s) => stopSession(t, s.session_id, paid.key)));
+    await settled(paid.id);
+    const rows = (await entries(paid.id)).filter((r) => r.kind === 'session');
+    for (const s of stopped) {
+      const mine = rows.filter((r) => r.session_id === s.session_id);
+      assert.equal(mine.length, 1, 'one line, at the end');
+      assert.equal(mine[0].seconds, Math.ceil(s.duration_seconds));
+    }
+    assert.equal(await sumOfEntries(t.database.db, paid.id), await balanceCents(paid.id));
   });
 
   test('a running paid session ends with insufficient_balance when the balance reaches zero, socket closed 4001', async () => {
