@@ -24,6 +24,7 @@ import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type R
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
+import { decodeFrame } from '../src/realtime/frame-codec.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
@@ -62,8 +63,8 @@ class Page {
           if (m.type === 'utterance_end' && m.utterance === this.answerId) this.answerEnded?.();
           return;
         }
-        if (!(data.readUInt32LE(0) & 0x80000000)) return;
-        const track = JSON.parse(data.subarray(16, 16 + data.readUInt32LE(12)).toString());
+        const track = decodeFrame(data)?.track;
+        if (!track) return;
         if (/^answer_/.test(track.utterance) && !this.answerId) {
           this.answerId = track.utterance;
           this.firstAnswerAudio?.(at);

@@ -35,7 +35,11 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
   const port = await freePort();
   // BENCH_PROFILE=dir writes the server's CPU profile there (node --cpu-prof) when it exits.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, 'bin/presence.js', 'serve'], {
+  // BENCH_SERVER_CPUS=0 runs the server on those CPUs only (taskset), e.g. with the load pinned
+  // to the others (`taskset -c 1 node … bench/realtime.ts`), so the two do not preempt each other.
+  const pin = process.env.BENCH_SERVER_CPUS ? ['taskset', '-c', process.env.BENCH_SERVER_CPUS] : [];
+  const command = [...pin, process.execPath, ...profile, 'bin/presence.js', 'serve'];
+  const child = spawn(command[0], command.slice(1), {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -15,6 +15,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
 export const CLIENT_DIR = path.join(here, 'client');
 export const PLAYER_BUILD_DIR = path.join(REPO_ROOT, 'build', 'player');
+/** Files outside client/ that the page bundles: a change to them is a change to the page. */
+const SHARED_SOURCES = ['src/realtime/frame-codec.ts', 'src/realtime/lipsync/visemes.ts'];
 
 export interface PlayerBuild {
   dir: string;
@@ -32,7 +34,12 @@ function sourceHash(): string {
     h.update(name);
     h.update(fs.readFileSync(path.join(CLIENT_DIR, name)));
   }
-  // So do this file's build options, and the bundled three.js version.
+  // So do the server modules the page shares (the frame codec), this file's build options, and
+  // the bundled three.js version.
+  for (const shared of SHARED_SOURCES) {
+    h.update(shared);
+    h.update(fs.readFileSync(path.join(REPO_ROOT, shared)));
+  }
   h.update(fs.readFileSync(fileURLToPath(import.meta.url)));
   try {
     h.update(JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', 'three', 'package.json'), 'utf8')).version);

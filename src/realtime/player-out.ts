@@ -1,10 +1,13 @@
 /**
  * Player out: the last stage of the real-time path. Sends the audio and its animation track to
  * every player page of the session (docs/player-protocol.md). A frame's track and its audio travel
- * in one binary message, so 500 sessions cost one socket write per frame each.
+ * in one binary message (frame-codec.ts), packed once into memory from the session's slab with its
+ * WebSocket header in front and written to each page's TCP socket in one write.
  */
-import { VISEMES } from './lipsync/visemes.js';
+import type { Socket } from 'node:net';
 import { FRAME_SECONDS, type PieceTrack } from './lipsync/analysis.js';
+import { encodeFrame, FRAME_HEADER_BYTES, trackLength, utteranceBytes, type TrackContent } from './frame-codec.js';
+import { Slab } from './slab.js';
 import { realtimeMetrics } from './metrics.js';
 
 /** What PlayerOut needs of a socket (a `ws` WebSocket). */
@@ -19,6 +22,12 @@ export interface PlayerSocket {
 
 export interface PlayerConnection {
   socket: PlayerSocket;
+  /**
+   * The page's TCP socket under the WebSocket (ws keeps it as `_socket`), to which frames are
+   * written whole, WebSocket header included: ws's own send would add a header buffer, a cork and
+   * a two-part write per frame. Unset (other sockets, tests): frames go through `send`.
+   */
+  raw?: Socket;
   /** Frames and messages are being skipped for it until its send buffer drains. */
   lagging: boolean;
   laggingSince: number;
@@ -40,17 +49,25 @@ export const playerLimits = {
 };
 export const CLOSE_PLAYER_TOO_SLOW = 4008;
 
-/** Bit 31 of a binary frame's first word: a track message is packed in front of the samples. */
-export const TRACK_FLAG = 0x80000000;
+
+/** A frame's track content, reused frame after frame (one session's frames are packed one at a time). */
+function scratchContent(): TrackContent & { mouth: Uint8Array; visemes: Uint8Array } {
+  return { utterance: '', t0: 0, duration: 0, mouth: new Uint8Array(255), mouthCount: 0, visemes: new Uint8Array(255 * 3), visemeCount: 0 };
+}
 
 export class PlayerOut {
   readonly connections = new Set<PlayerConnection>();
   private seq = 0;
+  private readonly slab = new Slab();
+  private readonly content = scratchContent();
+  private utterance = '';
+  private utteranceUtf8: Uint8Array = new Uint8Array(0);
   /** The message that resynchronises a page that fell behind (the session's current `hello`). */
   resync: () => Record<string, unknown> = () => ({ type: 'resync' });
 
   add(socket: PlayerSocket): PlayerConnection {
-    const connection = { socket, lagging: false, laggingSince: 0, skippedFrames: 0 };
+    const raw = (socket as { _socket?: Socket })._socket;
+    const connection: PlayerConnection = { socket, raw: typeof raw?.write === 'function' ? raw : undefined, lagging: false, laggingSince: 0, skippedFrames: 0 };
     this.connections.add(connection);
     return connection;
   }
@@ -101,22 +118,30 @@ export class PlayerOut {
    */
   frame(utterance: string, t: number, pcm: Int16Array, offset: number, length: number, sampleRate: number, track: PieceTrack): void {
     if (!this.connections.size) return;
-    let json = JSON.stringify(buildTrack(utterance, t, offset, length, sampleRate, track));
-    // Pad with JSON whitespace so the samples start 2-byte aligned.
-    let trackBytes = Buffer.byteLength(json);
-    if (trackBytes % 2) {
-      json += ' ';
-      trackBytes++;
+    if (utterance !== this.utterance) {
+      this.utterance = utterance;
+      this.utteranceUtf8 = utteranceBytes(utterance);
     }
-    const message = Buffer.allocUnsafe(16 + trackBytes + length * 2);
-    message.writeUInt32LE(((this.seq++ & 0x7fffffff) | TRACK_FLAG) >>> 0, 0);
-    message.writeDoubleLE(t, 4);
-    message.writeUInt32LE(trackBytes, 12);
-    message.write(json, 16, 'utf8');
-    message.set(new Uint8Array(pcm.buffer, pcm.byteOffset + offset * 2, length * 2), 16 + trackBytes);
+    const content = trackContent(this.content, utterance, t, offset, length, sampleRate, track);
+    const payload = FRAME_HEADER_BYTES + trackLength(content, this.utteranceUtf8) + length * 2;
+    // The WebSocket frame header: FIN + binary, then the payload length (a frame is under 64 KB).
+    const header = payload < 126 ? 2 : 4;
+    const { buffer, offset: at } = this.slab.take(header + payload);
+    const bytes = new Uint8Array(buffer, at, header + payload);
+    const view = new DataView(buffer, at, header + payload);
+    bytes[0] = 0x82;
+    if (header === 2) bytes[1] = payload;
+    else {
+      bytes[1] = 126;
+      view.setUint16(2, payload);
+    }
+    encodeFrame(view, bytes, header, this.seq++, t, content, this.utteranceUtf8, pcm, offset, length);
+    let framed: Buffer | undefined;
     for (const c of this.connections) {
-      if (this.writable(c)) c.socket.send(message, { binary: true });
-      else if (c.lagging) {
+      if (this.writable(c)) {
+        if (c.raw) c.raw.write((framed ??= Buffer.from(buffer, at, header + payload)));
+        else c.socket.send(Buffer.from(buffer, at + header, payload), { binary: true });
+      } else if (c.lagging) {
         c.skippedFrames++;
         realtimeMetrics.playerFramesSkipped++;
       }
@@ -129,25 +154,27 @@ export class PlayerOut {
   }
 }
 
-/** The track message for one frame: visemes (changes only) and mouth openness per 10 ms. */
-export function buildTrack(utterance: string, t: number, offset: number, length: number, sampleRate: number, track: PieceTrack) {
+/** The track of one frame: its part of the piece's 10 ms grid, viseme changes only. */
+function trackContent(into: ReturnType<typeof scratchContent>, utterance: string, t: number, offset: number, length: number, sampleRate: number, track: PieceTrack): TrackContent {
   const frameLength = Math.round(sampleRate * FRAME_SECONDS);
   const first = Math.floor(offset / frameLength);
-  const last = Math.min(track.mouth.length, Math.ceil((offset + length) / frameLength));
-  const lead = (first * frameLength - offset) / sampleRate; // <= 0: the 10 ms grid relative to t
-  const visemes: Array<[number, string, number]> = [];
-  const mouth: number[] = [];
+  const last = Math.min(track.mouth.length, Math.ceil((offset + length) / frameLength), first + 255);
+  into.utterance = utterance;
+  into.t0 = t + (first * frameLength - offset) / sampleRate; // <= t: the 10 ms grid relative to t
+  into.duration = length / sampleRate;
+  into.mouthCount = Math.max(0, last - first);
+  into.visemeCount = 0;
   let previous = -1;
-  for (let f = first; f < last; f++) {
+  for (let f = first, k = 0; f < last; f++, k++) {
+    into.mouth[k] = track.mouth[f];
     const v = track.viseme[f];
     if (v !== previous) {
-      visemes.push([round3(t + lead + (f - first) * FRAME_SECONDS), VISEMES[v], round2(track.weight[f] / 255)]);
+      const i = into.visemeCount++ * 3;
+      into.visemes[i] = k;
+      into.visemes[i + 1] = v;
+      into.visemes[i + 2] = track.weight[f];
       previous = v;
     }
-    mouth.push(round2(track.mouth[f] / 255));
   }
-  return { type: 'track', utterance, t: round3(t), duration: round3(length / sampleRate), visemes, mouth: { t0: round3(t + lead), step: FRAME_SECONDS, values: mouth } };
+  return into;
 }
-
-const round3 = (x: number) => Math.round(x * 1000) / 1000;
-const round2 = (x: number) => Math.round(x * 100) / 100;

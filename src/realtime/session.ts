@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import { Utterance, UtteranceQueue, type TimedAction } from './utterance-queue.js';
 import { TimedActions } from './timed-actions.js';
 import { PlayerOut } from './player-out.js';
+import { Slab } from './slab.js';
 import { parseExpressionTags } from './expression-tags.js';
 import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
@@ -65,6 +66,8 @@ export class RealtimeSession {
   /** Called when the session has work for the clock (the hub adds it to its active set). */
   wake: () => void = () => {};
   audioStarted = false;
+  /** Session time before which a tick of the shared clock has nothing to do (see `nextDue`). */
+  dueAt = 0;
   /**
    * Conversation mode's taps (conversation/live.ts): every audio frame as it leaves toward the
    * player (the echo guard, first-audio timing), and every change of the avatar's state.
@@ -82,6 +85,8 @@ export class RealtimeSession {
   private actionTimer?: NodeJS.Timeout;
   private actionTimerAt = Infinity;
   private closed = false;
+  /** Memory for the caller's audio as it is queued (slab.ts). */
+  private readonly pcmSlab = new Slab(64 * 1024);
   private readonly origin = performance.now();
   private readonly clock: () => number;
   private readonly speaker: Speaker;
@@ -170,9 +175,11 @@ export class RealtimeSession {
       }
     }
     this.carry = carry;
-    // Copy into an aligned Int16Array (the incoming buffer may be odd-aligned or reused by ws).
-    const pcm = new Int16Array(samples);
-    new Uint8Array(pcm.buffer).set(data.subarray(0, samples * 2));
+    // Copied into aligned memory from the session's slab (the incoming buffer may be odd-aligned,
+    // and a slice of it would keep the socket's whole read buffer alive).
+    const slot = this.pcmSlab.take(samples * 2);
+    const pcm = new Int16Array(slot.buffer, slot.offset, samples);
+    new Uint8Array(slot.buffer, slot.offset, samples * 2).set(data.subarray(0, samples * 2));
     let utterance = this.queue.open;
     if (!utterance) {
       utterance = new Utterance(eventId ?? `utt_${crypto.randomUUID()}`, this.sampleRate, 'audio');
@@ -474,6 +481,22 @@ export class RealtimeSession {
     // Actions due now (those of an utterance that just began included) take effect in this tick.
     if (this.timed.size) this.runTimedActions(now);
     if (!this.queue.items.length && this.timed.size) this.armActionTimer();
+    this.dueAt = this.nextDue();
+  }
+
+  /**
+   * Session time of the next tick that can change anything: the playing utterance's next frame
+   * (or its end), its starvation check, the next timed action. Audio, text and commands arriving
+   * call `wake`, which ticks at once, so a session waiting for them needs no tick before.
+   */
+  private nextDue(): number {
+    let due = this.timed.next;
+    const u = this.queue.head;
+    if (u?.started) {
+      if (u.pendingSamples > 0 || u.sealed) due = Math.min(due, u.cursor);
+      else if (!u.starving) due = Math.min(due, u.cursor + STARVATION_GRACE);
+    }
+    return due;
   }
 
   private begin(u: Utterance, now: number): void {

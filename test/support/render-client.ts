@@ -1,5 +1,6 @@
 /** A render-protocol client for tests: records every event with its arrival time. */
 import WebSocket from 'ws';
+import { decodeFrame } from '../../src/realtime/frame-codec.js';
 
 export interface Received {
   at: number;
@@ -92,17 +93,11 @@ export class PlayerClient {
       const at = performance.now() / 1000;
       const buffer = data as Buffer;
       if (isBinary) {
-        // docs/player-protocol.md: bit 31 of the first word says a track is packed before the samples.
-        const word = buffer.readUInt32LE(0);
-        let start = 12;
-        if (word & 0x80000000) {
-          const length = buffer.readUInt32LE(12);
-          this.messages.push({ at, event: JSON.parse(buffer.subarray(16, 16 + length).toString('utf8')) });
-          start = 16 + length;
-        }
-        const pcm = new Int16Array((buffer.length - start) / 2);
-        new Uint8Array(pcm.buffer).set(buffer.subarray(start));
-        this.frames.push({ at, seq: word & 0x7fffffff, t: buffer.readDoubleLE(4), pcm });
+        // docs/player-protocol.md: the frame's track (if packed in) is a message of its own here.
+        const frame = decodeFrame(buffer);
+        if (!frame) throw new Error('malformed binary frame from the player channel');
+        if (frame.track) this.messages.push({ at, event: frame.track });
+        this.frames.push({ at, seq: frame.seq, t: frame.t, pcm: frame.samples });
       } else {
         this.messages.push({ at, event: JSON.parse(buffer.toString()) });
       }

@@ -2,6 +2,8 @@
  * Message shapes of the internal player channel (docs/player-protocol.md), as the page reads them.
  * Client-side copy of the contract: the page and the server ship together.
  */
+import { decodeFrame } from '../../realtime/frame-codec.js';
+
 export type CameraShot = 'far' | 'mid' | 'close';
 export type CameraName = CameraShot | 'auto';
 export type AvatarState = 'idle' | 'talking' | 'listening' | 'thinking';
@@ -77,34 +79,13 @@ export type ServerMessage =
 /** A binary audio frame: 12-byte header (uint32 seq, float64 t, little-endian) then s16le mono. */
 export interface AudioFrame { seq: number; t: number; samples: Int16Array; track?: ServerMessage }
 
-const TRACK_FLAG = 0x80000000;
-const utf8 = new TextDecoder();
-
 /**
- * A binary frame: uint32 word (bit 31: a track is packed in), float64 t, then either the samples,
- * or a uint32 track length, the track's JSON, and the samples.
+ * A binary frame: uint32 word (bit 31: a track is packed in; bit 30: binary, else JSON), float64 t,
+ * then either the samples, or a uint32 track length, the track, and the samples
+ * (src/realtime/frame-codec.ts, shared with the server).
  */
 export function parseAudioFrame(buf: ArrayBuffer): AudioFrame | null {
-  if (buf.byteLength < 12) return null;
-  const view = new DataView(buf);
-  const word = view.getUint32(0, true);
-  const t = view.getFloat64(4, true);
-  let start = 12;
-  let track: ServerMessage | undefined;
-  if (word & TRACK_FLAG) {
-    if (buf.byteLength < 16) return null;
-    const length = view.getUint32(12, true);
-    start = 16 + length;
-    if (start > buf.byteLength) return null;
-    try {
-      track = JSON.parse(utf8.decode(new Uint8Array(buf, 16, length)));
-    } catch {
-      track = undefined;
-    }
-  }
-  const count = (buf.byteLength - start) >> 1;
-  // Copy so the samples are 2-byte aligned whatever the source buffer.
-  const samples = new Int16Array(count);
-  for (let i = 0; i < count; i++) samples[i] = view.getInt16(start + i * 2, true);
-  return { seq: word & 0x7fffffff, t, samples, track };
+  const frame = decodeFrame(buf);
+  if (!frame) return null;
+  return { seq: frame.seq, t: frame.t, samples: frame.samples, track: frame.track as ServerMessage | undefined };
 }
