@@ -112,7 +112,8 @@ class Driven {
     this.received = 0;
     this.started = 0;
     this.connected = false;
-    this.slot = 0;
+    this.offset = Math.floor(Math.random() * CYCLE);
+    this.done = false;
   }
 
   async open() {
@@ -139,9 +140,16 @@ class Driven {
     await connected;
   }
 
-  /** Slot k of this session's schedule (one slot per 40 ms since it started). */
-  step(k) {
-    const position = k % CYCLE;
+  /**
+   * Slot k of the run (one slot per 40 ms). Each session starts its first utterance at its own
+   * slot within the first cycle, so utterance starts and ends are spread over the run as real
+   * callers' are, not all at once; only utterances that can end before `lastSlot` are begun.
+   */
+  step(k, lastSlot) {
+    if (k < this.offset) return;
+    const position = (k - this.offset) % CYCLE;
+    if (position === 0 && k + PIECES > lastSlot) this.done = true;
+    if (this.done) return;
     if (position < PIECES) {
       this.sentAt.push(now());
       this.render.write(PIECE_FRAME);
@@ -159,11 +167,11 @@ parentPort.postMessage({ opened: true });
 await new Promise((resolve) => parentPort.once('message', resolve));
 
 // One scheduler for every session: each has a phase within the 40 ms piece (spread evenly so
-// sends interleave), and the timer wakes every millisecond to send what is due. Only whole
-// utterances are played, so every speak_ended − speak_started compares with 3 s.
+// sends interleave) and its own first slot (Driven.step), and the timer wakes every millisecond to
+// send what is due. Only whole utterances are played, so every speak_ended − speak_started
+// compares with 3 s.
 const begin = now();
-const cycles = Math.max(1, Math.floor((seconds * 1000) / (CYCLE * PIECE_MS)));
-const lastSlot = cycles * CYCLE;
+const lastSlot = Math.max(2 * CYCLE, Math.floor((seconds * 1000) / PIECE_MS));
 const phases = driven.map((d, i) => ({ d, phase: (i / driven.length) * PIECE_MS, next: 0 }));
 phases.sort((a, b) => a.phase - b.phase);
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -174,7 +182,7 @@ await new Promise((resolve) => {
     let busy = false;
     for (const p of phases) {
       while (p.next < lastSlot && p.phase + p.next * PIECE_MS <= elapsed) {
-        p.d.step(p.next);
+        p.d.step(p.next, lastSlot);
         p.next++;
       }
       if (p.next < lastSlot) busy = true;

@@ -23,11 +23,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 
 
-function procStats(pid: number): { cpuSeconds: number; rssBytes: number } {
+function procStats(pid: number): { cpuSeconds: number; userSeconds: number; systemSeconds: number; rssBytes: number } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   const ticks = Number(stat[11]) + Number(stat[12]);
   const rssPages = Number(stat[21]);
-  return { cpuSeconds: ticks / 100, rssBytes: rssPages * 4096 };
+  return { cpuSeconds: ticks / 100, userSeconds: Number(stat[11]) / 100, systemSeconds: Number(stat[12]) / 100, rssBytes: rssPages * 4096 };
 }
 
 async function startServer(): Promise<{ url: string; key: string; pid: number; stop: () => void }> {
@@ -135,6 +135,9 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     // Far less sensitive to a loaded machine than latency: CPU time per unit of work.
     cpuMsPerSessionSecond: (serverCpuSeconds * 1000) / (n * wall),
     cpuUsPerFrame: (serverCpuSeconds * 1e6) / Math.max(1, framesRelayed),
+    userUsPerFrame: ((after.userSeconds - before.userSeconds) * 1e6) / Math.max(1, framesRelayed),
+    systemUsPerFrame: ((after.systemSeconds - before.systemSeconds) * 1e6) / Math.max(1, framesRelayed),
+    loadUsPerFrame: ((loadCpu.user + loadCpu.system) / Math.max(1, framesRelayed)),
     lateUtterances: gauge(metrics, 'presence_playback_late_total'),
     loadAverage: `${loadAverageBefore.toFixed(1)} → ${loadAverageAfter.toFixed(1)}`,
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
@@ -170,21 +173,22 @@ function histogramQuantiles(text: string, name: string, before: number[]): { p99
 }
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const server = await startServer();
+// Wait until the server has finished warming up (engines, the embedded database) and is idle.
+for (let quiet = 0, i = 0; quiet < 3 && i < 120; i++) {
+  const a = procStats(server.pid).cpuSeconds;
+  await new Promise((r) => setTimeout(r, 1000));
+  quiet = procStats(server.pid).cpuSeconds - a < 0.05 ? quiet + 1 : 0;
+}
 // The idle server's own CPU (background job polling and timers) with no session, as a baseline.
 const idleBefore = procStats(server.pid);
 await new Promise((r) => setTimeout(r, 5000));
 const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
-const rows = [];
+console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
+console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings (cumulative) | load average |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+// Each row is printed as soon as it is measured, so a run cut short keeps what it measured.
 for (const n of counts.length ? counts : [50, 200, 500]) {
-  const row = await run(n, server);
-  rows.push(row);
-  console.error(`N=${n} done`);
+  const r = await run(n, server);
+  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
 }
 await server.stop();
-
-console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model}); 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
-console.log('| sessions | server CPU per session-second | server CPU per frame relayed | server CPU (% of a core) | load generator CPU | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings (cumulative) | load average |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-for (const r of rows) {
-  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}% | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
-}

@@ -50,6 +50,12 @@ export const playerLimits = {
 export const CLOSE_PLAYER_TOO_SLOW = 4008;
 
 
+/**
+ * Frames are packed here (slab.ts): shared by every session, since a frame lives only until the
+ * kernel takes it (longer only for a page that is falling behind, at most `highWaterBytes`).
+ */
+const frameSlab = new Slab(16 * 1024);
+
 /** A frame's track content, reused frame after frame (one session's frames are packed one at a time). */
 function scratchContent(): TrackContent & { mouth: Uint8Array; visemes: Uint8Array } {
   return { utterance: '', t0: 0, duration: 0, mouth: new Uint8Array(255), mouthCount: 0, visemes: new Uint8Array(255 * 3), visemeCount: 0 };
@@ -58,7 +64,6 @@ function scratchContent(): TrackContent & { mouth: Uint8Array; visemes: Uint8Arr
 export class PlayerOut {
   readonly connections = new Set<PlayerConnection>();
   private seq = 0;
-  private readonly slab = new Slab();
   private readonly content = scratchContent();
   private utterance = '';
   private utteranceUtf8: Uint8Array = new Uint8Array(0);
@@ -126,7 +131,7 @@ export class PlayerOut {
     const payload = FRAME_HEADER_BYTES + trackLength(content, this.utteranceUtf8) + length * 2;
     // The WebSocket frame header: FIN + binary, then the payload length (a frame is under 64 KB).
     const header = payload < 126 ? 2 : 4;
-    const { buffer, offset: at } = this.slab.take(header + payload);
+    const { buffer, offset: at } = frameSlab.take(header + payload);
     const bytes = new Uint8Array(buffer, at, header + payload);
     const view = new DataView(buffer, at, header + payload);
     bytes[0] = 0x82;

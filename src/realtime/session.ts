@@ -86,7 +86,7 @@ export class RealtimeSession {
   private actionTimerAt = Infinity;
   private closed = false;
   /** Memory for the caller's audio as it is queued (slab.ts). */
-  private readonly pcmSlab = new Slab(64 * 1024);
+  private readonly pcmSlab = new Slab(8 * 1024);
   private readonly origin = performance.now();
   private readonly clock: () => number;
   private readonly speaker: Speaker;
