@@ -630,8 +630,11 @@ export class LiveConversation implements VisitorInput {
   /** Throws the prepared answer away: the engine and the speech stop, and nothing of it remains. */
   private discardPrepared(reason: keyof typeof preemptiveStats.discarded): void {
     const prepared = this.prepared;
-    if (!prepared) return;
     this.prepared = undefined;
+    if (prepared) this.discard(prepared, reason);
+  }
+
+  private discard(prepared: Prepared, reason: keyof typeof preemptiveStats.discarded): void {
     const now = performance.now();
     prepared.generation.controller.abort();
     prepared.generation.pipe.close();
@@ -716,9 +719,7 @@ export class LiveConversation implements VisitorInput {
     // The answer prepared ahead for exactly this turn is kept; any other is thrown away.
     let prepared = this.takePrepared(text, heard);
     const drop = (reason: keyof typeof preemptiveStats.discarded) => {
-      if (!prepared) return;
-      this.prepared = prepared;
-      this.discardPrepared(reason);
+      if (prepared) this.discard(prepared, reason);
       prepared = undefined;
     };
     this.turnsStarting++;
