@@ -30,12 +30,14 @@ const vad: VoiceActivityDetector = {
 class FakeStream implements RecognitionStream {
   onPartial?: (text: string) => void;
   final = '';
+  /** What the engine says of the language (undefined: it does not detect it). */
+  language: string | undefined = 'en';
   aborted = false;
   finishing = false;
   push(): void {}
   finish(): Promise<Transcript> {
     this.finishing = true;
-    return Promise.resolve({ text: this.final, language: 'en' });
+    return Promise.resolve({ text: this.final, ...(this.language && { language: this.language }) });
   }
   abort(): void {
     this.aborted = true;
@@ -132,7 +134,7 @@ afterEach(() => {
   for (const t of timers.splice(0)) clearInterval(t);
 });
 
-function setup(options: { preparesSpeech?: boolean } = {}) {
+function setup(options: { preparesSpeech?: boolean; languages?: { main: string; also?: string[] } } = {}) {
   const session = new RealtimeSession({
     sessionId: 'sess_preempt',
     sampleRate: 16000,
@@ -150,6 +152,7 @@ function setup(options: { preparesSpeech?: boolean } = {}) {
   const recognizer = new FakeRecognizer();
   const engine = new FakeEngine();
   const speeches: SpeechRequest[] = [];
+  const voices: string[] = [];
   const turns: TurnInput[] = [];
   const conversation = new LiveConversation({
     sessionId: 'sess_preempt',
@@ -160,9 +163,12 @@ function setup(options: { preparesSpeech?: boolean } = {}) {
     },
     speech: { prepareFillers: async () => 0, filler: () => undefined } as unknown as ConversationSpeech,
     voiceFor: () => ({ provider: 'kokoro', voiceId: 'af_heart' }),
-    speakerFor: () => fakeSpeaker(speeches),
+    speakerFor: ({ language }) => {
+      voices.push(language);
+      return fakeSpeaker(speeches);
+    },
     load: async () => ({
-      agent: { id: 1, account_id: 1, name: 'Ava', voice_id: 'af_heart', tts_primary: 'kokoro', languages: { main: 'en' }, welcome_message: null, fillers_enabled: false },
+      agent: { id: 1, account_id: 1, name: 'Ava', voice_id: 'af_heart', tts_primary: 'kokoro', languages: options.languages ?? { main: 'en' }, welcome_message: null, fillers_enabled: false },
       visitor: {},
       history: [],
     }),
@@ -195,7 +201,7 @@ function setup(options: { preparesSpeech?: boolean } = {}) {
     answerFrames: answerFrames(),
     renderEvents: renderEvents.map((e) => e.type),
   });
-  return { session, page, recognizer, engine, speeches, turns, conversation, mic, seen, answerFrames, renderEvents };
+  return { session, page, recognizer, engine, speeches, voices, turns, conversation, mic, seen, answerFrames, renderEvents };
 }
 
 const settle = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -386,4 +392,34 @@ test('no answer is prepared while the agent is talking, nor more than one at a t
   assert.equal(s.engine.calls.length, 2);
   assert.equal(s.engine.calls[0].request.signal.aborted, true, 'the first went when the second began');
   assert.equal(s.engine.calls[1].request.signal.aborted, false);
+});
+
+test('the answer prepared ahead is in the language of the words, and kept when the final words say the same', async () => {
+  const s = setup({ languages: { main: 'en', also: ['es'] } });
+  const words = '¿Cuál es vuestro número de teléfono, por favor?';
+  s.engine.open = true;
+  const stream = await speakAndPause(s, words);
+  stream.final = words;
+  stream.language = undefined; // detected from the text, as for typed turns
+  await until('the answer prepared', () => s.engine.calls.length === 1 && s.speeches.length === 1);
+  assert.equal(s.engine.calls[0].request.language, 'es');
+  assert.deepEqual(s.voices, ['es'], 'voiced with the Spanish voice');
+  await s.mic('silence', 900);
+  await until('both turns recorded', () => s.turns.length === 2, 10_000);
+  assert.equal(s.engine.calls.length, 1, 'kept');
+  assert.deepEqual(s.turns.map((t) => t.language), ['es', 'es']);
+
+  await until('the answer played', () => s.session.queue.items.length === 0, 10_000);
+  await s.conversation.settled();
+
+  // The recogniser says English for the same words: the language differs, so the answer restarts in English.
+  const next = await speakAndPause(s, words);
+  next.final = words;
+  next.language = 'en';
+  await until('the answer prepared', () => s.engine.calls.length === 2);
+  await s.mic('silence', 900);
+  await until('answered', () => s.turns.length === 4, 10_000);
+  assert.equal(s.engine.calls.length, 3);
+  assert.equal(s.engine.calls[1].request.signal.aborted, true);
+  assert.equal(s.engine.calls[2].request.language, 'en');
 });
