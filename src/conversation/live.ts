@@ -508,7 +508,15 @@ export class LiveConversation implements VisitorInput {
       speechStarted: () => this.clearIdle(),
       partial: (text) => this.deps.session.player.json({ type: 'visitor_transcript', text, final: false }),
       bargeIn: () => this.interrupt(),
-      tentative: (turn) => this.prepare(turn),
+      tentative: (turn) => {
+        try {
+          this.prepare(turn);
+        } catch (error) {
+          // Preparing ahead is an optimisation: the turn is answered as usual when it ends.
+          this.discardPrepared('other');
+          this.deps.log.warn({ err: (error as Error).message, session_id: this.id }, 'an answer could not be prepared ahead');
+        }
+      },
       tentativeDropped: () => this.discardPrepared('resumed'),
       turn: (heard) => void this.visitorTurn(heard.text, 'voice', heard),
       error: (error) => {
