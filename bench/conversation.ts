@@ -10,10 +10,17 @@
  *    answer arriving at the page. Where the time goes comes from the turn's record (its latency
  *    waterfall, measured from the VAD's last voiced frame): the end-of-turn silence wait,
  *    recognition, the answering engine's first text, and speech until the first audio leaves.
+ *    Preemptive generation (the answer prepared from the recogniser's words before the end of turn
+ *    is decided) is on, as in the service; `--no-preempt` turns it off, and `--compare` alternates
+ *    turn by turn (each clip is spoken once each way, in turn), so both columns see the same clips
+ *    and the same load. With it on: how many answers were prepared, kept and thrown away, the
+ *    wall-clock work thrown away, and the process's CPU per turn either way.
  * 2. Talking visitors: 1, 2, 4, 6, 8… conversations at once, each taking turns back to back; the
- *    voice-to-voice p50 at each level, until it is twice the single visitor's.
+ *    voice-to-voice p50 at each level, until it is twice the single visitor's (`--max-visitors 0`
+ *    skips it).
  *
- *   node --import tsx bench/conversation.ts [--turns 30] [--max-visitors 12] [--turns-per-visitor 3] [--whole-turns]
+ *   node --import tsx bench/conversation.ts [--turns 30] [--max-visitors 12] [--turns-per-visitor 3]
+ *     [--whole-turns] [--no-preempt | --compare]
  *
  * The numbers depend on the machine's load: the load average is printed beside them.
  */
@@ -23,6 +30,7 @@ import { startTestApp, type TestApp } from '../test/support/app.js';
 import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type Recording } from '../test/recognition/recordings.js';
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
+import { preemptiveStats } from '../src/conversation/live.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
 
@@ -33,6 +41,9 @@ const MAX_VISITORS = arg('--max-visitors', 12);
 const TURNS_PER_VISITOR = arg('--turns-per-visitor', 3);
 /** Recognise each turn whole after it ended (how pocketsphinx worked before it decoded live), for a before/after. */
 const WHOLE_TURNS = args.includes('--whole-turns');
+/** Preemptive generation off for every turn, or alternated turn by turn (on, off, on…) for a before/after. */
+const NO_PREEMPT = args.includes('--no-preempt');
+const COMPARE = args.includes('--compare');
 
 /** The player page's microphone frame (mic-worklet.ts): 20 ms at 16 kHz. */
 const MIC_FRAME = MIC_CHUNK;
@@ -138,33 +149,60 @@ async function main() {
 
     // ---- 1. one visitor, N turns
     const { id, page } = await openConversation(t, agent);
+    const live = t.context.conversationLoop.get(id)!;
+    live.preemptive = !NO_PREEMPT;
     await page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
-    const measured: number[] = [];
+    const modes = COMPARE ? [true, false] : [!NO_PREEMPT];
+    const runs = new Map(modes.map((on) => [on, { voiceToVoice: [] as number[], steps: [] as Array<Record<string, number | null>>, cpuMs: 0, turns: 0 }]));
+    const stats0 = structuredClone(preemptiveStats);
+    const loadBefore = load();
     for (let i = 0; i < TURNS; i++) {
-      measured.push((await page.turn(clips[i % clips.length])).voiceToVoice);
+      // --compare: turns go in pairs, the same clip once with and once without preemption.
+      const on = modes[i % modes.length];
+      const clip = clips[Math.floor(i / modes.length) % clips.length];
+      live.preemptive = on;
+      const run = runs.get(on)!;
+      const cpu = process.cpuUsage();
+      const { voiceToVoice } = await page.turn(clip);
+      const used = process.cpuUsage(cpu);
+      run.cpuMs += (used.user + used.system) / 1000;
+      run.turns++;
+      run.voiceToVoice.push(voiceToVoice);
       // One line per turn, so a run stopped early (a loaded machine) still tells what it measured.
-      const w = (await waterfalls(t, id, i + 2)).at(-1);
-      console.error(`turn ${i + 1}: voice-to-voice ${ms(measured[i])} ms; waterfall ${JSON.stringify(w)}; load ${load()}`);
+      const w = (await waterfalls(t, id, i + 2)).at(-1)!;
+      run.steps.push(w);
+      console.error(`turn ${i + 1} (${on ? 'preempt' : 'no preempt'}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`);
     }
     page.socket.close();
-    const steps = (await waterfalls(t, id, TURNS + 1)).slice(1);
-    const column = (key: string) => steps.map((w) => w[key] as number);
-    const eot = column('end_of_turn');
-    const rec = column('recognised').map((x, i) => x - eot[i]);
-    const text = column('first_text').map((x, i) => x - column('recognised')[i]);
-    const audio = column('first_audio').map((x, i) => x - column('first_text')[i]);
-    console.log(`## One visitor, ${TURNS} turns (load average after: ${load()})\n`);
-    console.log('| step | p50 ms | p95 ms |');
-    console.log('|---|---|---|');
-    console.log(`| end of turn (silence wait after the last voiced frame) | ${ms(pct(eot, 0.5))} | ${ms(pct(eot, 0.95))} |`);
-    console.log(`| recognition left after the turn ended | ${ms(pct(rec, 0.5))} | ${ms(pct(rec, 0.95))} |`);
-    console.log(`| answering engine: first text | ${ms(pct(text, 0.5))} | ${ms(pct(text, 0.95))} |`);
-    console.log(`| speech: first audio leaves toward the page | ${ms(pct(audio, 0.5))} | ${ms(pct(audio, 0.95))} |`);
-    console.log(`| **server waterfall: last voiced frame → first audio** | ${ms(pct(column('first_audio'), 0.5))} | ${ms(pct(column('first_audio'), 0.95))} |`);
-    console.log(`| **voice-to-voice at the page: last word → first answer audio arrives** | ${ms(pct(measured, 0.5))} | ${ms(pct(measured, 0.95))} |`);
-    console.log(`\nturns measured: ${measured.filter(Number.isFinite).length} of ${TURNS} (a turn the recogniser heard as nothing gets no answer)\n`);
+    const stats = { ...preemptiveStats, discarded: { ...preemptiveStats.discarded } };
+    const discarded = Object.values(stats.discarded).reduce((a, b) => a + b, 0) - Object.values(stats0.discarded).reduce((a, b) => a + b, 0);
+    console.log(`## One visitor, ${TURNS} turns (load average before: ${loadBefore}; after: ${load()})\n`);
+    const label = (on: boolean) => (on ? 'preemptive' : 'no preemption');
+    console.log(`| step (p50 / p95 ms) | ${modes.map(label).join(' | ')} |`);
+    console.log(`|---|${modes.map(() => '---:').join('|')}|`);
+    const row = (name: string, of: (steps: Array<Record<string, number | null>>, run: { voiceToVoice: number[] }) => number[]) =>
+      console.log(`| ${name} | ${modes.map((on) => { const v = of(runs.get(on)!.steps, runs.get(on)!); return `${ms(pct(v, 0.5))} / ${ms(pct(v, 0.95))}`; }).join(' | ')} |`);
+    const col = (steps: Array<Record<string, number | null>>, key: string) => steps.map((w) => (typeof w[key] === 'number' ? (w[key] as number) : NaN));
+    const diff = (steps: Array<Record<string, number | null>>, a: string, b: string) => col(steps, a).map((x, i) => x - col(steps, b)[i]);
+    row('end of turn (silence wait after the last voiced frame)', (s) => col(s, 'end_of_turn'));
+    row('recognition left after the turn ended', (s) => diff(s, 'recognised', 'end_of_turn'));
+    row('answer prepared from (after the last voiced frame; kept answers only)', (s) => col(s, 'prepared'));
+    row('first text, from the last voiced frame', (s) => col(s, 'first_text'));
+    row('first audio leaves, after the transcript', (s) => diff(s, 'first_audio', 'recognised'));
+    row('**server waterfall: last voiced frame → first audio**', (s) => col(s, 'first_audio'));
+    row('**voice-to-voice at the page: last word → first answer audio arrives**', (_, r) => r.voiceToVoice);
+    console.log(`| turns measured | ${modes.map((on) => `${runs.get(on)!.voiceToVoice.filter(Number.isFinite).length} of ${runs.get(on)!.turns}`).join(' | ')} |`);
+    console.log(`| answers prepared ahead and kept | ${modes.map((on) => `${runs.get(on)!.steps.filter((w) => typeof w.prepared === 'number').length}`).join(' | ')} |`);
+    console.log(`| process CPU per turn (server and this page; decoders excluded) | ${modes.map((on) => `${ms(runs.get(on)!.cpuMs / Math.max(1, runs.get(on)!.turns))} ms`).join(' | ')} |`);
+    console.log(`\nPreemptive generation: ${stats.started - stats0.started} answers prepared, ${stats.kept - stats0.kept} kept, ${discarded} thrown away ` +
+      `(visitor went on: ${stats.discarded.resumed - stats0.discarded.resumed}, other words at the end: ${stats.discarded.mismatch - stats0.discarded.mismatch}, other: ${stats.discarded.other - stats0.discarded.other}); ` +
+      `work thrown away: ${ms(stats.discardedWorkMs - stats0.discardedWorkMs)} ms wall clock (engine + speech until the held first audio)\n`);
+    const gaps = await t.database.db.selectFrom('knowledge_gaps').select(['times_asked']).where('agent_id', '=', agent).execute();
+    const unknown = (await t.database.db.selectFrom('conversation_turns').select(['details']).where('conversation_id', '=', id).execute()).filter((r) => (r.details as any).gap_id !== undefined).length;
+    console.log(`Knowledge gaps: asked ${gaps.reduce((a, g) => a + g.times_asked, 0)} times, answers that recorded one: ${unknown} (equal: nothing was recorded for an answer thrown away)\n`);
 
     // ---- 2. talking visitors at once
+    if (MAX_VISITORS < 1) return;
     console.log(`## Talking visitors at once (${TURNS_PER_VISITOR} turns each, back to back)\n`);
     console.log('| visitors | voice-to-voice p50 ms | p95 ms | × one visitor | load average |');
     console.log('|---|---|---|---|---|');
@@ -172,6 +210,7 @@ async function main() {
     let carried = 0;
     for (const visitors of [1, 2, 4, 6, 8, 10, 12, 16, 20].filter((n) => n <= MAX_VISITORS)) {
       const conversations = await Promise.all(Array.from({ length: visitors }, () => openConversation(t, agent)));
+      for (const c of conversations) t.context.conversationLoop.get(c.id)!.preemptive = !NO_PREEMPT;
       const results: number[] = [];
       await Promise.all(conversations.map(async ({ page }, v) => {
         await new Promise((r) => setTimeout(r, (v * 700) % 3000)); // visitors do not all start on the same frame

@@ -50,7 +50,7 @@ import { KnowledgeGaps } from './brain/gaps.js';
 import { createBrain, semanticSearch } from './brain/factory.js';
 import { gapRoutes } from './brain/routes.js';
 import type { AnswerEngine } from './brain/engine.js';
-import { BillingMeter } from './billing/meter.js';
+import { BillingMeter, isPremiumProvider } from './billing/meter.js';
 import { meteredSpeakers } from './billing/voice.js';
 import { BillingService } from './billing/service.js';
 import { StripePayments } from './billing/stripe.js';
@@ -272,6 +272,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     endSession: (sessionId, reason) => sessions.end(sessionId, reason),
     recognizer,
     timing: { idleMs: config.conversationIdleSeconds * 1000, visitorLeftGraceMs: config.visitorLeftSeconds * 1000 },
+    preemptive: config.preemptiveAnswers,
+    // Speech thrown away with a prepared answer would be billed (and paid to the provider): premium
+    // voices start speaking at commit; the offline and Kokoro voices prepare the first audio ahead.
+    preparesSpeech: (provider) => !isPremiumProvider(provider),
     log: app.log,
   });
 

@@ -36,6 +36,12 @@ export interface AnswerRequest {
   /** Required details of data-handoff rules not yet collected in this conversation. */
   missingDetails?: MissingDetail[];
   signal: AbortSignal;
+  /**
+   * The answer is prepared ahead of the end of the visitor's turn (preemptive generation) and may
+   * be thrown away: the engine records nothing (no knowledge gap). Its `done` event carries
+   * `commit` instead, which the caller runs once the answer is really given.
+   */
+  speculative?: boolean;
 }
 
 export interface AnswerSource {
@@ -48,7 +54,15 @@ export type AnswerEvent =
   /** A piece of the answer's text, in order; any size (speech splits it into sentences). */
   | { type: 'text'; text: string }
   /** The answer is complete. `answered` is false when the agent said it does not know. */
-  | { type: 'done'; answered: boolean; sources: AnswerSource[]; engine: string; gapId?: number };
+  | {
+      type: 'done';
+      answered: boolean;
+      sources: AnswerSource[];
+      engine: string;
+      gapId?: number;
+      /** A speculative answer's held-back side effects (the knowledge gap); resolves with the gap's id. */
+      commit?: () => Promise<number | undefined>;
+    };
 
 export interface AnswerEngine {
   /** `llm` or `offline`, for logs and the latency waterfall. */

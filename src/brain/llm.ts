@@ -169,9 +169,15 @@ export class LlmEngine implements AnswerEngine {
       return;
     }
     let gapId: number | undefined;
-    if (unknown) gapId = await this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: request.text, conversationId: request.conversationId });
+    let commit: (() => Promise<number | undefined>) | undefined;
+    if (unknown) {
+      const record = () => this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: request.text, conversationId: request.conversationId });
+      // An answer prepared ahead records its gap only once it is given (it may be thrown away).
+      if (request.speculative) commit = record;
+      else gapId = await record();
+    }
     const sources: AnswerSource[] = [];
     if (!unknown) for (const p of passages.slice(0, 3)) if (!sources.some((s) => s.title === p.source.title && s.url === p.source.url)) sources.push(p.source);
-    yield { type: 'done', answered: !unknown, sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}) };
+    yield { type: 'done', answered: !unknown, sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}), ...(commit && { commit }) };
   }
 }

@@ -62,10 +62,15 @@ export class OfflineEngine implements AnswerEngine {
       yield { type: 'text', text: piece + ' ' };
     }
     let gapId: number | undefined;
+    let commit: (() => Promise<number | undefined>) | undefined;
     if (reply.kind === 'unknown' && reply.question) {
-      gapId = await this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: reply.question, conversationId: request.conversationId });
+      const question = reply.question;
+      const record = () => this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question, conversationId: request.conversationId });
+      // An answer prepared ahead records its gap only once it is given (it may be thrown away).
+      if (request.speculative) commit = record;
+      else gapId = await record();
     }
-    yield { type: 'done', answered: reply.kind !== 'unknown', sources: reply.sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}) };
+    yield { type: 'done', answered: reply.kind !== 'unknown', sources: reply.sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}), ...(commit && { commit }) };
   }
 
   /** The question's meaning, when embeddings are configured (small talk needs none). */

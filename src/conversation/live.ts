@@ -11,18 +11,25 @@
  * its first answer when none is. A visitor who speaks over the agent long enough (barge-in), or
  * sends a new turn, interrupts it: voice and lips stop together and the answer being generated is
  * aborted. A thinking sound plays when the answer's first audio is not ready after `fillerAfterMs`.
+ *
+ * Preemptive generation: when the listener tells the turn's words before the turn has ended (the
+ * live decoder closed its phrase at the visitor's pause), the answer is prepared from them at once,
+ * brain and first audio, and held out of the real-time path. When the turn ends with the same words
+ * it is committed and its first audio leaves at once; when the visitor goes on speaking, or the turn
+ * ends with other words, it is thrown away unseen (no record, gap, state, caption or filler) and the
+ * turn is answered as usual. At most one answer is prepared per conversation at a time.
  * Every turn is recorded with its latency waterfall; the conversation ends `visitor_left` when the
  * page stays away past a grace period, and `idle` (after a goodbye) when the visitor says nothing
  * for a long time.
  */
 import crypto from 'node:crypto';
-import type { AnswerEngine, ConversationTurn, MissingDetail, AnswerSource } from '../brain/engine.js';
-import type { RealtimeSession, Speaker } from '../realtime/session.js';
+import type { AnswerEngine, AnswerEvent, ConversationTurn, MissingDetail } from '../brain/engine.js';
+import type { RealtimeSession, Speaker, SpeechPiece } from '../realtime/session.js';
 import type { Utterance } from '../realtime/utterance-queue.js';
 import type { Recognizer } from '../speech/recognition/types.js';
 import type { ConversationSpeech, SpeakingAgent } from '../speech/conversation.js';
 import type { TurnInput } from './records.js';
-import { createListener, type Listener, type ListenerOptions, type VisitorTurnHeard } from './listening/index.js';
+import { createListener, type Listener, type ListenerOptions, type TentativeTurn, type VisitorTurnHeard } from './listening/index.js';
 import type { VisitorInput } from './visitor-input.js';
 import { visitorLanguage } from './language.js';
 
@@ -69,6 +76,14 @@ export interface LiveConversationDeps {
   missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
   endSession(reason: 'idle' | 'visitor_left'): Promise<void>;
   timing: LiveTiming;
+  /** Prepare answers before the visitor's turn has ended (preemptive generation; default true). */
+  preemptive?: boolean;
+  /**
+   * Whether an answer prepared ahead may also be voiced ahead with this voice (default: yes). The
+   * app says no for billed (premium) providers: speech thrown away would be charged and paid for,
+   * so with them only the text is prepared ahead and the voice starts when the answer is committed.
+   */
+  preparesSpeech?: (voice: { provider: string; voiceId: string }) => boolean;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -83,20 +98,67 @@ export interface LiveConversationFacts {
   history: ConversationTurn[];
 }
 
+type AnswerDone = Extract<AnswerEvent, { type: 'done' }>;
+
+/** An answer's text being generated: the answering engine's events fed into a TextPipe for speech. */
+interface Generation {
+  controller: AbortController;
+  pipe: TextPipe;
+  text: string;
+  /** performance.now() of the first text. */
+  firstTextAt?: number;
+  done?: AnswerDone;
+  failure?: Error;
+  /** Resolves when the engine has finished (or failed, or was aborted). */
+  finished: Promise<void>;
+  finishedAt?: number;
+}
+
 /** An answer being generated and spoken. */
 interface Answer {
   controller: AbortController;
+  generation: Generation;
   utteranceId: string;
   language: string;
-  text: string;
   /** performance.now() of each step. */
   startedAt: number;
-  firstTextAt?: number;
+  /** When the answer was prepared ahead of the end of the turn: when its preparation began. */
+  preparedAt?: number;
   firstAudioAt?: number;
   fillerAt?: number;
   firstAudio: Promise<void>;
   markFirstAudio(): void;
 }
+
+/** An answer prepared before the visitor's turn has ended (preemptive generation), not yet committed. */
+interface Prepared {
+  /** The listener's turn it answers, and the words it was built on. */
+  turn: number;
+  text: string;
+  language: string;
+  /** The history it was built on (the same turn objects as the conversation's at the time). */
+  history: ConversationTurn[];
+  sampleRate: number;
+  generation: Generation;
+  /** Its first audio, voiced and held (undefined: text only, the voice starts at commit). */
+  speech?: HeldSpeech;
+  startedAt: number;
+}
+
+/** What preemptive generation did, over every conversation of this process (bench, metrics). */
+export const preemptiveStats = {
+  /** Answers prepared ahead. */
+  started: 0,
+  /** Committed: the turn ended with the same words, and the prepared answer was given. */
+  kept: 0,
+  /** Thrown away, by reason. */
+  discarded: { resumed: 0, mismatch: 0, other: 0 },
+  /**
+   * Wall-clock milliseconds of work thrown away: the answering engine until it finished or was
+   * stopped, plus the speech layer until the held first audio was ready or was stopped.
+   */
+  discardedWorkMs: 0,
+};
 
 const GOODBYES: Record<string, string> = {
   en: "It seems you've stepped away. Thanks for stopping by, goodbye!",
@@ -219,8 +281,78 @@ class Voicing {
   }
 }
 
+/**
+ * The first audio of an answer prepared ahead, voiced and held out of the real-time path (so the
+ * playback clock, the page, captions and the render caller see nothing of it). `speaker()` gives a
+ * speaker for the committed utterance that yields what was held and then carries on with the same
+ * synthesis; `abort()` throws it away. Only the first piece is pulled ahead: the speech layer works
+ * at most two sentences ahead of what is taken, so little is voiced for an answer thrown away.
+ */
+class HeldSpeech {
+  private readonly controller = new AbortController();
+  private readonly iterator: AsyncIterator<SpeechPiece>;
+  private readonly held: SpeechPiece[] = [];
+  private first: Promise<void>;
+  private ended = false;
+  private failure: unknown;
+  private taken = false;
+  readonly startedAt = performance.now();
+  readyAt?: number;
+
+  constructor(speaker: Speaker, text: AsyncIterable<string>, sampleRate: number) {
+    this.iterator = speaker({ text, sampleRate, signal: this.controller.signal })[Symbol.asyncIterator]();
+    this.first = this.iterator.next().then(
+      (result) => {
+        this.readyAt = performance.now();
+        if (result.done) this.ended = true;
+        else this.held.push(result.value);
+      },
+      (error) => {
+        this.readyAt = performance.now();
+        this.ended = true;
+        this.failure = error ?? new Error('speech failed');
+      },
+    );
+  }
+
+  /** The committed utterance's speaker (once): the held audio first, then the rest as it is voiced. */
+  speaker(): Speaker {
+    return (request) => {
+      if (this.taken) throw new Error('held speech taken twice');
+      this.taken = true;
+      const self = this;
+      const onAbort = () => self.controller.abort();
+      if (request.signal.aborted) onAbort();
+      else request.signal.addEventListener('abort', onAbort, { once: true });
+      return (async function* () {
+        try {
+          await self.first;
+          yield* self.held.splice(0);
+          if (self.failure) throw self.failure;
+          if (self.ended) return;
+          for (;;) {
+            const next = await self.iterator.next();
+            if (next.done) return;
+            yield next.value;
+          }
+        } finally {
+          request.signal.removeEventListener('abort', onAbort);
+          if (!self.ended) void self.iterator.return?.().catch(() => {});
+        }
+      })();
+    };
+  }
+
+  abort(): void {
+    this.controller.abort();
+    void this.first.then(() => this.iterator.return?.()).catch(() => {});
+  }
+}
+
 export class LiveConversation implements VisitorInput {
   readonly id: string;
+  /** Prepares answers before the visitor's turn has ended (deps.preemptive; the bench switches it per turn). */
+  preemptive: boolean;
   private readonly ready: Promise<boolean>;
   private agent!: LiveAgent;
   private visitor: Record<string, string> = {};
@@ -234,6 +366,9 @@ export class LiveConversation implements VisitorInput {
   private welcomed = false;
   private closed = false;
   private answer?: Answer;
+  /** The answer prepared ahead of the end of the visitor's turn, at most one. */
+  private prepared?: Prepared;
+  private loaded = false;
   private idleTimer?: NodeJS.Timeout;
   private leftTimer?: NodeJS.Timeout;
   private ending = false;
@@ -244,9 +379,14 @@ export class LiveConversation implements VisitorInput {
   private readonly voicings = new Map<string, Voicing>();
   /** Resolves when the last answer is recorded as heard (the next turn's history includes it). */
   private answerRecorded: Promise<void> = Promise.resolve();
+  /** An answer is being given and is not recorded yet (its history is not final). */
+  private recording = false;
+  /** Visitor turns received whose answer has not begun yet. */
+  private turnsStarting = 0;
 
   constructor(private readonly deps: LiveConversationDeps) {
     this.id = deps.sessionId;
+    this.preemptive = deps.preemptive !== false;
     const session = deps.session;
     session.startListening();
     session.onAudioOut = (utteranceId, pcm, sampleRate) => {
@@ -270,6 +410,7 @@ export class LiveConversation implements VisitorInput {
         this.languages = [agent.languages.main, ...(agent.languages.also ?? []).filter((l) => l !== agent.languages.main)];
         this.listener?.setLanguages(this.orderedLanguages());
         void deps.speech.prepareFillers(this.speaking(this.language), { sampleRate: session.sampleRate }).catch(() => {});
+        this.loaded = true;
         return true;
       },
       (error: Error) => {
@@ -297,6 +438,7 @@ export class LiveConversation implements VisitorInput {
     this.muted = muted;
     if (muted) {
       // What the listener holds of an unfinished turn goes; unmuting starts afresh.
+      this.discardPrepared('other');
       this.listener?.close();
       this.listener = undefined;
       this.deps.session.stopListening();
@@ -333,6 +475,8 @@ export class LiveConversation implements VisitorInput {
   /** `agent.speak_text` sent by the business's server: part of the conversation, recorded. */
   spoken(text: string): void {
     if (this.closed) return;
+    // The business speaks into the visitor's pause: an answer prepared without these words goes.
+    this.discardPrepared('other');
     this.welcomed = true;
     this.remember({ role: 'agent', text });
     this.write({ role: 'agent', text, details: { source: 'command' } });
@@ -343,6 +487,7 @@ export class LiveConversation implements VisitorInput {
     if (this.closed) return;
     this.closed = true;
     this.answer?.controller.abort();
+    this.discardPrepared('other');
     this.listener?.close();
     this.listener = undefined;
     this.clearIdle();
@@ -363,6 +508,16 @@ export class LiveConversation implements VisitorInput {
       speechStarted: () => this.clearIdle(),
       partial: (text) => this.deps.session.player.json({ type: 'visitor_transcript', text, final: false }),
       bargeIn: () => this.interrupt(),
+      tentative: (turn) => {
+        try {
+          this.prepare(turn);
+        } catch (error) {
+          // Preparing ahead is an optimisation: the turn is answered as usual when it ends.
+          this.discardPrepared('other');
+          this.deps.log.warn({ err: (error as Error).message, session_id: this.id }, 'an answer could not be prepared ahead');
+        }
+      },
+      tentativeDropped: () => this.discardPrepared('resumed'),
       turn: (heard) => void this.visitorTurn(heard.text, 'voice', heard),
       error: (error) => {
         // One line per kind of trouble is enough: a broken engine would otherwise log every turn.
@@ -445,6 +600,7 @@ export class LiveConversation implements VisitorInput {
    */
   interrupted(): void {
     this.answer?.controller.abort();
+    this.discardPrepared('other');
   }
 
   /** Barge-in: voice and lips stop together, and the answer being generated is cancelled. */
@@ -452,21 +608,145 @@ export class LiveConversation implements VisitorInput {
     const session = this.deps.session;
     const speaking = session.queue.items.length > 0;
     this.answer?.controller.abort();
+    this.discardPrepared('other');
     if (speaking) session.interrupt(`evt_${crypto.randomUUID()}`);
+  }
+
+  // ------------------------------------------------------------------ preemptive generation
+
+  /**
+   * The listener tells the turn's words before the turn has ended: prepare the answer now (brain and
+   * first audio, held), unless the agent is busy (talking, answering, or a cut answer not yet
+   * recorded): the turn is then answered as usual when it ends. Nothing of it is shown or recorded.
+   */
+  private prepare(tentative: TentativeTurn): void {
+    this.discardPrepared('resumed'); // new words for the turn: the answer to the old ones goes
+    if (!this.preemptive || this.closed || this.muted || !this.loaded || this.ending || !this.welcomed) return;
+    const session = this.deps.session;
+    if (this.answer || session.queue.items.length || this.recording || this.turnsStarting) return;
+    const text = tentative.text.trim().slice(0, MAX_VISITOR_TEXT);
+    if (!text) return;
+    const language = visitorLanguage(text, this.languages, this.language, tentative.language);
+    const history = this.history.slice();
+    const generation = this.generate(text, language, history, true);
+    const voice = this.deps.voiceFor(language);
+    const speech = this.deps.preparesSpeech?.(voice) === false ? undefined : new HeldSpeech(this.speaker(language), generation.pipe, session.sampleRate);
+    this.prepared = { turn: tentative.turn, text, language, history, sampleRate: session.sampleRate, generation, speech, startedAt: performance.now() };
+    preemptiveStats.started++;
+  }
+
+  /** Throws the prepared answer away: the engine and the speech stop, and nothing of it remains. */
+  private discardPrepared(reason: keyof typeof preemptiveStats.discarded): void {
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    if (prepared) this.discard(prepared, reason);
+  }
+
+  private discard(prepared: Prepared, reason: keyof typeof preemptiveStats.discarded): void {
+    const now = performance.now();
+    prepared.generation.controller.abort();
+    prepared.generation.pipe.close();
+    prepared.speech?.abort();
+    preemptiveStats.discarded[reason]++;
+    void prepared.generation.finished.then(() => {
+      const engine = Math.min(prepared.generation.finishedAt ?? now, now) - prepared.startedAt;
+      const speech = prepared.speech ? Math.min(prepared.speech.readyAt ?? now, now) - prepared.speech.startedAt : 0;
+      preemptiveStats.discardedWorkMs += engine + speech;
+    });
+  }
+
+  /**
+   * The prepared answer, when it answers this turn as it ended: the same listener turn and the same
+   * words (ignoring spacing and case). Any other turn throws it away.
+   */
+  private takePrepared(text: string, heard: VisitorTurnHeard | undefined): Prepared | undefined {
+    const prepared = this.prepared;
+    if (!prepared) return undefined;
+    if (!heard) {
+      this.discardPrepared('other'); // a typed turn came first
+      return undefined;
+    }
+    if (heard.turn !== prepared.turn || normalise(heard.text) !== normalise(prepared.text) || normalise(text) !== normalise(prepared.text)) {
+      this.discardPrepared('mismatch');
+      return undefined;
+    }
+    this.prepared = undefined;
+    return prepared;
+  }
+
+  /**
+   * Starts the answering engine on a turn; its text flows into the generation's pipe. A speculative
+   * generation (an answer prepared ahead) holds back the engine's side effects (`done.commit`) and
+   * leaves its failure to be logged when it is committed.
+   */
+  private generate(text: string, language: string, history: ConversationTurn[], speculative: boolean): Generation {
+    const controller = new AbortController();
+    const generation: Generation = { controller, pipe: new TextPipe(), text: '', finished: Promise.resolve() };
+    generation.finished = (async () => {
+      try {
+        const facts: LiveConversationFacts = { conversationId: this.id, accountId: this.agent.account_id, agentId: this.agent.id, visitor: this.visitor, history: [...history, { role: 'visitor', text }] };
+        const missingDetails = await this.deps.missingDetails?.(facts).catch((error: Error) => {
+          if (!speculative) this.deps.log.warn({ err: error.message, session_id: this.id }, 'missing details could not be found; answering without them');
+          return undefined;
+        });
+        if (controller.signal.aborted) return;
+        const events = this.deps.answers.answer({
+          accountId: this.agent.account_id, agentId: this.agent.id, conversationId: this.id,
+          history, text, language, visitor: this.visitor, ...(missingDetails?.length && { missingDetails }), signal: controller.signal,
+          ...(speculative && { speculative }),
+        });
+        for await (const event of events) {
+          if (controller.signal.aborted) break;
+          if (event.type === 'text') {
+            generation.firstTextAt ??= performance.now();
+            generation.text += event.text;
+            generation.pipe.push(event.text);
+          } else {
+            generation.done = event;
+          }
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) {
+          generation.failure = error as Error;
+          if (!speculative) this.logFailure(generation.failure);
+        }
+      } finally {
+        generation.finishedAt = performance.now();
+        generation.pipe.close();
+      }
+    })();
+    return generation;
+  }
+
+  private logFailure(error: Error): void {
+    this.deps.log.error({ err: error, session_id: this.id }, 'the answering engine failed for a visitor turn');
   }
 
   private async visitorTurn(text: string, source: 'voice' | 'typed', heard?: VisitorTurnHeard): Promise<void> {
     const receivedAt = performance.now();
-    if (this.closed || !(await this.ready) || this.closed) return;
-    this.clearIdle();
-    // A new turn supersedes whatever the agent was saying or preparing.
-    if (this.answer || this.deps.session.queue.items.length) this.interrupt();
-    // The cut answer is remembered as heard before this turn's history is taken (at most ~50 ms).
-    await this.answerRecorded;
-    if (this.closed) return;
+    // The answer prepared ahead for exactly this turn is kept; any other is thrown away.
+    let prepared = this.takePrepared(text, heard);
+    const drop = (reason: keyof typeof preemptiveStats.discarded) => {
+      if (prepared) this.discard(prepared, reason);
+      prepared = undefined;
+    };
+    this.turnsStarting++;
+    try {
+      if (this.closed || !(await this.ready) || this.closed) return drop('other');
+      this.clearIdle();
+      // A new turn supersedes whatever the agent was saying or preparing.
+      if (this.answer || this.deps.session.queue.items.length) this.interrupt();
+      // The cut answer is remembered as heard before this turn's history is taken (at most ~50 ms).
+      await this.answerRecorded;
+    } finally {
+      this.turnsStarting--;
+    }
+    if (this.closed) return drop('other');
     this.welcome();
 
     const language = visitorLanguage(text, this.languages, this.language, heard?.language);
+    // Prepared on the same footing, or thrown away: the same language, history and audio rate.
+    if (prepared && (prepared.language !== language || prepared.sampleRate !== this.deps.session.sampleRate || !sameTurns(prepared.history, this.history) || prepared.generation.controller.signal.aborted)) drop('mismatch');
     if (language !== this.language) {
       this.language = language;
       this.listener?.setLanguages(this.orderedLanguages());
@@ -479,19 +759,22 @@ export class LiveConversation implements VisitorInput {
       role: 'visitor', text, language,
       details: { source, ...(heard && { engine: heard.engine, speech_seconds: round(heard.speechSeconds, 2), ...(heard.confidence !== undefined && { confidence: heard.confidence }) }) },
     });
-    await this.respond(text, language, history, heard, receivedAt);
+    if (prepared) preemptiveStats.kept++;
+    await this.respond(text, language, history, heard, receivedAt, prepared);
   }
 
-  private async respond(text: string, language: string, history: ConversationTurn[], heard: VisitorTurnHeard | undefined, receivedAt: number): Promise<void> {
+  private async respond(text: string, language: string, history: ConversationTurn[], heard: VisitorTurnHeard | undefined, receivedAt: number, prepared?: Prepared): Promise<void> {
     const session = this.deps.session;
-    const controller = new AbortController();
+    const generation = prepared?.generation ?? this.generate(text, language, history, false);
+    const controller = generation.controller;
     let markFirstAudio!: () => void;
     const answer: Answer = {
       controller,
+      generation,
       utteranceId: `answer_${crypto.randomUUID()}`,
       language,
-      text: '',
       startedAt: receivedAt,
+      ...(prepared && { preparedAt: prepared.startedAt }),
       firstAudio: new Promise<void>((resolve) => (markFirstAudio = resolve)),
       markFirstAudio: () => {
         if (answer.firstAudioAt === undefined) answer.firstAudioAt = performance.now();
@@ -502,11 +785,17 @@ export class LiveConversation implements VisitorInput {
     this.answer = answer;
     if (session.state !== 'talking') session.player.json({ type: 'state', t: session.now(), state: 'thinking' });
 
-    const pipe = new TextPipe();
     const voicing = this.watch(answer.utteranceId);
-    const utterance = session.speakStream(pipe, answer.utteranceId, voicing.wrap(this.speaker(language)));
+    // A prepared answer's held audio goes first, so it leaves at the next tick of the clock.
+    const speaker = prepared?.speech?.speaker() ?? this.speaker(language);
+    const utterance = session.speakStream(generation.pipe, answer.utteranceId, voicing.wrap(speaker));
     let recorded!: () => void;
-    this.answerRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    this.recording = true;
+    this.answerRecorded = new Promise<void>((resolve) => (recorded = () => {
+      if (this.answerRecorded === answerRecorded) this.recording = false;
+      resolve();
+    }));
+    const answerRecorded = this.answerRecorded;
     // The answer's place in the record is taken now; it is written once it has been heard.
     let heardTurn!: (turn: TurnInput | undefined) => void;
     this.writeLater(new Promise<TurnInput | undefined>((resolve) => (heardTurn = resolve)));
@@ -518,35 +807,17 @@ export class LiveConversation implements VisitorInput {
       session.playBeforePending(sound.pcm, `filler_${crypto.randomUUID()}`);
     }, this.deps.timing.fillerAfterMs);
 
-    let done: { answered: boolean; sources: AnswerSource[]; engine: string; gapId?: number } | undefined;
-    let failure: string | undefined;
-    try {
-      const facts: LiveConversationFacts = { conversationId: this.id, accountId: this.agent.account_id, agentId: this.agent.id, visitor: this.visitor, history: [...history, { role: 'visitor', text }] };
-      const missingDetails = await this.deps.missingDetails?.(facts).catch((error: Error) => {
-        this.deps.log.warn({ err: error.message, session_id: this.id }, 'missing details could not be found; answering without them');
+    await generation.finished;
+    const done = generation.done;
+    if (prepared && generation.failure) this.logFailure(generation.failure);
+    const failure = generation.failure?.message;
+    // The side effects a prepared answer held back (its knowledge gap) happen now that it is given.
+    let gapId = done?.gapId;
+    if (done?.commit && !controller.signal.aborted) {
+      gapId = await done.commit().catch((error: Error) => {
+        this.deps.log.warn({ err: error.message, session_id: this.id }, 'a knowledge gap could not be recorded');
         return undefined;
       });
-      const events = this.deps.answers.answer({
-        accountId: this.agent.account_id, agentId: this.agent.id, conversationId: this.id,
-        history, text, language, visitor: this.visitor, ...(missingDetails?.length && { missingDetails }), signal: controller.signal,
-      });
-      for await (const event of events) {
-        if (controller.signal.aborted) break;
-        if (event.type === 'text') {
-          answer.firstTextAt ??= performance.now();
-          answer.text += event.text;
-          pipe.push(event.text);
-        } else {
-          done = event;
-        }
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) {
-        failure = (error as Error).message;
-        this.deps.log.error({ err: error, session_id: this.id }, 'the answering engine failed for a visitor turn');
-      }
-    } finally {
-      pipe.close();
     }
     // Nothing will be voiced (an empty answer, or speech failed): the first audio never comes.
     const noAudio = new Promise<void>((resolve) => {
@@ -568,22 +839,22 @@ export class LiveConversation implements VisitorInput {
     }
 
     await this.whenOver(utterance);
-    if (!answer.text.trim()) {
+    if (!generation.text.trim()) {
       this.voicings.delete(voicing.utteranceId);
       heardTurn(undefined);
       recorded();
       return;
     }
-    const turn = this.heardTurn(voicing, answer.text, {
+    const turn = this.heardTurn(voicing, generation.text, {
       role: 'agent',
-      text: answer.text.trim(),
+      text: generation.text.trim(),
       language,
       details: {
         source: 'answer',
         engine: done?.engine ?? this.deps.answers.name,
         answered: done?.answered ?? false,
         sources: done?.sources ?? [],
-        ...(done?.gapId !== undefined && { gap_id: done.gapId }),
+        ...(gapId !== undefined && { gap_id: gapId }),
         ...(failure && { error: failure }),
         ...(answer.fillerAt !== undefined && { filler: true }),
         latency_ms: waterfall(answer, heard),
@@ -660,11 +931,23 @@ function waterfall(answer: Answer, heard: VisitorTurnHeard | undefined) {
   return {
     end_of_turn: heard ? ms(heard.timings.turnEndedAt) : 0,
     recognised: heard ? ms(heard.timings.recognisedAt) : 0,
-    first_text: ms(answer.firstTextAt),
+    // Prepared ahead: the answer began before the turn ended, so first_text may precede end_of_turn.
+    ...(answer.preparedAt !== undefined && { prepared: ms(answer.preparedAt) }),
+    first_text: ms(answer.generation.firstTextAt),
     first_audio: ms(answer.firstAudioAt),
     heard: answer.firstAudioAt === undefined ? null : ms(answer.firstAudioAt + PLAYOUT_MARGIN_MS),
     ...(answer.fillerAt !== undefined && { filler: ms(answer.fillerAt) }),
   };
+}
+
+/** Words compared as heard: case and spacing aside. */
+function normalise(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** The same turns (the same objects, in order): nothing was said or recorded since. */
+function sameTurns(a: ConversationTurn[], b: ConversationTurn[]): boolean {
+  return a.length === b.length && a.every((turn, i) => turn === b[i]);
 }
 
 /** `{{visitor.<name>}}` in the agent's words, from the verified visitor values (unknown names say nothing). */

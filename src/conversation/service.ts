@@ -30,6 +30,10 @@ export interface ConversationLoopDeps {
   recognizer?: Recognizer;
   listenerOptions?: ListenerOptions;
   timing?: Partial<LiveTiming>;
+  /** Prepare answers before the visitor's turn has ended (preemptive generation; default true). */
+  preemptive?: boolean;
+  /** Whether a prepared answer may be voiced ahead with this voice provider (not billed ones; default yes). */
+  preparesSpeech?: (provider: string) => boolean;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -94,6 +98,8 @@ export class ConversationLoop {
         await this.deps.endSession(row.id, reason);
       },
       timing: this.timing,
+      preemptive: this.deps.preemptive,
+      preparesSpeech: ({ provider }) => this.deps.preparesSpeech?.(provider) ?? true,
       log: this.deps.log,
     });
     this.live.set(row.id, conversation);

@@ -48,6 +48,8 @@ export interface Config {
   conversationIdleSeconds: number;
   /** Conversation mode: the player page gone this long without coming back → end `visitor_left`. */
   visitorLeftSeconds: number;
+  /** Conversation mode: prepare the answer before the visitor's turn has ended (preemptive generation). */
+  preemptiveAnswers: boolean;
   /** Billing (src/billing): prices, the charging step, Stripe. */
   billing: BillingConfig;
 }
@@ -174,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     telegramApiUrl: (env.TELEGRAM_API_URL || 'https://api.telegram.org').replace(/\/+$/, ''),
     conversationIdleSeconds: int(env, 'CONVERSATION_IDLE_SECONDS', 120, 1),
     visitorLeftSeconds: int(env, 'VISITOR_LEFT_SECONDS', 30, 1),
+    preemptiveAnswers: env.PREEMPTIVE_ANSWERS !== '0',
     billing: {
       pricePerMinute: parsePrice('PRICE_PER_MINUTE', env.PRICE_PER_MINUTE || '0.10'),
       premiumVoicePricePerMinute: parsePrice('PREMIUM_VOICE_PRICE_PER_MINUTE', env.PREMIUM_VOICE_PRICE_PER_MINUTE || '0.05'),

@@ -111,6 +111,21 @@ forEachEngine('LLM brain', (engine) => {
     assert.ok(gaps.some((g: any) => g.id === done.gapId && g.question === 'Do you have a loyalty programme?'));
   });
 
+  test('a speculative answer (prepared ahead of the end of turn) records its gap only when committed', async () => {
+    llm.stream = { kind: 'stream', steps: [{ text: "[NO_ANSWER] I'm sorry, I don't know that." }] };
+    const question = 'Do you sell gift vouchers for weddings?';
+    let done: any;
+    for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text: question, language: 'en', visitor: {}, signal: new AbortController().signal, speculative: true })) {
+      if (event.type === 'done') done = event;
+    }
+    assert.equal(done.answered, false);
+    assert.equal(done.gapId, undefined);
+    const gapsFor = async () => (await t.request('GET', `/v1/agent/${agent}/v2/gaps`)).body.gaps.filter((g: any) => g.question === question);
+    assert.deepEqual(await gapsFor(), []);
+    const gapId = await done.commit();
+    assert.deepEqual((await gapsFor()).map((g: any) => g.id), [gapId]);
+  });
+
   test('a model that does not start answering in time, or fails, gets the spoken fallback (no gap)', async () => {
     llm.stream = { kind: 'hang' };
     const started = Date.now();

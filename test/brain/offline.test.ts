@@ -57,6 +57,23 @@ forEachEngine('offline brain', (engine) => {
     for (const question of UNANSWERABLE) assert.ok(gaps.some((g: any) => g.question === question), `no gap for ${question}`);
   });
 
+  test('an answer prepared ahead (speculative) records its gap only when committed', async () => {
+    const question = 'Do you rent out bicycles for the weekend?';
+    const gapsFor = async () => (await t.request('GET', `/v1/agent/${agent}/v2/gaps`)).body.gaps.filter((g: any) => g.question === question);
+    let done: any;
+    for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text: question, language: 'en', visitor: {}, signal: new AbortController().signal, speculative: true })) {
+      if (event.type === 'done') done = event;
+    }
+    assert.equal(done.answered, false);
+    assert.equal(done.gapId, undefined);
+    assert.deepEqual(await gapsFor(), [], 'nothing recorded for an answer that may be thrown away');
+    const gapId = await done.commit();
+    const gaps = await gapsFor();
+    assert.equal(gaps.length, 1);
+    assert.equal(gaps[0].id, gapId);
+    assert.equal(gaps[0].times_asked, 1);
+  });
+
   test('the same question in other words is one gap, counted; answering it teaches the agent at once; dismissing closes it', async () => {
     const first = await ask(t, agent, 'Do you have high chairs for babies?');
     const second = await ask(t, agent, 'Are there any high chairs?');

@@ -6,7 +6,7 @@ import type { Recognizer } from '../../speech/recognition/types.js';
 import { VisitorListener, type ListenerOptions } from './listener.js';
 import type { Listener, ListenerEvents } from './types.js';
 
-export type { Listener, ListenerEvents, VisitorTurnHeard, AgentPlayback } from './types.js';
+export type { Listener, ListenerEvents, VisitorTurnHeard, TentativeTurn, AgentPlayback } from './types.js';
 export type { ListenerOptions } from './listener.js';
 export { VisitorListener } from './listener.js';
 

@@ -9,7 +9,9 @@
  * must last `bargeInMs` to interrupt (`bargeIn`); shorter speech over the agent ("mm-hm") is a
  * back-channel and is dropped. For engines without streaming the turn is recognised speculatively
  * once the silence reaches `speculateAfterMs`, so the transcript is often ready when the turn ends;
- * a voiced frame cancels that work.
+ * a voiced frame cancels that work. When the words look final before the turn has ended (the live
+ * decoder closed its phrase, or the speculative recognition finished, during the silence), they are
+ * told as `tentative`, and withdrawn (`tentativeDropped`) if the visitor speaks again.
  *
  * Everything a visitor can grow is bounded: frames waiting for the VAD (3 s, oldest dropped), a
  * turn's audio (`maxTurnSeconds`: at the cap the turn ends as if the visitor had paused, and what
@@ -67,6 +69,8 @@ const MAX_PENDING_FRAMES = Math.ceil(3000 / FRAME_MS);
 const DISCARD_SILENCE_MS = 300;
 
 interface Segment {
+  /** The listener's number for the turn. */
+  turn: number;
   frames: Int16Array[];
   samples: number;
   voicedMs: number;
@@ -80,6 +84,8 @@ interface Segment {
   /** The visitor spoke again after the latest partial text: it no longer tells how the turn ends. */
   partialStale?: boolean;
   speculation?: { controller: AbortController; result: Promise<Transcript>; text?: string };
+  /** Words told as `tentative` and not withdrawn since. */
+  tentativeText?: string;
 }
 
 export class VisitorListener implements Listener {
@@ -105,6 +111,7 @@ export class VisitorListener implements Listener {
   private segment: Segment | undefined;
 
   private queuedTurns = 0;
+  private turns = 0;
   private turnChain: Promise<void> = Promise.resolve();
 
   constructor(private readonly recognizer: Recognizer, private readonly events: ListenerEvents, options: ListenerOptions = {}) {
@@ -211,6 +218,7 @@ export class VisitorListener implements Listener {
       }
       const frames = this.preroll.splice(0);
       segment = this.segment = {
+        turn: ++this.turns,
         frames, samples: frames.length * VAD_FRAME, voicedMs: 0, voicedOverAgentMs: 0, silenceMs: 0,
         lastVoicedEndMs: endMs, started: false, bargedIn: false,
       };
@@ -235,6 +243,7 @@ export class VisitorListener implements Listener {
       segment.speculation.controller.abort();
       segment.speculation = undefined;
     }
+    this.dropTentative(segment);
     segment.silenceMs = 0;
     if (segment.partialText !== undefined) segment.partialStale = true;
     segment.voicedMs += FRAME_MS;
@@ -281,6 +290,8 @@ export class VisitorListener implements Listener {
         segment.partialText = text;
         segment.partialStale = false;
         this.events.partial?.(text);
+        // A phrase closed during the visitor's silence: the turn's words, unless the visitor goes on.
+        if (segment.silenceMs > 0) this.tell(segment, text);
       };
       for (const frame of segment.frames) stream.push(frame);
       segment.stream = stream;
@@ -293,7 +304,11 @@ export class VisitorListener implements Listener {
     const controller = new AbortController();
     const result = this.recognizer.transcribe(concatInt16(segment.frames), { ...this.recognitionOptions(), signal: controller.signal });
     const speculation = { controller, result, text: undefined as string | undefined };
-    result.then((t) => (speculation.text = t.text), () => {});
+    result.then((t) => {
+      speculation.text = t.text;
+      // It heard every word so far and the visitor has not spoken since (a voiced frame would have aborted it).
+      if (this.segment === segment && segment.speculation === speculation) this.tell(segment, t.text, t.language);
+    }, () => {});
     segment.speculation = speculation;
   }
 
@@ -304,6 +319,7 @@ export class VisitorListener implements Listener {
     if (this.queuedTurns >= this.options.maxQueuedTurns) {
       segment.stream?.abort();
       segment.speculation?.controller.abort();
+      this.dropTentative(segment);
       this.events.error?.(new Error('speech recognition is behind: a visitor turn was dropped'));
       return;
     }
@@ -321,9 +337,14 @@ export class VisitorListener implements Listener {
         const transcript = await recognition;
         const recognisedAt = this.now();
         const text = transcript.text.trim();
-        if (this.closed || !text) return;
+        if (this.closed) return;
+        if (!text) {
+          this.dropTentative(segment);
+          return;
+        }
         const turn: VisitorTurnHeard = {
           ...transcript,
+          turn: segment.turn,
           text,
           engine: this.recognizer.name,
           timings: { speechEndedAt, turnEndedAt, recognisedAt },
@@ -331,7 +352,10 @@ export class VisitorListener implements Listener {
         };
         this.events.turn(turn);
       } catch (error) {
-        if (!this.closed) this.events.error?.(error as Error);
+        if (!this.closed) {
+          this.dropTentative(segment);
+          this.events.error?.(error as Error);
+        }
       } finally {
         this.queuedTurns--;
       }
@@ -344,6 +368,22 @@ export class VisitorListener implements Listener {
     if (!segment) return;
     segment.stream?.abort();
     segment.speculation?.controller.abort();
+    this.dropTentative(segment);
+  }
+
+  /** Tells the turn's words as tentative (once per change of words). */
+  private tell(segment: Segment, text: string, language?: string): void {
+    const words = text.trim();
+    if (!words || !segment.started || words === segment.tentativeText) return;
+    segment.tentativeText = words;
+    this.events.tentative?.({ turn: segment.turn, text: words, ...(language && { language }), speechEndedAt: segment.lastVoicedEndMs });
+  }
+
+  /** The words told as tentative are not the turn's end after all. */
+  private dropTentative(segment: Segment): void {
+    if (segment.tentativeText === undefined) return;
+    segment.tentativeText = undefined;
+    this.events.tentativeDropped?.();
   }
 
   private recognitionOptions() {

@@ -9,6 +9,8 @@
 import type { Transcript } from '../../speech/recognition/types.js';
 
 export interface VisitorTurnHeard extends Transcript {
+  /** The listener's number for this turn (the `turn` of its `tentative` words, if any were told). */
+  turn: number;
   /** The recogniser that heard it (`Recognizer.name`), for the latency waterfall. */
   engine: string;
   /** performance.now() milliseconds of each step, for the latency waterfall. */
@@ -24,6 +26,17 @@ export interface VisitorTurnHeard extends Transcript {
   speechSeconds: number;
 }
 
+/** A turn's words that look final while the turn has not ended yet (see `ListenerEvents.tentative`). */
+export interface TentativeTurn {
+  /** The listener's number for the turn; the turn, once it ends, is reported with the same number. */
+  turn: number;
+  text: string;
+  /** ISO 639-1 code, when the engine detected the language. */
+  language?: string;
+  /** performance.now() of the visitor's last voiced frame (end of speech). */
+  speechEndedAt: number;
+}
+
 export interface ListenerEvents {
   /** The visitor started speaking (VAD), for the "listening" indication. */
   speechStarted?(): void;
@@ -31,6 +44,15 @@ export interface ListenerEvents {
   partial?(text: string): void;
   /** The visitor spoke over the agent long enough to mean it (not "mm-hm", not the agent's echo). */
   bargeIn?(): void;
+  /**
+   * The turn's words look final before the turn has ended: the live recogniser closed its phrase at
+   * the visitor's pause (or the speculative recognition finished) and the visitor has been silent
+   * since. The turn may still go on, or end with other words: the conversation may prepare its
+   * answer meanwhile (preemptive generation), and must check the words of the `turn` that follows.
+   */
+  tentative?(turn: TentativeTurn): void;
+  /** The visitor spoke again after `tentative`, or that turn will not be reported: its words are not the turn's end. */
+  tentativeDropped?(): void;
   /** A complete visitor turn, recognised. Empty text is never reported. */
   turn(turn: VisitorTurnHeard): void;
   /** Recognition failed for a turn (engine down); the typed path still works. */
