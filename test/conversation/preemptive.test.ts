@@ -18,6 +18,7 @@ import type { VoiceActivityDetector } from '../../src/conversation/listening/vad
 import type { AnswerEngine, AnswerEvent, AnswerRequest } from '../../src/brain/engine.js';
 import { RealtimeSession, type Speaker, type SpeechRequest } from '../../src/realtime/session.js';
 import type { PlayerSocket } from '../../src/realtime/player-out.js';
+import { decodeFrame } from '../../src/realtime/frame-codec.js';
 import type { RecognitionStream, Recognizer, Transcript } from '../../src/speech/recognition/types.js';
 import type { ConversationSpeech } from '../../src/speech/conversation.js';
 
@@ -119,7 +120,7 @@ function fakePage() {
     bufferedAmount: 0,
     send(data) {
       if (typeof data === 'string') messages.push(JSON.parse(data));
-      else frames.push(JSON.parse(data.subarray(16, 16 + data.readUInt32LE(12)).toString()).utterance);
+      else frames.push(decodeFrame(data)!.track!.utterance);
     },
     close() {},
     terminate() {},
