@@ -33,34 +33,35 @@ export async function lockBalance(trx: Transaction<Database>, accountId: number)
 
 /**
  * Appends one entry and moves the balance by its amount, inside `trx` (which must hold the account
- * row lock when the amount could take the balance below zero: see `charge`). Answers the new balance.
+ * row lock when the amount could take the balance below zero). Answers the new balance.
  */
 export async function postEntry(trx: Executor, entry: EntryInput): Promise<number> {
-  const amount = Math.trunc(entry.amountCents);
-  const now = new Date();
-  await trx
-    .insertInto('ledger_entries')
-    .values({
-      account_id: entry.accountId,
-      kind: entry.kind,
-      amount_cents: amount,
-      session_id: entry.sessionId ?? null,
-      agent_id: entry.agentId ?? null,
-      voice_provider: entry.voiceProvider ?? null,
-      seconds: Math.max(0, Math.trunc(entry.seconds ?? 0)),
-      reference: entry.reference ?? null,
-      note: entry.note ?? null,
-      month: monthOf(now),
-      created_at: now,
-    })
-    .execute();
-  const row = await trx
+  const row = entryRow(entry, new Date());
+  await trx.insertInto('ledger_entries').values(row).execute();
+  const account = await trx
     .updateTable('accounts')
-    .set({ balance_cents: sql`balance_cents + ${amount}` })
+    .set({ balance_cents: sql`balance_cents + ${row.amount_cents}` })
     .where('id', '=', entry.accountId)
     .returning('balance_cents')
     .executeTakeFirstOrThrow();
-  return Number(row.balance_cents);
+  return Number(account.balance_cents);
+}
+
+/** The ledger row of an entry posted at `now`. */
+function entryRow(entry: EntryInput, now: Date) {
+  return {
+    account_id: entry.accountId,
+    kind: entry.kind,
+    amount_cents: Math.trunc(entry.amountCents),
+    session_id: entry.sessionId ?? null,
+    agent_id: entry.agentId ?? null,
+    voice_provider: entry.voiceProvider ?? null,
+    seconds: Math.max(0, Math.trunc(entry.seconds ?? 0)),
+    reference: entry.reference ?? null,
+    note: entry.note ?? null,
+    month: monthOf(now),
+    created_at: now,
+  };
 }
 
 /**
@@ -73,21 +74,7 @@ export async function postEntries(trx: Transaction<Database>, entries: EntryInpu
   for (let i = 0; i < entries.length; i += 500) {
     await trx
       .insertInto('ledger_entries')
-      .values(
-        entries.slice(i, i + 500).map((entry) => ({
-          account_id: entry.accountId,
-          kind: entry.kind,
-          amount_cents: Math.trunc(entry.amountCents),
-          session_id: entry.sessionId ?? null,
-          agent_id: entry.agentId ?? null,
-          voice_provider: entry.voiceProvider ?? null,
-          seconds: Math.max(0, Math.trunc(entry.seconds ?? 0)),
-          reference: entry.reference ?? null,
-          note: entry.note ?? null,
-          month: monthOf(now),
-          created_at: now,
-        })),
-      )
+      .values(entries.slice(i, i + 500).map((entry) => entryRow(entry, now)))
       .execute();
   }
   const sums = new Map<number, number>();
