@@ -14,19 +14,15 @@ import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import { LiveConversation, LIVE_TIMING_DEFAULTS, preemptiveStats } from '../../src/conversation/live.js';
 import type { TurnInput } from '../../src/conversation/records.js';
-import type { VoiceActivityDetector } from '../../src/conversation/listening/vad.js';
 import type { AnswerEngine, AnswerEvent, AnswerRequest } from '../../src/brain/engine.js';
 import { RealtimeSession, type Speaker, type SpeechRequest } from '../../src/realtime/session.js';
 import type { PlayerSocket } from '../../src/realtime/player-out.js';
 import { decodeFrame } from '../../src/realtime/frame-codec.js';
 import type { RecognitionStream, Recognizer, Transcript } from '../../src/speech/recognition/types.js';
 import type { ConversationSpeech } from '../../src/speech/conversation.js';
+import { loudnessVad } from '../support/loudness-vad.js';
 
-/** Loud frames are voice, quiet ones silence. */
-const vad: VoiceActivityDetector = {
-  probability: async (frame) => (frame.some((x) => Math.abs(x) > 0.1) ? 0.95 : 0.02),
-  reset: () => {},
-};
+const vad = loudnessVad;
 
 class FakeStream implements RecognitionStream {
   onPartial?: (text: string) => void;

@@ -8,13 +8,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { VisitorListener } from '../../src/conversation/listening/index.js';
 import type { TentativeTurn, VisitorTurnHeard } from '../../src/conversation/listening/types.js';
-import type { VoiceActivityDetector } from '../../src/conversation/listening/vad.js';
 import type { RecognitionOptions, RecognitionStream, Recognizer, Transcript } from '../../src/speech/recognition/types.js';
+import { loudnessVad } from '../support/loudness-vad.js';
 
-const vad: VoiceActivityDetector = {
-  probability: async (frame) => (frame.some((x) => Math.abs(x) > 0.1) ? 0.95 : 0.02),
-  reset: () => {},
-};
+const vad = loudnessVad;
 
 class Stream implements RecognitionStream {
   onPartial?: (text: string) => void;
