@@ -45,6 +45,11 @@ export class RealtimeHub {
     return this.sessions.size;
   }
 
+  /** Sessions on the shared clock (audio or a near timed action pending), and whether it runs. */
+  get clock(): { sessions: number; running: boolean } {
+    return { sessions: this.active.size, running: this.timer !== undefined };
+  }
+
   ids(): string[] {
     return [...this.sessions.keys()];
   }

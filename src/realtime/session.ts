@@ -352,6 +352,8 @@ export class RealtimeSession {
     this.clearTimedActions();
     this.lastEnd = now;
     this.setState(this.restingState());
+    // The next tick finds nothing to play and takes the session off the clock.
+    this.dueAt = 0;
   }
 
   startListening(): void {
@@ -590,6 +592,7 @@ export class RealtimeSession {
     for (const u of this.queue.clear()) u.abort?.abort();
     this.carry = undefined;
     this.clearTimedActions();
+    this.dueAt = 0;
   }
 }
 
