@@ -59,6 +59,7 @@ import { NotificationService } from './notifications/service.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { TelegramBot } from './notifications/telegram.js';
 import { ConversationLoop } from './conversation/service.js';
+import { preemptiveMetricsText } from './conversation/live.js';
 import { ConversationSpeech } from './speech/conversation.js';
 import { createRecognizer } from './speech/recognition/index.js';
 import { notificationWebhooks } from './notifications/webhooks.js';
@@ -354,7 +355,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     const token = config.metricsToken;
     const allowed = token ? safeEqual(request.headers.authorization ?? '', `Bearer ${token}`) : isLoopback(request.socket.remoteAddress);
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
-    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size));
+    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText()]));
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);

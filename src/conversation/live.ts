@@ -160,6 +160,25 @@ export const preemptiveStats = {
   discardedWorkMs: 0,
 };
 
+/** preemptiveStats in Prometheus text format, for /metrics. */
+export function preemptiveMetricsText(): string {
+  const s = preemptiveStats;
+  return [
+    '# HELP presence_answers_prepared_total Answers begun before the visitor\'s turn ended (preemptive generation).',
+    '# TYPE presence_answers_prepared_total counter',
+    `presence_answers_prepared_total ${s.started}`,
+    '# HELP presence_answers_prepared_kept_total Answers prepared ahead and given (the turn ended with the same words).',
+    '# TYPE presence_answers_prepared_kept_total counter',
+    `presence_answers_prepared_kept_total ${s.kept}`,
+    '# HELP presence_answers_prepared_discarded_total Answers prepared ahead and thrown away, by reason.',
+    '# TYPE presence_answers_prepared_discarded_total counter',
+    ...Object.entries(s.discarded).map(([reason, n]) => `presence_answers_prepared_discarded_total{reason="${reason}"} ${n}`),
+    '# HELP presence_answers_prepared_discarded_work_seconds_total Wall-clock work thrown away with discarded answers.',
+    '# TYPE presence_answers_prepared_discarded_work_seconds_total counter',
+    `presence_answers_prepared_discarded_work_seconds_total ${s.discardedWorkMs / 1000}`,
+  ].join('\n');
+}
+
 const GOODBYES: Record<string, string> = {
   en: "It seems you've stepped away. Thanks for stopping by, goodbye!",
   es: 'Parece que te has ido. Gracias por visitarnos, ¡adiós!',

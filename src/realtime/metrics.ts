@@ -55,7 +55,8 @@ export const realtimeMetrics = {
   playerFramesSkipped: 0,
 };
 
-export function metricsText(liveSessions: number): string {
+/** The node's metrics; `more` are other capabilities' sections (app.ts passes them), already formatted. */
+export function metricsText(liveSessions: number, more: string[] = []): string {
   const memory = process.memoryUsage();
   return [
     '# HELP presence_live_sessions Sessions with a live side on this node.',
@@ -81,6 +82,7 @@ export function metricsText(liveSessions: number): string {
     '# HELP presence_resident_memory_bytes Resident set size of this process.',
     '# TYPE presence_resident_memory_bytes gauge',
     `presence_resident_memory_bytes ${memory.rss}`,
+    ...more,
     '',
   ].join('\n');
 }

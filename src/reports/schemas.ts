@@ -88,7 +88,7 @@ export const ConversationsResponse = z.object({ items: z.array(ConversationItem)
 
 const Waterfall = z
   .record(z.string(), z.number().nullable())
-  .describe('Milliseconds from the end of the visitor\'s turn to each step, cumulative: end_of_turn, recognised, first_text, first_audio, heard (and filler)');
+  .describe('Milliseconds from the end of the visitor\'s turn to each step, cumulative: end_of_turn, recognised, first_text, first_audio, heard; prepared when the answer was begun before the turn ended (preemptive generation, may be negative), filler when a thinking sound played');
 
 export const TranscriptTurn = z.object({
   role: z.enum(['visitor', 'agent']),

@@ -3,6 +3,7 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, PlayerClient, voiced } from '../support/render-client.js';
+import { preemptiveStats } from '../../src/conversation/live.js';
 
 describe('/metrics', () => {
   const apps: TestApp[] = [];
@@ -28,6 +29,22 @@ describe('/metrics', () => {
     assert.match(text, /^presence_clock_tick_lag_seconds_bucket\{le="\+Inf"\} \d+$/m);
     client.close();
     player.close();
+  });
+
+  it('counts answers prepared ahead, kept and thrown away by reason', async () => {
+    const t = await startTestApp('pglite');
+    apps.push(t);
+    // The counters are the process's own; move them so the figures cannot be defaults.
+    preemptiveStats.started += 5;
+    preemptiveStats.kept += 3;
+    preemptiveStats.discarded.mismatch += 2;
+    preemptiveStats.discardedWorkMs += 1500;
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    assert.match(text, new RegExp(`^presence_answers_prepared_total ${preemptiveStats.started}$`, 'm'));
+    assert.match(text, new RegExp(`^presence_answers_prepared_kept_total ${preemptiveStats.kept}$`, 'm'));
+    assert.match(text, new RegExp(`^presence_answers_prepared_discarded_total\\{reason="mismatch"\\} ${preemptiveStats.discarded.mismatch}$`, 'm'));
+    assert.match(text, /^presence_answers_prepared_discarded_total\{reason="resumed"\} \d+$/m);
+    assert.match(text, new RegExp(`^presence_answers_prepared_discarded_work_seconds_total ${preemptiveStats.discardedWorkMs / 1000}$`, 'm'));
   });
 
   it('with METRICS_TOKEN, answers only the bearer of that token', async () => {
