@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { forEachEngine } from '../support/app.js';
-import { bannerKeys, cleanup, freshPostgres, startServer, tempDataDir } from '../cli/support/process.js';
+import { bannerKeys, cleanup, freshPostgres, migratedDataDir, startServer } from '../cli/support/process.js';
 import { startTestSite } from './support/site.js';
 
 after(cleanup);
@@ -15,7 +15,7 @@ forEachEngine('brain build restart', (engine) => {
   test('kill -9 during a build, start again: the build resumes and completes', { timeout: 180_000 }, async () => {
     const site = await startTestSite({ latencyMs: 600 });
     try {
-      const dataDir = tempDataDir('brain');
+      const dataDir = await migratedDataDir('brain');
       const env = { CRAWL_ALLOW_PRIVATE: '1', BRAIN_BUILD_STALL_SECONDS: '2', DATA_DIR: dataDir, ...(engine === 'postgres' ? { DATABASE_URL: await freshPostgres() } : {}) };
       const first = await startServer(env);
       const key = bannerKeys(first)[0]!;

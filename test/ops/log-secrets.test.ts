@@ -11,13 +11,14 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/core/db/database.js';
 import { loggerOptions, maskUrl } from '../../src/core/logging.js';
+import { migratedDump } from '../support/db-template.js';
 import { bannerKeys, cleanup, runCli, singleJson, startServer, migratedDataDir, tempDataDir } from '../cli/support/process.js';
 import { RenderClient } from '../support/render-client.js';
 
 after(cleanup);
 
 test('a failing query is logged with its SQL and without its values', async () => {
-  const database = await openDatabase({ dataDir: 'memory://' });
+  const database = await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDump() });
   const lines: string[] = [];
   const logger = pino(loggerOptions('info') as pino.LoggerOptions, new Writable({ write(chunk, _e, done) { lines.push(String(chunk)); done(); } }));
   const secret = 'vsec_' + 'A'.repeat(43);

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe } from 'node:test';
 import { createDatabase } from './postgres.js';
+import { migratedDump } from './db-template.js';
 import { jsonRequest } from './http.js';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/core/config.js';
@@ -28,16 +29,10 @@ export function forEachEngine(name: string, suite: (engine: Engine) => void): vo
 }
 
 
-// PGlite's initdb is the slow part of a test server's start; each test process migrates one
-// embedded database once and starts every further one from its dump.
+// Every embedded test database starts from one migrated dump (made once per run: db-template.ts).
 let template: Promise<Blob> | undefined;
 function migratedTemplate(): Promise<Blob> {
-  template ??= (async () => {
-    const first = await openDatabase({ dataDir: 'memory://' });
-    const dump = await first.pglite!.dumpDataDir('none');
-    await first.close();
-    return dump;
-  })();
+  template ??= migratedDump();
   return template;
 }
 

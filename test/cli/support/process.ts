@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase } from '../../support/postgres.js';
-import { openDatabase } from '../../../src/core/db/database.js';
+import { migratedPgdata } from '../../support/db-template.js';
 import { jsonRequest } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 export { freePort };
@@ -32,20 +32,14 @@ export function tempDataDir(label = 'cli'): string {
 
 // Creating and migrating an embedded database is most of a first start's time (tens of seconds
 // on a loaded machine). Tests that are not about the first start begin from a copy of one
-// migrated DATA_DIR made once per test process: what an operator's second start finds.
-let template: Promise<string> | undefined;
+// migrated DATA_DIR (made once per test run: test/support/db-template.ts): what an operator's
+// second start finds.
 
 /** A DATA_DIR holding an embedded database that is already created and migrated (no accounts). */
 export async function migratedDataDir(label = 'cli'): Promise<string> {
-  template ??= (async () => {
-    const dir = tempDataDir('template');
-    const opened = await openDatabase({ dataDir: dir });
-    await opened.close();
-    return dir;
-  })();
-  const source = await template;
+  const source = await migratedPgdata();
   const dir = tempDataDir(label);
-  fs.cpSync(path.join(source, 'pgdata'), path.join(dir, 'pgdata'), { recursive: true });
+  fs.cpSync(source, path.join(dir, 'pgdata'), { recursive: true });
   return dir;
 }
 
