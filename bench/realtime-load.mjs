@@ -117,6 +117,7 @@ class Driven {
   }
 
   async open() {
+    if (!this.session.player_url) throw new Error(`the session did not start: ${JSON.stringify(this.session)}`);
     const playerUrl = this.session.player_url.replace(/^http/, 'ws') + '/ws';
     this.player = await open(playerUrl, (opcode) => {
       if (opcode !== 0x2) return;
