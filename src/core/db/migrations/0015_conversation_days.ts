@@ -102,7 +102,16 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE TRIGGER conversation_days_update AFTER UPDATE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL OR NEW.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(db);
   await sql`CREATE TRIGGER conversation_days_delete AFTER DELETE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(db);
 
-  // The conversations there already.
+  await backfillConversationDays(db);
+}
+
+/**
+ * The rollup of the conversations there already, from scratch (the tests check that it equals
+ * what the trigger kept).
+ */
+export async function backfillConversationDays(db: Kysely<any>): Promise<void> {
+  await sql`DELETE FROM conversation_day_gaps`.execute(db);
+  await sql`DELETE FROM conversation_days`.execute(db);
   await sql`
     INSERT INTO conversation_days (account_id, agent_id, day, conversations, seconds, visitor_turns, agent_turns, handoffs_delivered)
     SELECT account_id, agent_id, (started_at AT TIME ZONE 'UTC')::date, COUNT(*),
