@@ -147,16 +147,15 @@ function filtered<O>(query: ConversationsQuery<O>, filter: ConversationFilter): 
   return q;
 }
 
-const totalsSelect = [
+const sumsSelect = [
   sql<string>`COUNT(*)`.as('conversations'),
   sql<string>`COUNT(*) FILTER (WHERE ended_at IS NULL)`.as('running'),
   sql<string | null>`SUM(${DURATION})`.as('seconds'),
   sql<string | null>`SUM(visitor_turns)`.as('visitor_turns'),
   sql<string | null>`SUM(agent_turns)`.as('agent_turns'),
   sql<string | null>`SUM(cardinality(handoffs_delivered))`.as('handoffs'),
-  sql<Date | null>`MIN(started_at)`.as('first'),
-  sql<Date | null>`MAX(started_at)`.as('last'),
 ] as const;
+const totalsSelect = [...sumsSelect, sql<Date | null>`MIN(started_at)`.as('first'), sql<Date | null>`MAX(started_at)`.as('last')] as const;
 
 interface TotalsRaw {
   conversations: string | number;
@@ -277,14 +276,18 @@ export class ConversationQueries {
       const perDay = filtered(
         this.db
           .selectFrom('conversations')
-          .select([DAY.as('day'), ...totalsSelect, sql<string | null>`string_agg(array_to_string(gap_ids, ','), ',') FILTER (WHERE gap_ids <> '{}')`.as('gap_list')]),
+          .select([
+            DAY.as('day'),
+            ...sumsSelect,
+            sql<string | null>`string_agg(array_to_string(gap_ids, ','), ',') FILTER (WHERE cardinality(gap_ids) > 0)`.as('gap_list'),
+          ]),
         filter,
       ).groupBy(DAY);
       rows = await this.db
         .with('d', () => perDay)
         .selectFrom('d')
         .select([
-          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', 'first', 'last',
+          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', sql<null>`NULL`.as('first'), sql<null>`NULL`.as('last'),
           sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
         ])
         .orderBy('d.day')

@@ -14,6 +14,14 @@ export async function up(db: Kysely<any>): Promise<void> {
           GROUP BY conversation_id) g
     WHERE c.id = g.conversation_id`.execute(db);
   await sql`DROP INDEX IF EXISTS conversation_turns_gap_idx`.execute(db);
+  // Statistics on the UTC day of the start (PostgreSQL 14 and later), so that the planner knows a
+  // scan's matches fall on a few hundred days and groups them by hashing, not by sorting them all.
+  await sql`
+    DO $$ BEGIN
+      IF current_setting('server_version_num')::int >= 140000 THEN
+        EXECUTE 'CREATE STATISTICS conversations_start_day_stats ON ((started_at AT TIME ZONE ''UTC'')::date) FROM conversations';
+      END IF;
+    END $$`.execute(db);
 
   // The per-day rollup of ENDED conversations (per account, agent and UTC day of the start): what
   // stats, reports/me and reports/agents sum when the filter is only whole days and an agent.
