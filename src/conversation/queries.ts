@@ -6,10 +6,11 @@
  * A running conversation's duration is the time since it began (its record has none yet), so a
  * "minimum duration" filter and the minutes agree with what the list shows.
  *
- * Aggregates (stats, totals, per agent) whose filter is only an agent and whole UTC days read the
- * per-day rollup of ended conversations (conversation_days, kept by a trigger in the same
- * transaction as every write to a conversation; migration 0015) and add the running ones from the
- * open-conversations index. Any other filter scans the matches, once.
+ * Aggregates (stats, totals, per agent) whose filter is only an agent and dates read the per-day
+ * rollup of ended conversations (conversation_days, kept by a trigger in the same transaction as
+ * every write to a conversation; migration 0015) for the whole UTC days, and add the rows of the
+ * running conversations (the open-conversations index) and of a day a date-time bound cuts. Any
+ * other filter scans the matches, once.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../core/db/database.js';
@@ -78,12 +79,28 @@ const DURATION = sql<number>`COALESCE(duration_seconds, GREATEST(0, EXTRACT(EPOC
 const DAY = sql<string>`((started_at AT TIME ZONE 'UTC')::date)`;
 const DAY_MS = 86_400_000;
 
-/** Whether aggregates may read the rollup: `{from, before}` as days, or undefined for a scan. */
-function rollupDays(filter: ConversationFilter): { from?: string; before?: string } | undefined {
+/**
+ * How an aggregate may read the rollup, or undefined for a scan: the whole UTC days inside the
+ * dates (`from`, `before` as days) come from the rollup; `scanned` are the conditions whose rows
+ * are read instead: the running conversations, and the ended ones in a cut day at either end (a
+ * date-time bound: dateBounds makes `before` the instant after date_to).
+ */
+interface RollupPlan {
+  from?: string;
+  before?: string;
+  scanned: Array<ReturnType<typeof startConditions>>;
+}
+
+function rollupPlan(filter: ConversationFilter): RollupPlan | undefined {
   if (filter.visitorId !== undefined || filter.minDurationSeconds !== undefined || filter.words !== undefined || filter.category !== undefined) return undefined;
-  // Only whole UTC days: a date-time bound cuts a day the rollup cannot split.
-  if ((filter.from && filter.from.getTime() % DAY_MS !== 0) || (filter.before && filter.before.getTime() % DAY_MS !== 0)) return undefined;
-  return { from: filter.from?.toISOString().slice(0, 10), before: filter.before?.toISOString().slice(0, 10) };
+  const ceilFrom = filter.from && new Date(Math.ceil(filter.from.getTime() / DAY_MS) * DAY_MS);
+  const floorBefore = filter.before && new Date(Math.floor(filter.before.getTime() / DAY_MS) * DAY_MS);
+  // No whole day inside (at most two cut ones): the scan is short.
+  if (ceilFrom && floorBefore && ceilFrom >= floorBefore) return undefined;
+  const scanned = [sql`ended_at IS NULL AND ${startConditions(filter)}`];
+  if (ceilFrom && ceilFrom > filter.from!) scanned.push(sql`ended_at IS NOT NULL AND ${startConditions({ ...filter, before: ceilFrom })}`);
+  if (floorBefore && floorBefore < filter.before!) scanned.push(sql`ended_at IS NOT NULL AND ${startConditions({ ...filter, from: floorBefore })}`);
+  return { from: ceilFrom?.toISOString().slice(0, 10), before: floorBefore?.toISOString().slice(0, 10), scanned };
 }
 
 /** The filter's account, agent and dates as conditions on conversations (what the rollup path allows). */
@@ -100,30 +117,43 @@ function startConditions(filter: ConversationFilter, table = 'conversations') {
   );
 }
 
-/** The same on a rollup table's days. */
-function dayConditions(filter: ConversationFilter, days: { from?: string; before?: string }) {
+/** The plan's whole days on a rollup table. */
+function dayConditions(filter: ConversationFilter, plan: RollupPlan) {
   return sql.join(
     [
       sql`account_id = ${filter.accountId}`,
       ...(filter.agentId !== undefined ? [sql`agent_id = ${filter.agentId}`] : []),
-      ...(days.from ? [sql`day >= ${days.from}::date`] : []),
-      ...(days.before ? [sql`day < ${days.before}::date`] : []),
+      ...(plan.from ? [sql`day >= ${plan.from}::date`] : []),
+      ...(plan.before ? [sql`day < ${plan.before}::date`] : []),
     ],
     sql` AND `,
   );
 }
 
-/** Sums of the rollup rows and of the running conversations, by `key`, in the totals' columns. */
-function rollupAndRunning(filter: ConversationFilter, days: { from?: string; before?: string }, key: 'day' | 'agent_id' | 'none') {
+/** Sums of the rollup's days and of the rows the plan scans, by `key`, in the totals' columns. */
+function rollupAndScanned(filter: ConversationFilter, plan: RollupPlan, key: 'day' | 'agent_id' | 'none') {
   const rollupKey = key === 'day' ? sql`day` : key === 'agent_id' ? sql`agent_id` : sql`NULL::int`;
-  const runningKey = key === 'day' ? DAY : key === 'agent_id' ? sql`agent_id` : sql`NULL::int`;
+  const rowKey = key === 'day' ? DAY : key === 'agent_id' ? sql`agent_id` : sql`NULL::int`;
+  // One branch per condition, so that each reads its own index range (the open conversations, a cut day).
+  const scanned = plan.scanned.map(
+    (where) => sql`
+      SELECT ${rowKey}, COUNT(*), COUNT(*) FILTER (WHERE ended_at IS NULL), SUM(${DURATION})::float8, SUM(visitor_turns), SUM(agent_turns), SUM(cardinality(handoffs_delivered))
+      FROM conversations WHERE ${where} GROUP BY 1`,
+  );
   return sql`
     SELECT ${rollupKey} AS k, SUM(conversations)::bigint AS conversations, 0::bigint AS running, SUM(seconds)::float8 AS seconds,
            SUM(visitor_turns)::bigint AS visitor_turns, SUM(agent_turns)::bigint AS agent_turns, SUM(handoffs_delivered)::bigint AS handoffs
-    FROM conversation_days WHERE ${dayConditions(filter, days)} GROUP BY 1
-    UNION ALL
-    SELECT ${runningKey}, COUNT(*), COUNT(*), SUM(${DURATION})::float8, SUM(visitor_turns), SUM(agent_turns), SUM(cardinality(handoffs_delivered))
-    FROM conversations WHERE ended_at IS NULL AND ${startConditions(filter)} GROUP BY 1`;
+    FROM conversation_days WHERE ${dayConditions(filter, plan)} GROUP BY 1
+    UNION ALL ${sql.join(scanned, sql` UNION ALL `)}`;
+}
+
+/** The distinct gaps of the rollup's days and of the rows the plan scans. */
+function rollupAndScannedGaps(filter: ConversationFilter, plan: RollupPlan) {
+  return sql`
+    SELECT COUNT(DISTINCT g) FROM (
+      SELECT gap_id AS g FROM conversation_day_gaps WHERE ${dayConditions(filter, plan)}
+      UNION ALL ${sql.join(plan.scanned.map((where) => sql`SELECT unnest(gap_ids) FROM conversations WHERE ${where}`), sql` UNION ALL `)}
+    ) gaps`;
 }
 
 const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs`;
@@ -242,14 +272,14 @@ export class ConversationQueries {
 
   /** Totals over the matches. */
   async totals(filter: ConversationFilter, options: AggregateOptions = {}): Promise<ConversationTotals> {
-    const days = options.rollup === false ? undefined : rollupDays(filter);
-    if (!days) return totals(await filtered(this.db.selectFrom('conversations').select([...totalsSelect]), filter).executeTakeFirstOrThrow());
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    if (!plan) return totals(await filtered(this.db.selectFrom('conversations').select([...totalsSelect]), filter).executeTakeFirstOrThrow());
     // The first and last starts are two seeks of the account's (or agent's) start index.
     const { rows } = await sql<TotalsRaw>`
       SELECT ${summed},
              (SELECT MIN(started_at) FROM conversations WHERE ${startConditions(filter)}) AS first,
              (SELECT MAX(started_at) FROM conversations WHERE ${startConditions(filter)}) AS last
-      FROM (${rollupAndRunning(filter, days, 'none')}) t`.execute(this.db);
+      FROM (${rollupAndScanned(filter, plan, 'none')}) t`.execute(this.db);
     return totals(rows[0]!);
   }
 
@@ -259,16 +289,13 @@ export class ConversationQueries {
    * gaps the agents raised in the matches (questions they could not answer).
    */
   async stats(filter: ConversationFilter, options: AggregateOptions = {}): Promise<{ days: Array<ConversationTotals & { day: string }>; gaps: number }> {
-    const days = options.rollup === false ? undefined : rollupDays(filter);
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
     let rows: Array<TotalsRaw & { day: string; gaps: string | number | null }>;
-    if (days) {
+    if (plan) {
       ({ rows } = await sql<TotalsRaw & { day: string; gaps: string | null }>`
         SELECT k::text AS day, ${summed}, NULL::timestamptz AS first, NULL::timestamptz AS last,
-               (SELECT COUNT(DISTINCT g) FROM (
-                  SELECT gap_id AS g FROM conversation_day_gaps WHERE ${dayConditions(filter, days)}
-                  UNION ALL
-                  SELECT unnest(gap_ids) FROM conversations WHERE ended_at IS NULL AND ${startConditions(filter)}) gaps) AS gaps
-        FROM (${rollupAndRunning(filter, days, 'day')}) t
+               (${rollupAndScannedGaps(filter, plan)}) AS gaps
+        FROM (${rollupAndScanned(filter, plan, 'day')}) t
         GROUP BY k HAVING SUM(conversations) > 0 ORDER BY k`.execute(this.db));
     } else {
       // One pass over the matches: each day's sums and its conversations' gap ids, as text (most
@@ -298,8 +325,8 @@ export class ConversationQueries {
 
   /** Totals per agent (by the agent id; the name is the latest conversation's). */
   async perAgent(filter: ConversationFilter, options: AggregateOptions = {}): Promise<AgentTotals[]> {
-    const days = options.rollup === false ? undefined : rollupDays(filter);
-    if (!days) {
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    if (!plan) {
       const rows = await filtered(
         this.db.selectFrom('conversations').select(['agent_id', sql<string>`(array_agg(agent_name ORDER BY started_at DESC, id DESC))[1]`.as('agent_name'), ...totalsSelect]),
         filter,
@@ -313,7 +340,7 @@ export class ConversationQueries {
     const { rows } = await sql<TotalsRaw & { agent_id: number; agent_name: string }>`
       SELECT a.*, l.agent_name, l.started_at AS last,
              (SELECT MIN(started_at) FROM conversations c WHERE ${startConditions(filter, 'c')} AND c.agent_id = a.agent_id) AS first
-      FROM (SELECT k AS agent_id, ${summed} FROM (${rollupAndRunning(filter, days, 'agent_id')}) t GROUP BY k HAVING SUM(conversations) > 0) a
+      FROM (SELECT k AS agent_id, ${summed} FROM (${rollupAndScanned(filter, plan, 'agent_id')}) t GROUP BY k HAVING SUM(conversations) > 0) a
       CROSS JOIN LATERAL (SELECT agent_name, started_at FROM conversations c WHERE ${startConditions(filter, 'c')} AND c.agent_id = a.agent_id
                           ORDER BY started_at DESC, id DESC LIMIT 1) l
       ORDER BY a.agent_id`.execute(this.db);

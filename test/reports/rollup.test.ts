@@ -92,6 +92,14 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     ['an agent on two days', { accountId: acct.id, agentId: bob, from: day('2026-03-11'), before: day('2026-03-13') }],
     ['this month onwards', { accountId: acct.id, from: new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1)) }],
     ['nothing there', { accountId: acct.id, from: day('2025-01-01'), before: day('2025-02-01') }],
+    // Date-time bounds: whole days from the rollup, the cut days' rows scanned.
+    ['from the last instant of a day', { accountId: acct.id, from: new Date('2026-03-10T23:59:59.999Z') }],
+    ['from just after a day began', { accountId: acct.id, from: new Date('2026-03-11T00:00:00.001Z') }],
+    ['to the end of a day, to the second', { accountId: acct.id, before: new Date('2026-03-12T23:59:59.001Z') }],
+    ['to the first instant of a day', { accountId: acct.id, before: new Date('2026-03-11T00:00:00.001Z') }],
+    ['cut at both ends', { accountId: acct.id, agentId: alice, from: new Date('2026-03-10T12:00:00Z'), before: new Date('2026-03-13T12:00:00.001Z') }],
+    ['within one day', { accountId: acct.id, from: new Date('2026-03-11T00:00:00.001Z'), before: new Date('2026-03-11T23:00:00Z') }],
+    ['across one midnight', { accountId: acct.id, from: new Date('2026-03-10T12:00:00Z'), before: new Date('2026-03-11T12:00:00Z') }],
     ['the other account', { accountId: other.id }],
   ];
 
@@ -107,7 +115,7 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     });
   }
 
-  test('stats, totals and per-agent totals: the rollup equals the scan for every whole-day filter', async () => {
+  test('stats, totals and per-agent totals: the rollup equals the scan for every filter of an agent and dates (whole days, cut days)', async () => {
     for (const [name, filter] of filters()) {
       const stats = await bothWays((q, rollup) => q.stats(filter, { rollup }));
       // The scan's per-day rows carry the day's first and last starts; stats do not use them.
@@ -140,10 +148,12 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     assert.equal(all.gaps, 5, 'gaps 7, 8, 9, 11 and 12 (10 left with its conversation)');
   });
 
-  test('the rollup is what is read for whole days, and not for other filters', async () => {
+  test('the rollup is what is read for whole days, and not for other filters or no whole day', async () => {
     // Skewing the rollup inside a transaction that is rolled back shows which path answered.
     const whole: ConversationFilter = { accountId: acct.id, from: day('2026-03-11'), before: day('2026-03-12') };
+    // To the first instant of the next day: the whole day from the rollup, that instant scanned.
     const cut: ConversationFilter = { accountId: acct.id, from: day('2026-03-11'), before: new Date(day('2026-03-12').getTime() + 1) };
+    const inside: ConversationFilter = { accountId: acct.id, from: new Date(day('2026-03-11').getTime() - 1), before: new Date(day('2026-03-12').getTime() - 1) };
     const rollback = new Error('rollback');
     await assert.rejects(
       t.database.db.transaction().execute(async (trx) => {
@@ -152,7 +162,8 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
         assert.equal((await q.stats(whole)).days[0]!.conversations, 1003);
         assert.equal((await q.totals({ accountId: acct.id })).conversations > 1000, true);
         assert.equal((await q.perAgent({ accountId: acct.id, agentId: alice }))[0]!.conversations > 1000, true);
-        assert.equal((await q.stats(cut)).days[0]!.conversations, 3, 'a date-time bound scans');
+        assert.equal((await q.stats(cut)).days[0]!.conversations, 1003, 'a cut day at the end: the whole day from the rollup');
+        assert.equal((await q.stats(inside)).days.find((d) => d.day === '2026-03-11')!.conversations, 3, 'no whole day inside: scanned');
         assert.equal((await q.stats({ ...whole, visitorId: 'v_rollup' })).days[0]!.conversations, 3, 'a visitor scans');
         assert.equal((await q.stats({ ...whole, words: 'early' })).days[0]!.conversations, 1, 'words scan');
         throw rollback;
