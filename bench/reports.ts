@@ -140,7 +140,7 @@ async function run(engine: Engine) {
       ['stats: agent + one month', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01&date_to=2025-09-30`],
       ['stats: q (two words)', '/v1/reports/stats?q=refund%20warranty'],
       ['stats: visitor', '/v1/reports/stats?visitor_id=v_1234'],
-      ['stats: agent + one month to the second (scanned)', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01T00:00:00Z&date_to=2025-09-30T23:59:59Z`],
+      ['stats: agent + one month, date-times (rollup + one cut day)', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01T00:00:00Z&date_to=2025-09-30T23:59:59Z`],
       ['reports/me (all time and this month)', '/v1/reports/me'],
       ['reports/agents (all time and this month)', '/v1/reports/agents'],
     ];
