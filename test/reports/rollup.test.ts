@@ -200,4 +200,12 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     });
     assert.deepEqual(rebuilt, kept);
   });
+
+  test("deleting an account's conversations (by an operator) leaves no rollup row behind", async () => {
+    await sql`DELETE FROM conversations WHERE account_id = ${other.id}`.execute(t.database.db);
+    const left = async (table: string) => Number((await sql<{ n: string }>`SELECT COUNT(*) AS n FROM ${sql.table(table)} WHERE account_id = ${other.id}`.execute(t.database.db)).rows[0]!.n);
+    assert.deepEqual([await left('conversations'), await left('conversation_days'), await left('conversation_day_gaps')], [0, 0, 0]);
+    const mine = await new ConversationQueries(t.database.db).totals({ accountId: acct.id });
+    assert.ok(mine.conversations > 0);
+  });
 });

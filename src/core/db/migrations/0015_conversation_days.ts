@@ -69,7 +69,7 @@ export async function up(db: Kysely<any>): Promise<void> {
           agent_turns = r.agent_turns + EXCLUDED.agent_turns,
           handoffs_delivered = r.handoffs_delivered + EXCLUDED.handoffs_delivered;
         INSERT INTO conversation_day_gaps AS r (account_id, agent_id, day, gap_id, conversations)
-        SELECT c.account_id, c.agent_id, d, g, 1 FROM unnest(c.gap_ids) AS g
+        SELECT c.account_id, c.agent_id, d, g, 1 FROM unnest(c.gap_ids) AS g ORDER BY g
         ON CONFLICT (account_id, agent_id, day, gap_id) DO UPDATE SET conversations = r.conversations + 1;
       ELSE
         UPDATE conversation_days SET
