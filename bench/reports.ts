@@ -9,11 +9,14 @@
  *      with --expose-gc), against a 10,000-row export of
  *      the same data: a streaming export's memory does not grow with the rows.
  *
- *   node --import tsx --expose-gc bench/reports.ts [--conversations 100000] [--runs 40]
+ *   3. with --write-cost: what the rollup trigger adds to recording a conversation.
+ *
+ *   node --import tsx --expose-gc bench/reports.ts [--conversations 100000] [--runs 40] [--write-cost]
  * PostgreSQL runs when TEST_DATABASE_URL is set (a throwaway database is made on it). The data are
  * written straight into the tables with SQL (generate_series): a bench seeds, the product does not
  * (the rollup is kept by its trigger all the same).
  */
+import crypto from 'node:crypto';
 import os from 'node:os';
 import { sql } from 'kysely';
 import { startTestApp, type Engine, type TestApp } from '../test/support/app.js';
@@ -121,6 +124,35 @@ async function exportMemory(t: TestApp, key: string, query: string) {
   return { seconds: (performance.now() - started) / 1000, rows, bytes, heapGrowth: peakHeap - base.heapUsed, rssGrowth: peakRss - base.rss };
 }
 
+/**
+ * What the rollup trigger costs the writer (--write-cost): conversations recorded as the records
+ * do (begin, six turns, one in ten raising a gap, end), alternately with the account's triggers
+ * enabled and disabled on this throwaway database.
+ */
+async function writeCost(t: TestApp, accountId: number, agentId: number) {
+  const records = t.context.conversations;
+  const one = async (i: number) => {
+    const id = crypto.randomUUID();
+    const created = new Date(Date.UTC(2026, 0, 1 + (i % 30), 10));
+    const session = { id, account_id: accountId, agent_id: agentId, mode: 'conversation' as const, created_at: created };
+    const started = performance.now();
+    await records.begin({ session });
+    for (let k = 0; k < 6; k++) await records.addTurn(id, { role: k % 2 ? 'agent' : 'visitor', text: 'a few words of a turn', details: k === 3 && i % 10 === 0 ? { gap_id: 1 + (i % 7) } : {} });
+    const ending = performance.now();
+    await records.end({ ...session, ended_at: new Date(created.getTime() + 60_000), duration_seconds: 60, end_reason: 'stopped' });
+    return { all: performance.now() - started, end: performance.now() - ending };
+  };
+  console.log('\n| rollup trigger | conversations | whole conversation p50 | end() p50 | end() p95 |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const mode of ['enabled', 'disabled', 'enabled', 'disabled']) {
+    await sql.raw(`ALTER TABLE conversations ${mode === 'enabled' ? 'ENABLE' : 'DISABLE'} TRIGGER USER`).execute(t.database.db);
+    const runs: Array<{ all: number; end: number }> = [];
+    for (let i = 0; i < 300; i++) runs.push(await one(i));
+    console.log(`| ${mode} | 300 | ${ms(pct(runs.map((r) => r.all), 50))} | ${ms(pct(runs.map((r) => r.end), 50))} | ${ms(pct(runs.map((r) => r.end), 95))} |`);
+  }
+  await sql`ALTER TABLE conversations ENABLE TRIGGER USER`.execute(t.database.db);
+}
+
 async function run(engine: Engine) {
   const t = await startTestApp(engine);
   try {
@@ -158,6 +190,7 @@ async function run(engine: Engine) {
       const r = await exportMemory(t, account.key, query);
       console.log(`| ${name} | ${r.rows.toLocaleString('en')} | ${mb(r.bytes)} | ${r.seconds.toFixed(1)} s | ${mb(r.heapGrowth)} | ${mb(r.rssGrowth)} |`);
     }
+    if (process.argv.includes('--write-cost')) await writeCost(t, account.id, agents[0]!);
     console.log(`\nload average after: ${os.loadavg()[0]!.toFixed(2)}`);
   } finally {
     await t.close();
