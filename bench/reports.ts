@@ -2,16 +2,21 @@
  * Reports benchmark, on both database engines: 100,000 conversations with transcripts (six turns
  * each) in one account, then over real HTTP
  *   1. p50/p95 of a filtered page of conversations (several filter mixes) and of stats
- *      (target: p95 under 200 ms);
+ *      (target: p95 under 200 ms): stats over an agent and dates read the per-day rollup
+ *      (migration 0015), other filters scan; `min_duration_seconds=0` times the scan over all;
  *   2. the CSV export of every conversation: time, rows, and the server's memory while it streams
  *      (live heap after a forced collection, and RSS, over the baseline, sampled every 100 ms; run
  *      with --expose-gc), against a 10,000-row export of
  *      the same data: a streaming export's memory does not grow with the rows.
  *
- *   node --import tsx --expose-gc bench/reports.ts [--conversations 100000] [--runs 40]
+ *   3. with --write-cost: what the rollup trigger adds to recording a conversation.
+ *
+ *   node --import tsx --expose-gc bench/reports.ts [--conversations 100000] [--runs 40] [--write-cost]
  * PostgreSQL runs when TEST_DATABASE_URL is set (a throwaway database is made on it). The data are
- * written straight into the tables with SQL (generate_series): a bench seeds, the product does not.
+ * written straight into the tables with SQL (generate_series): a bench seeds, the product does not
+ * (the rollup is kept by its trigger all the same).
  */
+import crypto from 'node:crypto';
 import os from 'node:os';
 import { sql } from 'kysely';
 import { startTestApp, type Engine, type TestApp } from '../test/support/app.js';
@@ -63,11 +68,14 @@ async function seed(t: TestApp, accountId: number, agents: number[]): Promise<nu
                   ELSE '{}'::jsonb END
       FROM c CROSS JOIN generate_series(0, 5) AS g`.execute(db);
   }
-  // The searchable words, as ConversationRecords.addTurn keeps them.
+  // The searchable words and the gaps raised, as ConversationRecords.addTurn keeps them (the
+  // rows were inserted ended, so the rollup trigger has counted them and now counts their gaps).
   for (let from = 0; from < CONVERSATIONS; from += batch) {
     await sql`
-      UPDATE conversations c SET search = s.v
-      FROM (SELECT conversation_id, to_tsvector('simple', string_agg(text, ' ')) AS v FROM conversation_turns
+      UPDATE conversations c SET search = s.v, gap_ids = s.gaps
+      FROM (SELECT conversation_id, to_tsvector('simple', string_agg(text, ' ')) AS v,
+                   COALESCE(array_agg(DISTINCT (details->>'gap_id')::int) FILTER (WHERE details ? 'gap_id'), '{}') AS gaps
+            FROM conversation_turns
             WHERE conversation_id IN (SELECT id FROM conversations WHERE account_id = ${accountId} ORDER BY id OFFSET ${from} LIMIT ${batch})
             GROUP BY conversation_id) s
       WHERE c.id = s.conversation_id`.execute(db);
@@ -85,7 +93,7 @@ async function timed(t: TestApp, key: string, path: string): Promise<{ p50: numb
     const res = await t.request('GET', path, { key });
     const took = performance.now() - started;
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-    total = res.body.total ?? res.body.conversations;
+    total = res.body.total ?? res.body.conversations ?? res.body.agents?.length;
     if (i >= 3) times.push(took); // the first runs warm the caches
   }
   return { p50: pct(times, 50), p95: pct(times, 95), total };
@@ -116,6 +124,35 @@ async function exportMemory(t: TestApp, key: string, query: string) {
   return { seconds: (performance.now() - started) / 1000, rows, bytes, heapGrowth: peakHeap - base.heapUsed, rssGrowth: peakRss - base.rss };
 }
 
+/**
+ * What the rollup trigger costs the writer (--write-cost): conversations recorded as the records
+ * do (begin, six turns, one in ten raising a gap, end), alternately with the account's triggers
+ * enabled and disabled on this throwaway database.
+ */
+async function writeCost(t: TestApp, accountId: number, agentId: number) {
+  const records = t.context.conversations;
+  const one = async (i: number) => {
+    const id = crypto.randomUUID();
+    const created = new Date(Date.UTC(2026, 0, 1 + (i % 30), 10));
+    const session = { id, account_id: accountId, agent_id: agentId, mode: 'conversation' as const, created_at: created };
+    const started = performance.now();
+    await records.begin({ session });
+    for (let k = 0; k < 6; k++) await records.addTurn(id, { role: k % 2 ? 'agent' : 'visitor', text: 'a few words of a turn', details: k === 3 && i % 10 === 0 ? { gap_id: 1 + (i % 7) } : {} });
+    const ending = performance.now();
+    await records.end({ ...session, ended_at: new Date(created.getTime() + 60_000), duration_seconds: 60, end_reason: 'stopped' });
+    return { all: performance.now() - started, end: performance.now() - ending };
+  };
+  console.log('\n| rollup trigger | conversations | whole conversation p50 | end() p50 | end() p95 |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const mode of ['enabled', 'disabled', 'enabled', 'disabled']) {
+    await sql.raw(`ALTER TABLE conversations ${mode === 'enabled' ? 'ENABLE' : 'DISABLE'} TRIGGER USER`).execute(t.database.db);
+    const runs: Array<{ all: number; end: number }> = [];
+    for (let i = 0; i < 300; i++) runs.push(await one(i));
+    console.log(`| ${mode} | 300 | ${ms(pct(runs.map((r) => r.all), 50))} | ${ms(pct(runs.map((r) => r.end), 50))} | ${ms(pct(runs.map((r) => r.end), 95))} |`);
+  }
+  await sql`ALTER TABLE conversations ENABLE TRIGGER USER`.execute(t.database.db);
+}
+
 async function run(engine: Engine) {
   const t = await startTestApp(engine);
   try {
@@ -133,9 +170,13 @@ async function run(engine: Engine) {
       ['list: q + agent + dates + min duration', `/v1/reports/conversations?q=refund&agent_id=${agents[0]}&date_from=2025-07-01&date_to=2025-12-31&min_duration_seconds=300`],
       ['list: notif_category', '/v1/reports/conversations?notif_category=lead'],
       ['stats: everything', '/v1/reports/stats'],
+      ['stats: everything, scanned (min duration 0)', '/v1/reports/stats?min_duration_seconds=0'],
       ['stats: agent + one month', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01&date_to=2025-09-30`],
       ['stats: q (two words)', '/v1/reports/stats?q=refund%20warranty'],
       ['stats: visitor', '/v1/reports/stats?visitor_id=v_1234'],
+      ['stats: agent + one month, date-times (rollup + one cut day)', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01T00:00:00Z&date_to=2025-09-30T23:59:59Z`],
+      ['reports/me (all time and this month)', '/v1/reports/me'],
+      ['reports/agents (all time and this month)', '/v1/reports/agents'],
     ];
     console.log('| request | matches | p50 | p95 |');
     console.log('|---|---:|---:|---:|');
@@ -149,6 +190,7 @@ async function run(engine: Engine) {
       const r = await exportMemory(t, account.key, query);
       console.log(`| ${name} | ${r.rows.toLocaleString('en')} | ${mb(r.bytes)} | ${r.seconds.toFixed(1)} s | ${mb(r.heapGrowth)} | ${mb(r.rssGrowth)} |`);
     }
+    if (process.argv.includes('--write-cost')) await writeCost(t, account.id, agents[0]!);
     console.log(`\nload average after: ${os.loadavg()[0]!.toFixed(2)}`);
   } finally {
     await t.close();

@@ -5,6 +5,12 @@
  *
  * A running conversation's duration is the time since it began (its record has none yet), so a
  * "minimum duration" filter and the minutes agree with what the list shows.
+ *
+ * Aggregates (stats, totals, per agent) whose filter is only an agent and dates read the per-day
+ * rollup of ended conversations (conversation_days, kept by a trigger in the same transaction as
+ * every write to a conversation; migration 0015) for the whole UTC days, and add the rows of the
+ * running conversations (the open-conversations index) and of a day a date-time bound cuts. Any
+ * other filter scans the matches, once.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../core/db/database.js';
@@ -68,7 +74,94 @@ export interface AgentTotals extends ConversationTotals {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const DURATION = sql<number>`COALESCE(duration_seconds, GREATEST(0, EXTRACT(EPOCH FROM (now() - started_at))))`;
+/** An ended conversation's recorded duration (or its end minus its start); a running one's so far. */
+const DURATION = sql<number>`COALESCE(duration_seconds, GREATEST(0, EXTRACT(EPOCH FROM (COALESCE(ended_at, now()) - started_at))))`;
+const DAY = sql<string>`((started_at AT TIME ZONE 'UTC')::date)`;
+const DAY_MS = 86_400_000;
+
+/**
+ * How an aggregate may read the rollup, or undefined for a scan: the whole UTC days inside the
+ * dates (`from`, `before` as days) come from the rollup; `scanned` are the conditions whose rows
+ * are read instead: the running conversations, and the ended ones in a cut day at either end (a
+ * date-time bound: dateBounds makes `before` the instant after date_to).
+ */
+interface RollupPlan {
+  from?: string;
+  before?: string;
+  scanned: Array<ReturnType<typeof startConditions>>;
+}
+
+function rollupPlan(filter: ConversationFilter): RollupPlan | undefined {
+  if (filter.visitorId !== undefined || filter.minDurationSeconds !== undefined || filter.words !== undefined || filter.category !== undefined) return undefined;
+  const ceilFrom = filter.from && new Date(Math.ceil(filter.from.getTime() / DAY_MS) * DAY_MS);
+  const floorBefore = filter.before && new Date(Math.floor(filter.before.getTime() / DAY_MS) * DAY_MS);
+  // No whole day inside (at most two cut ones): the scan is short.
+  if (ceilFrom && floorBefore && ceilFrom >= floorBefore) return undefined;
+  const scanned = [sql`ended_at IS NULL AND ${startConditions(filter)}`];
+  if (ceilFrom && ceilFrom > filter.from!) scanned.push(sql`ended_at IS NOT NULL AND ${startConditions({ ...filter, before: ceilFrom })}`);
+  if (floorBefore && floorBefore < filter.before!) scanned.push(sql`ended_at IS NOT NULL AND ${startConditions({ ...filter, from: floorBefore })}`);
+  return { from: ceilFrom?.toISOString().slice(0, 10), before: floorBefore?.toISOString().slice(0, 10), scanned };
+}
+
+/** The filter's account, agent and dates as conditions on conversations (what the rollup path allows). */
+function startConditions(filter: ConversationFilter, table = 'conversations') {
+  const t = sql.table(table);
+  return sql.join(
+    [
+      sql`${t}.account_id = ${filter.accountId}`,
+      ...(filter.agentId !== undefined ? [sql`${t}.agent_id = ${filter.agentId}`] : []),
+      ...(filter.from ? [sql`${t}.started_at >= ${filter.from}`] : []),
+      ...(filter.before ? [sql`${t}.started_at < ${filter.before}`] : []),
+    ],
+    sql` AND `,
+  );
+}
+
+/** The plan's whole days on a rollup table. */
+function dayConditions(filter: ConversationFilter, plan: RollupPlan) {
+  return sql.join(
+    [
+      sql`account_id = ${filter.accountId}`,
+      ...(filter.agentId !== undefined ? [sql`agent_id = ${filter.agentId}`] : []),
+      ...(plan.from ? [sql`day >= ${plan.from}::date`] : []),
+      ...(plan.before ? [sql`day < ${plan.before}::date`] : []),
+    ],
+    sql` AND `,
+  );
+}
+
+/** Sums of the rollup's days and of the rows the plan scans, by `key`, in the totals' columns. */
+function rollupAndScanned(filter: ConversationFilter, plan: RollupPlan, key: 'day' | 'agent_id' | 'none') {
+  const rollupKey = key === 'day' ? sql`day` : key === 'agent_id' ? sql`agent_id` : sql`NULL::int`;
+  const rowKey = key === 'day' ? DAY : key === 'agent_id' ? sql`agent_id` : sql`NULL::int`;
+  // One branch per condition, so that each reads its own index range (the open conversations, a cut day).
+  const scanned = plan.scanned.map(
+    (where) => sql`
+      SELECT ${rowKey}, COUNT(*), COUNT(*) FILTER (WHERE ended_at IS NULL), SUM(${DURATION})::float8, SUM(visitor_turns), SUM(agent_turns), SUM(cardinality(handoffs_delivered))
+      FROM conversations WHERE ${where} GROUP BY 1`,
+  );
+  return sql`
+    SELECT ${rollupKey} AS k, SUM(conversations)::bigint AS conversations, 0::bigint AS running, SUM(seconds)::float8 AS seconds,
+           SUM(visitor_turns)::bigint AS visitor_turns, SUM(agent_turns)::bigint AS agent_turns, SUM(handoffs_delivered)::bigint AS handoffs
+    FROM conversation_days WHERE ${dayConditions(filter, plan)} GROUP BY 1
+    UNION ALL ${sql.join(scanned, sql` UNION ALL `)}`;
+}
+
+/** The distinct gaps of the rollup's days and of the rows the plan scans. */
+function rollupAndScannedGaps(filter: ConversationFilter, plan: RollupPlan) {
+  return sql`
+    SELECT COUNT(DISTINCT g) FROM (
+      SELECT gap_id AS g FROM conversation_day_gaps WHERE ${dayConditions(filter, plan)}
+      UNION ALL ${sql.join(plan.scanned.map((where) => sql`SELECT unnest(gap_ids) FROM conversations WHERE ${where}`), sql` UNION ALL `)}
+    ) gaps`;
+}
+
+const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs`;
+
+/** Whether `stats`, `totals` and `perAgent` may read the rollup (tests compare both ways). */
+export interface AggregateOptions {
+  rollup?: boolean;
+}
 
 type ConversationsQuery<O> = SelectQueryBuilder<Database, 'conversations', O>;
 
@@ -84,18 +177,28 @@ function filtered<O>(query: ConversationsQuery<O>, filter: ConversationFilter): 
   return q;
 }
 
-const totalsSelect = [
+const sumsSelect = [
   sql<string>`COUNT(*)`.as('conversations'),
   sql<string>`COUNT(*) FILTER (WHERE ended_at IS NULL)`.as('running'),
   sql<string | null>`SUM(${DURATION})`.as('seconds'),
   sql<string | null>`SUM(visitor_turns)`.as('visitor_turns'),
   sql<string | null>`SUM(agent_turns)`.as('agent_turns'),
   sql<string | null>`SUM(cardinality(handoffs_delivered))`.as('handoffs'),
-  sql<Date | null>`MIN(started_at)`.as('first'),
-  sql<Date | null>`MAX(started_at)`.as('last'),
 ] as const;
+const totalsSelect = [...sumsSelect, sql<Date | null>`MIN(started_at)`.as('first'), sql<Date | null>`MAX(started_at)`.as('last')] as const;
 
-function totals(r: { conversations: string; running: string; seconds: string | null; visitor_turns: string | null; agent_turns: string | null; handoffs: string | null; first: Date | null; last: Date | null }): ConversationTotals {
+interface TotalsRaw {
+  conversations: string | number;
+  running: string | number;
+  seconds: string | number | null;
+  visitor_turns: string | number | null;
+  agent_turns: string | number | null;
+  handoffs: string | number | null;
+  first: Date | string | null;
+  last: Date | string | null;
+}
+
+function totals(r: TotalsRaw): ConversationTotals {
   return {
     conversations: Number(r.conversations),
     running: Number(r.running),
@@ -168,46 +271,80 @@ export class ConversationQueries {
   }
 
   /** Totals over the matches. */
-  async totals(filter: ConversationFilter): Promise<ConversationTotals> {
-    const row = await filtered(this.db.selectFrom('conversations').select([...totalsSelect]), filter).executeTakeFirstOrThrow();
-    return totals(row);
+  async totals(filter: ConversationFilter, options: AggregateOptions = {}): Promise<ConversationTotals> {
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    if (!plan) return totals(await filtered(this.db.selectFrom('conversations').select([...totalsSelect]), filter).executeTakeFirstOrThrow());
+    // The first and last starts are two seeks of the account's (or agent's) start index.
+    const { rows } = await sql<TotalsRaw>`
+      SELECT ${summed},
+             (SELECT MIN(started_at) FROM conversations WHERE ${startConditions(filter)}) AS first,
+             (SELECT MAX(started_at) FROM conversations WHERE ${startConditions(filter)}) AS last
+      FROM (${rollupAndScanned(filter, plan, 'none')}) t`.execute(this.db);
+    return totals(rows[0]!);
   }
 
   /**
-   * Totals per UTC day of the start, oldest first (days without conversations are absent): one
-   * scan gives both the series and, summed, the totals.
+   * What stats need, in one statement: totals per UTC day of the start, oldest first (days
+   * without conversations are absent; summed, they are the totals), and the distinct knowledge
+   * gaps the agents raised in the matches (questions they could not answer).
    */
-  async perDay(filter: ConversationFilter): Promise<Array<ConversationTotals & { day: string }>> {
-    const day = sql<string>`((started_at AT TIME ZONE 'UTC')::date)`;
-    const rows = await filtered(this.db.selectFrom('conversations').select([sql<string>`${day}::text`.as('day'), ...totalsSelect]), filter)
-      .groupBy(day)
-      .orderBy(day)
-      .execute();
-    return rows.map((r) => ({ day: r.day, ...totals(r) }));
-  }
-
-  /** Distinct knowledge gaps the agents raised in the matches (questions they could not answer). */
-  async gapsFound(filter: ConversationFilter): Promise<number> {
-    const matches = filtered(this.db.selectFrom('conversations').select('id'), filter);
-    const row = await this.db
-      .selectFrom('conversation_turns')
-      .select(sql<string>`COUNT(DISTINCT details->>'gap_id')`.as('n'))
-      .where(sql<boolean>`details ? 'gap_id'`)
-      .where('conversation_id', 'in', matches)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  async stats(filter: ConversationFilter, options: AggregateOptions = {}): Promise<{ days: Array<ConversationTotals & { day: string }>; gaps: number }> {
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    let rows: Array<TotalsRaw & { day: string; gaps: string | number | null }>;
+    if (plan) {
+      ({ rows } = await sql<TotalsRaw & { day: string; gaps: string | null }>`
+        SELECT k::text AS day, ${summed}, NULL::timestamptz AS first, NULL::timestamptz AS last,
+               (${rollupAndScannedGaps(filter, plan)}) AS gaps
+        FROM (${rollupAndScanned(filter, plan, 'day')}) t
+        GROUP BY k HAVING SUM(conversations) > 0 ORDER BY k`.execute(this.db));
+    } else {
+      // One pass over the matches: each day's sums and its conversations' gap ids, as text (most
+      // rows have none and add nothing); the few days then give the distinct gaps.
+      const perDay = filtered(
+        this.db
+          .selectFrom('conversations')
+          .select([
+            DAY.as('day'),
+            ...sumsSelect,
+            sql<string | null>`string_agg(array_to_string(gap_ids, ','), ',') FILTER (WHERE cardinality(gap_ids) > 0)`.as('gap_list'),
+          ]),
+        filter,
+      ).groupBy(DAY);
+      rows = await this.db
+        .with('d', () => perDay)
+        .selectFrom('d')
+        .select([
+          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', sql<null>`NULL`.as('first'), sql<null>`NULL`.as('last'),
+          sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
+        ])
+        .orderBy('d.day')
+        .execute();
+    }
+    return { days: rows.map((r) => ({ day: r.day, ...totals(r) })), gaps: Number(rows[0]?.gaps ?? 0) };
   }
 
   /** Totals per agent (by the agent id; the name is the latest conversation's). */
-  async perAgent(filter: ConversationFilter): Promise<AgentTotals[]> {
-    const rows = await filtered(
-      this.db.selectFrom('conversations').select(['agent_id', sql<string>`(array_agg(agent_name ORDER BY started_at DESC))[1]`.as('agent_name'), ...totalsSelect]),
-      filter,
-    )
-      .groupBy('agent_id')
-      .orderBy('agent_id')
-      .execute();
-    return rows.map((r) => ({ agentId: r.agent_id, agentName: r.agent_name, ...totals(r) }));
+  async perAgent(filter: ConversationFilter, options: AggregateOptions = {}): Promise<AgentTotals[]> {
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    if (!plan) {
+      const rows = await filtered(
+        this.db.selectFrom('conversations').select(['agent_id', sql<string>`(array_agg(agent_name ORDER BY started_at DESC, id DESC))[1]`.as('agent_name'), ...totalsSelect]),
+        filter,
+      )
+        .groupBy('agent_id')
+        .orderBy('agent_id')
+        .execute();
+      return rows.map((r) => ({ agentId: r.agent_id, agentName: r.agent_name, ...totals(r) }));
+    }
+    // The agents' sums from the rollup; each one's name, first and last start from its start index.
+    const { rows } = await sql<TotalsRaw & { agent_id: number; agent_name: string }>`
+      SELECT a.*, l.agent_name, l.started_at AS last,
+             (SELECT MIN(started_at) FROM conversations c WHERE ${startConditions(filter, 'c')} AND c.agent_id = a.agent_id) AS first
+      FROM (SELECT k AS agent_id, ${summed} FROM (${rollupAndScanned(filter, plan, 'agent_id')}) t GROUP BY k HAVING SUM(conversations) > 0) a
+      CROSS JOIN LATERAL (SELECT agent_name, started_at FROM conversations c WHERE ${startConditions(filter, 'c')} AND c.agent_id = a.agent_id
+                          ORDER BY started_at DESC, id DESC LIMIT 1) l
+      ORDER BY a.agent_id`.execute(this.db);
+    return rows.map((r) => ({ agentId: Number(r.agent_id), agentName: r.agent_name, ...totals(r) }));
   }
 
   /** Records that a data handoff of this rule was delivered for the conversation (idempotent). */

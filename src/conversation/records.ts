@@ -102,6 +102,9 @@ export class ConversationRecords {
   async addTurn(conversationId: string, turn: TurnInput): Promise<void> {
     await this.beginning.get(conversationId)?.catch(() => {});
     const at = turn.at ?? new Date();
+    // A knowledge gap the answer raised is kept on the conversation too (reports count them there).
+    const gapId = turn.details?.gap_id;
+    const gap = typeof gapId === 'number' && Number.isInteger(gapId) && gapId > 0 && gapId <= 2_147_483_647 ? gapId : undefined;
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conversation_turns')
@@ -113,6 +116,7 @@ export class ConversationRecords {
           visitor_turns: turn.role === 'visitor' ? sql`visitor_turns + 1` : sql`visitor_turns`,
           agent_turns: turn.role === 'agent' ? sql`agent_turns + 1` : sql`agent_turns`,
           search: sql`search || to_tsvector('simple', ${turn.text})`,
+          ...(gap !== undefined && { gap_ids: sql`CASE WHEN ${gap}::int = ANY(gap_ids) THEN gap_ids ELSE array_append(gap_ids, ${gap}::int) END` }),
         })
         .where('id', '=', conversationId)
         .execute();

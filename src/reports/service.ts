@@ -70,7 +70,7 @@ export class ReportsService {
 
   async stats(accountId: number, query: FilterQuery) {
     const filter = this.filter(accountId, query);
-    const [days, gaps] = await Promise.all([this.conversations.perDay(filter), this.conversations.gapsFound(filter)]);
+    const { days, gaps } = await this.conversations.stats(filter);
     const totals = days.reduce<ConversationTotals>(
       (sum, d) => ({
         conversations: sum.conversations + d.conversations,

@@ -124,6 +124,32 @@ export interface ConversationsTable {
   handoffs_delivered: Generated<string[]>;
   /** tsvector; written with to_tsvector() in SQL, never read as a value. */
   search: Generated<string>;
+  /** Distinct knowledge gaps its answers raised (written with the turn that raised one). */
+  gap_ids: Generated<number[]>;
+}
+
+/**
+ * Per-day rollup of ended conversations (account, agent, UTC day of the start), kept by a trigger
+ * on conversations (migration 0015); read by ConversationQueries only.
+ */
+export interface ConversationDaysTable {
+  account_id: number;
+  agent_id: number;
+  day: string;
+  conversations: number;
+  seconds: string;
+  visitor_turns: number;
+  agent_turns: number;
+  handoffs_delivered: number;
+}
+
+/** Distinct gaps of the rollup: how many ended conversations of the day raised each. */
+export interface ConversationDayGapsTable {
+  account_id: number;
+  agent_id: number;
+  day: string;
+  gap_id: number;
+  conversations: number;
 }
 
 export interface ConversationTurnsTable {
@@ -369,6 +395,8 @@ export interface Database {
   custom_faces: CustomFacesTable;
   conversations: ConversationsTable;
   conversation_turns: ConversationTurnsTable;
+  conversation_days: ConversationDaysTable;
+  conversation_day_gaps: ConversationDayGapsTable;
   knowledge_brains: KnowledgeBrainsTable;
   knowledge_pages: KnowledgePagesTable;
   knowledge_sections: KnowledgeSectionsTable;
