@@ -4,7 +4,7 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
@@ -87,11 +87,13 @@ export class Stage {
   constructor(canvas: HTMLCanvasElement, detail: 'auto' | 'full' | 'light' = 'auto') {
     this.detail = detail === 'auto' ? (this.software ? 'light' : 'full') : detail;
     // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
-    this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
+    // Transparent: the backdrop is an element under the canvas (backdrop.ts), composited by the
+    // browser rather than shaded by WebGL every frame.
+    this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: true, premultipliedAlpha: true, powerPreference: 'high-performance' });
+    this.renderer.setClearColor(0x000000, 0);
     this.renderer.toneMapping = ACESFilmicToneMapping;
     this.renderer.toneMappingExposure = EXPOSURE;
     this.renderer.outputColorSpace = SRGBColorSpace;
-    this.scene.background = new Color(0x202226);
     // A soft studio environment for skin sheen and eye reflections, on hardware GL only: its shader
     // takes seconds to compile on a software rasteriser, where the lights alone do the work.
     if (!this.software) {
@@ -137,9 +139,16 @@ export class Stage {
   }
 
   async loadFace(url: string): Promise<Face> {
+    // Each step is marked (`face:…`, performance marks) for window.presence.timings.steps.
+    performance.mark('face:fetch');
+    const response = await fetch(url, { credentials: 'same-origin' });
+    if (!response.ok) throw new Error(`face ${url}: HTTP ${response.status}`);
+    const data = await response.arrayBuffer();
+    performance.mark('face:fetched');
     const loader = new GLTFLoader();
     loader.setMeshoptDecoder(MeshoptDecoder);
-    const gltf = await loader.loadAsync(url);
+    const gltf = await loader.parseAsync(data, LoaderUtils.extractUrlBase(new URL(url, location.href).href));
+    performance.mark('face:parsed');
     const model = gltf.scene;
     const meshes: Mesh[] = [];
     let eyeL: Object3D | undefined;
@@ -157,6 +166,7 @@ export class Stage {
     });
     const t0 = performance.now();
     this.lod = { meshes: this.detail === 'light' ? await simplifyMeshes(meshes) : [], ms: performance.now() - t0 };
+    performance.mark('face:lod');
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
     const size = box.getSize(new Vector3());
