@@ -54,7 +54,7 @@ describe('software-GL level of detail', () => {
     const before = g.index!.count / 3;
     const vertices = g.attributes.position.count;
     const morph = g.morphAttributes.position![0];
-    const report = await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    const report = await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
     const after = g.index!.count / 3;
     assert.deepEqual(report, [{ mesh: 'Head', before, after }]);
     assert.ok(after <= before * 0.35, `${before} → ${after} triangles`);
@@ -71,7 +71,7 @@ describe('software-GL level of detail', () => {
     const blind = headLike();
     blind.geometry.morphAttributes = {};
     blind.morphTargetDictionary = {};
-    const options = { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 };
+    const options = { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 };
     await simplifyMeshes([mesh], options);
     await simplifyMeshes([blind], options);
     const guarded = stretchedArea(mesh, morph);
@@ -83,7 +83,7 @@ describe('software-GL level of detail', () => {
     const small = new Mesh(new SphereGeometry(1, 8, 6), new MeshStandardMaterial());
     const unindexed = new Mesh(new SphereGeometry(1, 64, 48).toNonIndexed(), new MeshStandardMaterial());
     const smallIndex = small.geometry.index;
-    const report = await simplifyMeshes([small, unindexed], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    const report = await simplifyMeshes([small, unindexed], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
     assert.deepEqual(report, []);
     assert.equal(small.geometry.index, smallIndex);
     assert.equal(unindexed.geometry.index, null);

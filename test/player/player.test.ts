@@ -105,7 +105,11 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
 
   test('the backdrop shows under the transparent WebGL canvas, where its plane projects', async () => {
     const page = await open(browser, fake);
-    await sleep(300);
+    try {
+    // Live comes with the face loaded; its first frame (shaders, textures) may take a moment more.
+    await page.waitForFunction('window.presence.timings.faceFrame !== null', null, { timeout: 20_000 });
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    await sleep(200);
     const shot = (await page.screenshot({ type: 'png' })).toString('base64');
     // Page-side code as source text (see RECORDER): tsx's helpers do not exist in the page.
     const r = (await page.evaluate(`(async (b64) => {
@@ -136,7 +140,9 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     const diff = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
     for (const p of r.points) assert.ok(diff(p.screen, p.painted) <= 10, `backdrop on screen ${p.screen} vs painted ${p.painted}`);
     assert.ok(diff(r.face, r.behindFace) > 10, `the face covers the backdrop (${r.face} vs ${r.behindFace})`);
-    await page.close();
+    } finally {
+      await page.close();
+    }
   });
 
   test('lips follow speech in sync with the audio (within ±40 ms), closed in silence', async () => {

@@ -4,14 +4,14 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
-import { simplifyMeshes, type LodReport } from './lod.js';
+import { shippedLevel, simplifyMeshes, type LodReport } from './lod.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;
@@ -50,6 +50,18 @@ function cheaper<M extends Mesh['material']>(mat: M): M {
   std.roughness = Math.min(1, mat.roughness + (mat.sheen > 0 ? 0.05 : 0));
   mat.dispose();
   return std as unknown as M;
+}
+
+/**
+ * Light level of detail: textures sampled bilinearly from the nearest mip level rather than
+ * blended between two (trilinear). A software rasteriser fetches half the texels; at player sizes
+ * the skin, eyes and hair read the same (docs/player.md, "Software GL").
+ */
+function lighterSampling(mat: Material): void {
+  for (const value of Object.values(mat)) {
+    const t = value as Texture | null;
+    if (t?.isTexture && t.minFilter === LinearMipmapLinearFilter) t.minFilter = LinearMipmapNearestFilter;
+  }
 }
 
 /** Whether WebGL runs on a software rasteriser (SwiftShader, llvmpipe): render cheaper there. */
@@ -160,12 +172,14 @@ export class Stage {
         m.frustumCulled = false;
         // Eyes are small on screen: they keep their clearcoat (the catchlight) even on software GL.
         if (this.software && !/^Eye(Left|Right)/i.test(m.name)) m.material = Array.isArray(m.material) ? m.material.map(cheaper) : cheaper(m.material);
+        if (this.detail === 'light') for (const mat of Array.isArray(m.material) ? m.material : [m.material]) lighterSampling(mat);
       }
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
     const t0 = performance.now();
-    this.lod = { meshes: this.detail === 'light' ? await simplifyMeshes(meshes) : [], ms: performance.now() - t0 };
+    // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces).
+    this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: performance.now() - t0 };
     performance.mark('face:lod');
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
