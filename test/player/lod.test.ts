@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
+import { BufferAttribute, InterleavedBuffer, InterleavedBufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
+import { readXyz } from '../../src/player/client/attributes.js';
 import { simplifyMeshes } from '../../src/player/client/lod.js';
 
 /**
@@ -87,5 +88,24 @@ describe('software-GL level of detail', () => {
     assert.deepEqual(report, []);
     assert.equal(small.geometry.index, smallIndex);
     assert.equal(unindexed.geometry.index, null);
+  });
+
+  test('readXyz reads quantised, plain, padded and interleaved attributes as three.js decodes them', () => {
+    const cases = [
+      new BufferAttribute(new Int16Array([32767, -32768, 100, 5, 6, 7]), 3, true),
+      new BufferAttribute(new Uint16Array([65535, 0, 3, 4, 5, 6]), 3, true),
+      new BufferAttribute(new Int8Array([127, -128, 1, 0, 2, 3]), 3, true),
+      new BufferAttribute(new Float32Array([1.5, 2, 3, 4, 5, 6]), 3),
+      new BufferAttribute(new Int16Array([1, 2, 3, 4, 5, 6]), 3, false),
+      new BufferAttribute(new Int16Array([1, 2, 3, 9, 4, 5, 6, 9]), 4, true),
+      new InterleavedBufferAttribute(new InterleavedBuffer(new Float32Array([1, 2, 3, 0, 4, 5, 6, 0]), 4), 3, 0),
+    ];
+    for (const attr of cases) {
+      const expected: number[] = [];
+      for (let i = 0; i < attr.count; i++) expected.push(attr.getX(i), attr.getY(i), attr.getZ(i));
+      const got = Array.from(readXyz(attr));
+      assert.equal(got.length, expected.length);
+      got.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${attr.array.constructor.name}: ${got} vs ${expected}`));
+    }
   });
 });

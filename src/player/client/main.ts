@@ -13,7 +13,7 @@ import { Idle } from './idle.js';
 import { LipSync } from './lipsync.js';
 import { MorphMixer } from './morphs.js';
 import type { AvatarState, BackdropRecord, HelloMessage, ServerMessage } from './protocol.js';
-import { Stage } from './scene.js';
+import { fetchFace, Stage } from './scene.js';
 import { Ui } from './ui.js';
 import { Microphone } from './microphone.js';
 import { ConversationUi, type Indication } from './conversation-ui.js';
@@ -28,6 +28,9 @@ interface PageConfig {
 
 performance.mark('face:script');
 const cfg: PageConfig = JSON.parse(document.getElementById('presence-config')?.textContent || '{}');
+// The face first: its bytes are read (from the preload) while the rest of the page starts.
+const earlyFace = cfg.face ? { url: cfg.face, data: fetchFace(cfg.face) } : null;
+earlyFace?.data.catch(() => {});
 const wsUrl = new URL(cfg.ws, location.href);
 wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
 
@@ -78,7 +81,8 @@ function loadFace(url: string): Promise<unknown> {
   if (faceUrl === url && facePromise) return facePromise;
   faceUrl = url;
   faceReady = false;
-  facePromise = stage.loadFace(url).then((face) => {
+  const early = earlyFace?.url === url ? earlyFace.data : undefined;
+  facePromise = stage.loadFace(url, early).then((face) => {
     mixer.bind(face.meshes);
     lips.useVisemes = mixer.has('viseme_aa');
     rig.setFraming(face.framing);

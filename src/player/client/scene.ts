@@ -4,7 +4,7 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PerspectiveCamera, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
@@ -62,6 +62,52 @@ function lighterSampling(mat: Material): void {
     const t = value as Texture | null;
     if (t?.isTexture && t.minFilter === LinearMipmapLinearFilter) t.minFilter = LinearMipmapNearestFilter;
   }
+}
+
+/**
+ * The face GLB's bytes. The page calls this before it builds the stage, so the download (or the
+ * preload's response) is read while WebGL starts. Steps are marked (`face:…` performance marks)
+ * for window.presence.timings.steps.
+ */
+export async function fetchFace(url: string): Promise<ArrayBuffer> {
+  performance.mark('face:fetch');
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`face ${url}: HTTP ${response.status}`);
+  const data = await response.arrayBuffer();
+  performance.mark('face:fetched');
+  return data;
+}
+
+/** Every texture the meshes' materials use. */
+function faceTextures(meshes: Mesh[]): Texture[] {
+  const textures = new Set<Texture>();
+  for (const m of meshes) for (const mat of Array.isArray(m.material) ? m.material : [m.material]) for (const v of Object.values(mat)) if ((v as Texture | null)?.isTexture) textures.add(v as Texture);
+  return [...textures];
+}
+
+/** Texture width the light level uploads at most. */
+const LIGHT_TEXTURE = 1024;
+
+/**
+ * Light level: textures wider than LIGHT_TEXTURE are scaled down before they are uploaded (off the
+ * main thread, by createImageBitmap). A 2048-pixel sRGB skin map took 0.4 s of SwiftShader time
+ * to upload and mipmap, most of the first frame's wait; a face a few hundred pixels high on screen
+ * samples the same mip levels either way.
+ */
+async function smallerTextures(meshes: Mesh[]): Promise<void> {
+  await Promise.all(faceTextures(meshes).map(async (t) => {
+    const image = t.image as ImageBitmap | HTMLImageElement | undefined;
+    if (!image || typeof createImageBitmap !== 'function' || !(image.width > LIGHT_TEXTURE)) return;
+    try {
+      const scale = LIGHT_TEXTURE / image.width;
+      const smaller = await createImageBitmap(image, { resizeWidth: LIGHT_TEXTURE, resizeHeight: Math.max(1, Math.round(image.height * scale)), resizeQuality: 'high', premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+      if ('close' in image) image.close();
+      t.image = smaller;
+      t.needsUpdate = true;
+    } catch {
+      /* keep the full size */
+    }
+  }));
 }
 
 /** Whether WebGL runs on a software rasteriser (SwiftShader, llvmpipe): render cheaper there. */
@@ -150,16 +196,12 @@ export class Stage {
     at(this.rim2, -1.4, 1.0, -1.3);
   }
 
-  async loadFace(url: string): Promise<Face> {
-    // Each step is marked (`face:…`, performance marks) for window.presence.timings.steps.
-    performance.mark('face:fetch');
-    const response = await fetch(url, { credentials: 'same-origin' });
-    if (!response.ok) throw new Error(`face ${url}: HTTP ${response.status}`);
-    const data = await response.arrayBuffer();
-    performance.mark('face:fetched');
+  /** `data`: the GLB's bytes when the caller already fetches them (fetchFace), else fetched here. */
+  async loadFace(url: string, data: Promise<ArrayBuffer> = fetchFace(url)): Promise<Face> {
+    const bytes = await data;
     const loader = new GLTFLoader();
     loader.setMeshoptDecoder(MeshoptDecoder);
-    const gltf = await loader.parseAsync(data, LoaderUtils.extractUrlBase(new URL(url, location.href).href));
+    const gltf = await loader.parseAsync(bytes, LoaderUtils.extractUrlBase(new URL(url, location.href).href));
     performance.mark('face:parsed');
     const model = gltf.scene;
     const meshes: Mesh[] = [];
@@ -177,6 +219,13 @@ export class Stage {
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
+    // Issue the GPU work now, so the GPU process compiles shaders and uploads textures while this
+    // thread finishes the face (the first frame then waits for little): the final materials and,
+    // on software GL, the CPU morphs (which choose the plain vertex shader) first.
+    const cpuMorph = this.software ? new CpuMorpher(meshes) : null;
+    this.renderer.compile(model, new PerspectiveCamera(), this.scene);
+    if (this.detail === 'light') await smallerTextures(meshes);
+    for (const t of faceTextures(meshes)) this.renderer.initTexture(t);
     const t0 = performance.now();
     // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces).
     this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: performance.now() - t0 };
@@ -214,7 +263,7 @@ export class Stage {
     root.updateMatrixWorld(true);
     if (body) root.attach(body);
     if (this.face) this.scene.remove(this.face.root);
-    this.cpuMorph = this.software ? new CpuMorpher(meshes) : null;
+    this.cpuMorph = cpuMorph;
     this.scene.add(root);
     const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
     this.face = { root, pivot, pivotRest: pivotPoint.clone(), body: body ?? null, bodyRest: body ? body.position.clone() : null, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };
