@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BufferAttribute, InterleavedBuffer, InterleavedBufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
 import { readXyz } from '../../src/player/client/attributes.js';
-import { simplifyMeshes } from '../../src/player/client/lod.js';
+import { compactVertices, simplifyMeshes } from '../../src/player/client/lod.js';
 
 /**
  * A dense sphere whose lower front moves down with `jawOpen` while the rest stays: a stand-in for
@@ -107,5 +107,23 @@ describe('software-GL level of detail', () => {
       assert.equal(got.length, expected.length);
       got.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${attr.array.constructor.name}: ${got} vs ${expected}`));
     }
+  });
+
+  test('compactVertices keeps only the vertices the triangles use: same triangles, morphs and bounds', async () => {
+    const mesh = headLike();
+    await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
+    const g = mesh.geometry;
+    const corners = (attr: BufferAttribute | import('three').InterleavedBufferAttribute) => Array.from(g.index!.array as ArrayLike<number>).flatMap((v) => [attr.getX(v), attr.getY(v), attr.getZ(v)]);
+    const before = { pos: corners(g.attributes.position), uv: Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), morph: corners(g.morphAttributes.position![0]), count: g.attributes.position.count };
+    g.computeBoundingBox();
+    const box = g.boundingBox!.clone();
+    compactVertices(mesh);
+    assert.ok(g.attributes.position.count < before.count * 0.5, `${before.count} → ${g.attributes.position.count} vertices`);
+    assert.deepEqual(new Set(Array.from(g.index!.array as ArrayLike<number>)).size, g.attributes.position.count, 'every kept vertex is used');
+    const close = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-6);
+    assert.ok(close(corners(g.attributes.position), before.pos), 'triangle corners in place');
+    assert.ok(close(Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), before.uv), 'UVs follow');
+    assert.ok(close(corners(g.morphAttributes.position![0]), before.morph), 'morph deltas follow');
+    assert.ok(g.boundingBox!.equals(box), 'bounds of the full vertex set');
   });
 });

@@ -12,6 +12,8 @@
  * by the same function at install time, so the page has nothing to compute for them.
  */
 import { BufferAttribute, type BufferGeometry, type Mesh } from 'three';
+
+type Attribute = BufferGeometry['attributes'][string];
 import { MeshoptSimplifier } from 'meshoptimizer/simplifier';
 import { readXyz } from './attributes.js';
 
@@ -152,4 +154,38 @@ export async function simplifyMeshes(meshes: Mesh[], options: LodOptions = SOFTW
     report.push({ mesh: mesh.name, before: input.indices.length / 3, after: simplified.length / 3 });
   }
   return report;
+}
+
+/**
+ * Keeps only the vertices a mesh's triangles use (after simplification most are unused), with
+ * their attributes and morph targets, as floats. The bounding box and sphere are those of the full
+ * set, so framing does not depend on the level of detail.
+ */
+export function compactVertices(mesh: Mesh): void {
+  const g = mesh.geometry as BufferGeometry;
+  if (!g.index || !g.attributes.position) return;
+  const index = g.index.array as ArrayLike<number>;
+  const count = g.attributes.position.count;
+  const remap = new Int32Array(count).fill(-1);
+  const keep: number[] = [];
+  const newIndex = new Uint32Array(index.length);
+  for (let i = 0; i < index.length; i++) {
+    const v = index[i];
+    if (remap[v] < 0) (remap[v] = keep.length), keep.push(v);
+    newIndex[i] = remap[v];
+  }
+  if (keep.length > count * 0.9) return;
+  if (!g.boundingBox) g.computeBoundingBox();
+  if (!g.boundingSphere) g.computeBoundingSphere();
+  const pick = (a: Attribute): BufferAttribute => {
+    const n = a.itemSize;
+    const out = new Float32Array(keep.length * n);
+    const get = [a.getX, a.getY, a.getZ, a.getW];
+    for (let k = 0; k < keep.length; k++) for (let c = 0; c < n; c++) out[k * n + c] = get[c].call(a, keep[k]);
+    return new BufferAttribute(out, n);
+  };
+  for (const name of Object.keys(g.attributes)) g.setAttribute(name, pick(g.attributes[name]));
+  const morphs = g.morphAttributes as Record<string, Attribute[]>;
+  for (const name of Object.keys(morphs)) morphs[name] = morphs[name].map(pick);
+  g.setIndex(new BufferAttribute(keep.length > 65535 ? newIndex : Uint16Array.from(newIndex), 1));
 }

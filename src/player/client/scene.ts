@@ -11,7 +11,7 @@ import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.j
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
-import { shippedLevel, simplifyMeshes, type LodReport } from './lod.js';
+import { compactVertices, shippedLevel, simplifyMeshes, type LodReport } from './lod.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;
@@ -219,6 +219,13 @@ export class Stage {
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
+    const t0 = performance.now();
+    // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces);
+    // then only the vertices its triangles use are kept (CPU morphs and uploads handle a fifth).
+    this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: 0 };
+    if (this.detail === 'light') for (const m of meshes) compactVertices(m);
+    this.lod.ms = performance.now() - t0;
+    performance.mark('face:lod');
     // Issue the GPU work now, so the GPU process compiles shaders and uploads textures while this
     // thread finishes the face (the first frame then waits for little): the final materials and,
     // on software GL, the CPU morphs (which choose the plain vertex shader) first.
@@ -226,10 +233,6 @@ export class Stage {
     this.renderer.compile(model, new PerspectiveCamera(), this.scene);
     if (this.detail === 'light') await smallerTextures(meshes);
     for (const t of faceTextures(meshes)) this.renderer.initTexture(t);
-    const t0 = performance.now();
-    // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces).
-    this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: performance.now() - t0 };
-    performance.mark('face:lod');
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
     const size = box.getSize(new Vector3());
