@@ -10,13 +10,15 @@ const STYLE = `
 *{box-sizing:border-box}
 html,body{margin:0;height:100%;background:#1c1e22;color:var(--fg);font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow:hidden;-webkit-tap-highlight-color:transparent}
 #stage{position:fixed;inset:0;width:100%;height:100%;display:block;touch-action:manipulation}
+#backdrop{position:fixed;inset:0;overflow:hidden;pointer-events:none}
+#backdrop canvas{position:absolute;left:0;top:0;transform-origin:0 0;will-change:transform,opacity}
 .overlay{position:fixed;inset:0;display:none;align-items:center;justify-content:center;flex-direction:column;gap:12px;text-align:center;padding:24px}
 .overlay p{margin:0;max-width:28em}
 .overlay .detail{color:var(--muted);font-size:13px}
 .card{background:var(--panel);backdrop-filter:blur(8px);-webkit-backdrop-filter:blur(8px);border-radius:14px;padding:20px 24px;display:flex;flex-direction:column;gap:8px;align-items:center}
 body[data-state=loading] [data-for=loading],body[data-state=ended] [data-for=ended],body[data-state=invalid] [data-for=invalid]{display:flex}
 body[data-state=loading] [data-for=loading]{background:#1c1e22}
-body[data-state=ended] #stage,body[data-state=invalid] #stage{filter:blur(6px) brightness(.6)}
+body[data-state=ended] #stage,body[data-state=invalid] #stage,body[data-state=ended] #backdrop,body[data-state=invalid] #backdrop{filter:blur(6px) brightness(.6)}
 .pill{position:fixed;top:12px;left:50%;transform:translateX(-50%);display:none;align-items:center;gap:8px;background:var(--panel);border-radius:999px;padding:6px 14px;font-size:13px;backdrop-filter:blur(6px);-webkit-backdrop-filter:blur(6px)}
 body[data-state=reconnecting] [data-for=reconnecting]{display:flex}
 .spin{width:22px;height:22px;border-radius:50%;border:2.5px solid rgba(255,255,255,.2);border-top-color:#fff;animation:spin 0.9s linear infinite}
@@ -88,6 +90,7 @@ export function playerPage(o: PageOptions): string {
   const preload = o.faceUrl ? `<link rel="preload" href="${esc(o.faceUrl)}" as="fetch" crossorigin="anonymous">` : '';
   return `${head(o.title ?? 'Presence', `\n<link rel="preload" href="${esc(o.scriptUrl)}" as="script">\n${preload}`)}
 <body data-state="loading">
+<div id="backdrop" aria-hidden="true"></div>
 <canvas id="stage" aria-label="Live avatar"></canvas>
 <div class="overlay" data-for="loading" role="status"><div class="spin"></div><p class="detail">Connecting…</p></div>
 <div class="pill" data-for="reconnecting" role="status"><div class="spin"></div><span>Reconnecting…</span></div>

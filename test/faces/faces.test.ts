@@ -66,6 +66,47 @@ test('every catalogue face is generated, under 3 MB', () => {
   }
 });
 
+test('every face carries the software-GL light level: fewer triangles over the same vertices, in place', () => {
+  for (const [id, doc] of docs) {
+    const accessors = doc.getRoot().listAccessors();
+    let full = 0;
+    let light = 0;
+    for (const mesh of doc.getRoot().listMeshes()) {
+      for (const prim of mesh.listPrimitives()) {
+        const indices = prim.getIndices()!.getArray()!;
+        full += indices.length / 3;
+        const name = (prim.getExtras() as { lightIndices?: string }).lightIndices;
+        if (!name) {
+          light += indices.length / 3;
+          continue;
+        }
+        const acc = accessors.find((a) => a.getName() === name);
+        assert.ok(acc, `${id} ${mesh.getName()}: accessor ${name}`);
+        const li = acc.getArray()!;
+        const pos = prim.getAttribute('POSITION')!;
+        assert.ok(li.length % 3 === 0 && li.length < indices.length, `${id} ${mesh.getName()}: ${li.length / 3} of ${indices.length / 3} triangles`);
+        assert.ok(Math.max(...li) < pos.getCount(), `${id} ${mesh.getName()}: indices within the vertices`);
+        // Same vertices, coarser triangles: edges grow a little, never to the size of the mesh
+        // (which indices in another vertex order, or read with the wrong stride, would give).
+        const el: number[] = [];
+        const edge = (idx: ArrayLike<number>) => {
+          let sum = 0;
+          for (let t = 0; t < idx.length; t += 3) {
+            const a = pos.getElement(idx[t], el).slice();
+            const b = pos.getElement(idx[t + 1], el);
+            sum += Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+          }
+          return sum / (idx.length / 3);
+        };
+        const ratio = edge(li) / edge(indices);
+        assert.ok(ratio < 4, `${id} ${mesh.getName()}: mean edge ${ratio.toFixed(2)}× the full level's`);
+        light += li.length / 3;
+      }
+    }
+    assert.ok(light < full * 0.35, `${id}: ${light} of ${full} triangles at the light level`);
+  }
+});
+
 test('every face has all 15 visemes and the 52 ARKit shapes on the head mesh', () => {
   assert.equal(VISEMES.length, 15);
   assert.equal(ARKIT.length, 52);

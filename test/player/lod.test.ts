@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
-import { simplifyMeshes } from '../../src/player/client/lod.js';
+import { BufferAttribute, InterleavedBuffer, InterleavedBufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
+import { readXyz } from '../../src/player/client/attributes.js';
+import { compactVertices, simplifyMeshes } from '../../src/player/client/lod.js';
 
 /**
  * A dense sphere whose lower front moves down with `jawOpen` while the rest stays: a stand-in for
@@ -54,7 +55,7 @@ describe('software-GL level of detail', () => {
     const before = g.index!.count / 3;
     const vertices = g.attributes.position.count;
     const morph = g.morphAttributes.position![0];
-    const report = await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    const report = await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
     const after = g.index!.count / 3;
     assert.deepEqual(report, [{ mesh: 'Head', before, after }]);
     assert.ok(after <= before * 0.35, `${before} → ${after} triangles`);
@@ -71,7 +72,7 @@ describe('software-GL level of detail', () => {
     const blind = headLike();
     blind.geometry.morphAttributes = {};
     blind.morphTargetDictionary = {};
-    const options = { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 };
+    const options = { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 };
     await simplifyMeshes([mesh], options);
     await simplifyMeshes([blind], options);
     const guarded = stretchedArea(mesh, morph);
@@ -83,9 +84,46 @@ describe('software-GL level of detail', () => {
     const small = new Mesh(new SphereGeometry(1, 8, 6), new MeshStandardMaterial());
     const unindexed = new Mesh(new SphereGeometry(1, 64, 48).toNonIndexed(), new MeshStandardMaterial());
     const smallIndex = small.geometry.index;
-    const report = await simplifyMeshes([small, unindexed], { ratio: 0.2, error: 0.01, minTriangles: 200, motionWeight: 1 });
+    const report = await simplifyMeshes([small, unindexed], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
     assert.deepEqual(report, []);
     assert.equal(small.geometry.index, smallIndex);
     assert.equal(unindexed.geometry.index, null);
+  });
+
+  test('readXyz reads quantised, plain, padded and interleaved attributes as three.js decodes them', () => {
+    const cases = [
+      new BufferAttribute(new Int16Array([32767, -32768, 100, 5, 6, 7]), 3, true),
+      new BufferAttribute(new Uint16Array([65535, 0, 3, 4, 5, 6]), 3, true),
+      new BufferAttribute(new Int8Array([127, -128, 1, 0, 2, 3]), 3, true),
+      new BufferAttribute(new Float32Array([1.5, 2, 3, 4, 5, 6]), 3),
+      new BufferAttribute(new Int16Array([1, 2, 3, 4, 5, 6]), 3, false),
+      new BufferAttribute(new Int16Array([1, 2, 3, 9, 4, 5, 6, 9]), 4, true),
+      new InterleavedBufferAttribute(new InterleavedBuffer(new Float32Array([1, 2, 3, 0, 4, 5, 6, 0]), 4), 3, 0),
+    ];
+    for (const attr of cases) {
+      const expected: number[] = [];
+      for (let i = 0; i < attr.count; i++) expected.push(attr.getX(i), attr.getY(i), attr.getZ(i));
+      const got = Array.from(readXyz(attr));
+      assert.equal(got.length, expected.length);
+      got.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) < 1e-6, `${attr.array.constructor.name}: ${got} vs ${expected}`));
+    }
+  });
+
+  test('compactVertices keeps only the vertices the triangles use: same triangles, morphs and bounds', async () => {
+    const mesh = headLike();
+    await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
+    const g = mesh.geometry;
+    const corners = (attr: BufferAttribute | import('three').InterleavedBufferAttribute) => Array.from(g.index!.array as ArrayLike<number>).flatMap((v) => [attr.getX(v), attr.getY(v), attr.getZ(v)]);
+    const before = { pos: corners(g.attributes.position), uv: Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), morph: corners(g.morphAttributes.position![0]), count: g.attributes.position.count };
+    g.computeBoundingBox();
+    const box = g.boundingBox!.clone();
+    compactVertices(mesh);
+    assert.ok(g.attributes.position.count < before.count * 0.5, `${before.count} → ${g.attributes.position.count} vertices`);
+    assert.deepEqual(new Set(Array.from(g.index!.array as ArrayLike<number>)).size, g.attributes.position.count, 'every kept vertex is used');
+    const close = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-6);
+    assert.ok(close(corners(g.attributes.position), before.pos), 'triangle corners in place');
+    assert.ok(close(Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), before.uv), 'UVs follow');
+    assert.ok(close(corners(g.morphAttributes.position![0]), before.morph), 'morph deltas follow');
+    assert.ok(g.boundingBox!.equals(box), 'bounds of the full vertex set');
   });
 });

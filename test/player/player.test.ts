@@ -103,6 +103,48 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     await page.close();
   });
 
+  test('the backdrop shows under the transparent WebGL canvas, where its plane projects', async () => {
+    const page = await open(browser, fake);
+    try {
+    // Live comes with the face loaded; its first frame (shaders, textures) may take a moment more.
+    await page.waitForFunction('window.presence.timings.faceFrame !== null', null, { timeout: 20_000 });
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    await sleep(200);
+    const shot = (await page.screenshot({ type: 'png' })).toString('base64');
+    // Page-side code as source text (see RECORDER): tsx's helpers do not exist in the page.
+    const r = (await page.evaluate(`(async (b64) => {
+      const stage = document.getElementById('stage');
+      const alpha = stage.getContext('webgl2').getContextAttributes().alpha;
+      const layers = [...document.querySelectorAll('#backdrop canvas')];
+      const img = new Image();
+      img.src = 'data:image/png;base64,' + b64;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width;
+      c.height = img.height;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const painting = layers[0].getContext('2d');
+      const toPainting = new DOMMatrix(getComputedStyle(layers[0]).transform).inverse();
+      // Screen points off the face and the controls: the painting's pixel where its plane lands.
+      const points = [[630, 10], [600, 150], [40, 150], [420, 40]].map(([x, y]) => {
+        const p = toPainting.transformPoint(new DOMPoint(x + 0.5, y + 0.5));
+        return { screen: [...g.getImageData(x, y, 1, 1).data].slice(0, 3), painted: [...painting.getImageData(Math.floor(p.x / p.w), Math.floor(p.y / p.w), 1, 1).data].slice(0, 3) };
+      });
+      const face = [...g.getImageData(320, 150, 1, 1).data].slice(0, 3);
+      const behindFace = toPainting.transformPoint(new DOMPoint(320.5, 150.5));
+      return { alpha, layers: layers.length, points, face, behindFace: [...painting.getImageData(Math.floor(behindFace.x / behindFace.w), Math.floor(behindFace.y / behindFace.w), 1, 1).data].slice(0, 3) };
+    })(${JSON.stringify(shot)})`)) as { alpha: boolean; layers: number; points: { screen: number[]; painted: number[] }[]; face: number[]; behindFace: number[] };
+    assert.equal(r.alpha, true, 'the WebGL canvas is transparent');
+    assert.equal(r.layers, 1, 'one painted backdrop');
+    const diff = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
+    for (const p of r.points) assert.ok(diff(p.screen, p.painted) <= 10, `backdrop on screen ${p.screen} vs painted ${p.painted}`);
+    assert.ok(diff(r.face, r.behindFace) > 10, `the face covers the backdrop (${r.face} vs ${r.behindFace})`);
+    } finally {
+      await page.close();
+    }
+  });
+
   test('lips follow speech in sync with the audio (within ±40 ms), closed in silence', async () => {
     // A small frame leaves a software rasteriser's CPU time to the sampler.
     const page = await open(browser, fake, { width: 320, height: 180 });

@@ -2,9 +2,12 @@
  * The studio backdrop, painted procedurally from the catalog record (colors, kind, blur) on a 2D
  * canvas: a gradient sweep with a soft glow, a defocused room (window, shelves, lamps, plants) or
  * city/library bokeh. No external images. Blur is a progressive down/up-sampling (works in every
- * browser, unlike canvas filters). Shown on a plane behind the head, so camera moves get parallax.
+ * browser, unlike canvas filters). It stands on a plane behind the head, so camera moves get
+ * parallax, but it is not drawn by WebGL: the painted canvas is an element under the (transparent)
+ * WebGL canvas, and a CSS transform puts it where the plane projects. The browser's compositor
+ * shows it, so a software rasteriser never shades its pixels (docs/player.md, "Software GL").
  */
-import { CanvasTexture, LinearFilter, Mesh, MeshBasicMaterial, PlaneGeometry, SRGBColorSpace, Vector3, type Scene } from 'three';
+import { Vector3, type Camera } from 'three';
 import type { BackdropRecord } from './protocol.js';
 
 const W = 1536;
@@ -221,64 +224,89 @@ export function paintBackdrop(b: BackdropRecord | null): HTMLCanvasElement {
 /** Seconds a backdrop change cross-fades. */
 const FADE = 0.6;
 
+/**
+ * CSS `matrix3d` taking the element's W×H box to the quad `q` (top-left, top-right, bottom-right,
+ * bottom-left, in CSS pixels): the plane's projection, exact under perspective.
+ */
+export function quadTransform(q: [number, number][]): string {
+  const [[x0, y0], [x1, y1], [x2, y2], [x3, y3]] = q;
+  const dx1 = x1 - x2, dx2 = x3 - x2, dx3 = x0 - x1 + x2 - x3;
+  const dy1 = y1 - y2, dy2 = y3 - y2, dy3 = y0 - y1 + y2 - y3;
+  const den = dx1 * dy2 - dx2 * dy1;
+  const g = den ? (dx3 * dy2 - dx2 * dy3) / den : 0;
+  const h = den ? (dx1 * dy3 - dx3 * dy1) / den : 0;
+  const a = x1 - x0 + g * x1, b = x3 - x0 + h * x3, c = x0;
+  const d = y1 - y0 + g * y1, e = y3 - y0 + h * y3, f = y0;
+  // Unit square → quad, after scaling the element's pixels to the unit square (column-major).
+  const m = [a / W, d / W, 0, g / W, b / H, e / H, 0, h / H, 0, 0, 1, 0, c, f, 0, 1];
+  return `matrix3d(${m.map((v) => +v.toPrecision(9)).join(',')})`;
+}
+
+interface Layer { canvas: HTMLCanvasElement; opacity: number }
+
 export class Backdrop {
   id: string | null = null;
-  private plane: Mesh<PlaneGeometry, MeshBasicMaterial> | null = null;
-  private old: Mesh<PlaneGeometry, MeshBasicMaterial> | null = null;
+  private layer: Layer | null = null;
+  private old: Layer | null = null;
   private fadeStart = 0;
   private center = new Vector3();
   private size = 1;
+  private readonly corner = new Vector3();
+  private lastTransform = '';
 
-  constructor(private readonly scene: Scene) {}
+  /** `host`: the element under the WebGL canvas that holds the painted canvases. */
+  constructor(private readonly host: HTMLElement) {}
 
   /** Where the plane stands: behind the head by `depth`, `height` tall. */
   layout(center: Vector3, headHeight: number): void {
     this.center.copy(center);
     this.size = headHeight;
-    for (const m of [this.plane, this.old]) if (m) this.place(m);
-  }
-
-  private place(m: Mesh): void {
-    const h = this.size;
-    m.position.set(this.center.x, this.center.y - h * 0.6, this.center.z - h * 6);
-    m.scale.set(h * 20, h * 10, 1);
+    this.lastTransform = '';
   }
 
   set(b: BackdropRecord | null, now: number, fade: boolean): void {
-    const texture = new CanvasTexture(paintBackdrop(b));
-    texture.colorSpace = SRGBColorSpace;
-    // The painting is soft already: plain bilinear sampling, no mipmaps (cheap on software GL).
-    texture.generateMipmaps = false;
-    texture.minFilter = LinearFilter;
-    const material = new MeshBasicMaterial({ map: texture, toneMapped: false, transparent: fade, opacity: fade ? 0 : 1, depthWrite: false, fog: false });
-    const mesh = new Mesh(new PlaneGeometry(1, 1), material);
-    mesh.renderOrder = -10;
-    this.place(mesh);
-    if (this.old) this.dispose(this.old);
-    this.old = fade ? this.plane : null;
-    if (!fade && this.plane) this.dispose(this.plane);
-    this.plane = mesh;
-    this.scene.add(mesh);
-    if (this.old) this.old.position.z -= 0.001 * this.size;
+    const canvas = paintBackdrop(b);
+    canvas.className = 'backdrop';
+    canvas.style.opacity = fade ? '0' : '1';
+    if (this.old) this.remove(this.old);
+    this.old = fade ? this.layer : null;
+    if (!fade && this.layer) this.remove(this.layer);
+    this.layer = { canvas, opacity: fade ? 0 : 1 };
+    this.host.appendChild(canvas);
+    this.lastTransform = '';
     this.fadeStart = now;
     this.id = b?.backdrop_id ?? null;
   }
 
-  update(now: number): void {
-    if (!this.plane || !this.plane.material.transparent) return;
-    const x = Math.min(1, (now - this.fadeStart) / FADE);
-    this.plane.material.opacity = x;
-    if (x >= 1) {
-      this.plane.material.transparent = false;
-      this.plane.material.needsUpdate = true;
-      if (this.old) this.dispose(this.old), (this.old = null);
+  /**
+   * Fades and places the painting where the plane (20 × 10 head heights, 6 behind the eyes,
+   * centred 0.6 head heights below them, facing the camera's axis) projects through `camera` onto
+   * a `width`×`height` view (CSS pixels).
+   */
+  update(now: number, camera: Camera, width: number, height: number): void {
+    if (!this.layer) return;
+    camera.updateMatrixWorld();
+    if (this.layer.opacity < 1) {
+      const x = Math.min(1, (now - this.fadeStart) / FADE);
+      this.layer.opacity = x;
+      this.layer.canvas.style.opacity = String(x);
+      if (x >= 1 && this.old) this.remove(this.old), (this.old = null);
     }
+    const h = this.size;
+    const cx = this.center.x, cy = this.center.y - h * 0.6, cz = this.center.z - h * 6;
+    const quad = ([[-0.5, 0.5], [0.5, 0.5], [0.5, -0.5], [-0.5, -0.5]] as const).map(([u, v]): [number, number] => {
+      const p = this.corner.set(cx + u * h * 20, cy + v * h * 10, cz).project(camera);
+      return [((p.x + 1) / 2) * width, ((1 - p.y) / 2) * height];
+    });
+    const transform = quadTransform(quad);
+    if (transform === this.lastTransform) return;
+    this.lastTransform = transform;
+    this.layer.canvas.style.transform = transform;
+    if (this.old) this.old.canvas.style.transform = transform;
   }
 
-  private dispose(m: Mesh<PlaneGeometry, MeshBasicMaterial>): void {
-    this.scene.remove(m);
-    m.geometry.dispose();
-    m.material.map?.dispose();
-    m.material.dispose();
+  private remove(layer: Layer): void {
+    layer.canvas.remove();
+    layer.canvas.width = layer.canvas.height = 0;
   }
 }

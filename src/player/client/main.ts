@@ -13,7 +13,7 @@ import { Idle } from './idle.js';
 import { LipSync } from './lipsync.js';
 import { MorphMixer } from './morphs.js';
 import type { AvatarState, BackdropRecord, HelloMessage, ServerMessage } from './protocol.js';
-import { Stage } from './scene.js';
+import { fetchFace, Stage } from './scene.js';
 import { Ui } from './ui.js';
 import { Microphone } from './microphone.js';
 import { ConversationUi, type Indication } from './conversation-ui.js';
@@ -26,7 +26,11 @@ interface PageConfig {
   face?: string | null;
 }
 
+performance.mark('face:script');
 const cfg: PageConfig = JSON.parse(document.getElementById('presence-config')?.textContent || '{}');
+// The face first: its bytes are read (from the preload) while the rest of the page starts.
+const earlyFace = cfg.face ? { url: cfg.face, data: fetchFace(cfg.face) } : null;
+earlyFace?.data.catch(() => {});
 const wsUrl = new URL(cfg.ws, location.href);
 wsUrl.protocol = wsUrl.protocol === 'https:' ? 'wss:' : 'ws:';
 
@@ -42,7 +46,7 @@ const lips = new LipSync();
 const blinker = new Blinker();
 const idle = new Idle();
 const expressions = new Expressions();
-const backdrop = new Backdrop(stage.scene);
+const backdrop = new Backdrop(document.getElementById('backdrop') ?? canvas.parentElement!.insertBefore(Object.assign(document.createElement('div'), { id: 'backdrop' }), canvas));
 
 let avatar: AvatarState = 'idle';
 let hello: HelloMessage | null = null;
@@ -77,12 +81,14 @@ function loadFace(url: string): Promise<unknown> {
   if (faceUrl === url && facePromise) return facePromise;
   faceUrl = url;
   faceReady = false;
-  facePromise = stage.loadFace(url).then((face) => {
+  const early = earlyFace?.url === url ? earlyFace.data : undefined;
+  facePromise = stage.loadFace(url, early).then((face) => {
     mixer.bind(face.meshes);
     lips.useVisemes = mixer.has('viseme_aa');
     rig.setFraming(face.framing);
     backdrop.layout(face.framing.eyes, face.framing.headHeight);
     faceReady = true;
+    performance.mark('face:ready');
   }, (err) => {
     console.error('face failed to load', err);
     facePromise = null;
@@ -267,9 +273,13 @@ if (cfg.face) void loadFace(cfg.face);
 channel.connect();
 
 // Rendering size: the frame's size, device pixel ratio capped at 2, scaled down when slow.
+let viewW = 1;
+let viewH = 1;
 function resize(): void {
   const w = canvas.clientWidth || window.innerWidth;
   const h = canvas.clientHeight || window.innerHeight;
+  viewW = w;
+  viewH = h;
   stage.resize(w, h, Math.min(window.devicePixelRatio || 1, 2) * pixelScale);
   rig.setAspect(w / Math.max(1, h));
 }
@@ -325,7 +335,7 @@ function animate(): void {
 
   rig.update(now, { talking, listening, ahead: s === null ? 0 : aheadOpenness(s), peak, silence: talking ? 0 : now - lastSpeech });
   stage.pose(idle.pose, rig.camera.position);
-  backdrop.update(now);
+  backdrop.update(now, rig.camera, viewW, viewH);
 }
 
 function frame(): void {
@@ -334,6 +344,7 @@ function frame(): void {
   animate();
   const now = nowSec();
   const t1 = performance.now();
+  if (faceFrame === null && faceReady) performance.mark('face:render');
   stage.render(rig.camera);
   const t2 = performance.now();
   cpuMs += ((t1 - t0) - cpuMs) * 0.05;
@@ -394,7 +405,12 @@ const presence = Object.freeze({
   get pixelRatio() { return stage.renderer.getPixelRatio(); },
   /** Level of detail in use, and the triangles the face's meshes kept (`light`: simplified). */
   get detail() { return { level: stage.detail, software: stage.software, ms: Math.round(stage.lod.ms), meshes: stage.lod.meshes.map((r) => ({ ...r })) }; },
-  get timings() { return { firstFrame, faceFrame }; },
+  /** ms since navigation start: the first frame, the first with the face, and each face-load step (`face:…` marks). */
+  get timings() {
+    const steps: Record<string, number> = {};
+    for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('face:')) steps[m.name.slice(5)] = Math.round(m.startTime);
+    return { firstFrame, faceFrame, steps };
+  },
   get lastInterrupt() { return { ...lastInterrupt }; },
   /** Current morph weights; the animation is advanced to this instant (not just the last frame). */
   morphs: () => {

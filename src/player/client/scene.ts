@@ -4,14 +4,14 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, Color, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PerspectiveCamera, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
-import { simplifyMeshes, type LodReport } from './lod.js';
+import { compactVertices, shippedLevel, simplifyMeshes, type LodReport } from './lod.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;
@@ -52,6 +52,64 @@ function cheaper<M extends Mesh['material']>(mat: M): M {
   return std as unknown as M;
 }
 
+/**
+ * Light level of detail: textures sampled bilinearly from the nearest mip level rather than
+ * blended between two (trilinear). A software rasteriser fetches half the texels; at player sizes
+ * the skin, eyes and hair read the same (docs/player.md, "Software GL").
+ */
+function lighterSampling(mat: Material): void {
+  for (const value of Object.values(mat)) {
+    const t = value as Texture | null;
+    if (t?.isTexture && t.minFilter === LinearMipmapLinearFilter) t.minFilter = LinearMipmapNearestFilter;
+  }
+}
+
+/**
+ * The face GLB's bytes. The page calls this before it builds the stage, so the download (or the
+ * preload's response) is read while WebGL starts. Steps are marked (`face:…` performance marks)
+ * for window.presence.timings.steps.
+ */
+export async function fetchFace(url: string): Promise<ArrayBuffer> {
+  performance.mark('face:fetch');
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`face ${url}: HTTP ${response.status}`);
+  const data = await response.arrayBuffer();
+  performance.mark('face:fetched');
+  return data;
+}
+
+/** Every texture the meshes' materials use. */
+function faceTextures(meshes: Mesh[]): Texture[] {
+  const textures = new Set<Texture>();
+  for (const m of meshes) for (const mat of Array.isArray(m.material) ? m.material : [m.material]) for (const v of Object.values(mat)) if ((v as Texture | null)?.isTexture) textures.add(v as Texture);
+  return [...textures];
+}
+
+/** Texture width the light level uploads at most. */
+const LIGHT_TEXTURE = 1024;
+
+/**
+ * Light level: textures wider than LIGHT_TEXTURE are scaled down before they are uploaded (off the
+ * main thread, by createImageBitmap). A 2048-pixel sRGB skin map took 0.4 s of SwiftShader time
+ * to upload and mipmap, most of the first frame's wait; a face a few hundred pixels high on screen
+ * samples the same mip levels either way.
+ */
+async function smallerTextures(meshes: Mesh[]): Promise<void> {
+  await Promise.all(faceTextures(meshes).map(async (t) => {
+    const image = t.image as ImageBitmap | HTMLImageElement | undefined;
+    if (!image || typeof createImageBitmap !== 'function' || !(image.width > LIGHT_TEXTURE)) return;
+    try {
+      const scale = LIGHT_TEXTURE / image.width;
+      const smaller = await createImageBitmap(image, { resizeWidth: LIGHT_TEXTURE, resizeHeight: Math.max(1, Math.round(image.height * scale)), resizeQuality: 'high', premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
+      if ('close' in image) image.close();
+      t.image = smaller;
+      t.needsUpdate = true;
+    } catch {
+      /* keep the full size */
+    }
+  }));
+}
+
 /** Whether WebGL runs on a software rasteriser (SwiftShader, llvmpipe): render cheaper there. */
 export function softwareGL(): boolean {
   try {
@@ -87,11 +145,13 @@ export class Stage {
   constructor(canvas: HTMLCanvasElement, detail: 'auto' | 'full' | 'light' = 'auto') {
     this.detail = detail === 'auto' ? (this.software ? 'light' : 'full') : detail;
     // Multisampling costs a software rasteriser dearly; elsewhere it is cheap and worth it.
-    this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: false, powerPreference: 'high-performance' });
+    // Transparent: the backdrop is an element under the canvas (backdrop.ts), composited by the
+    // browser rather than shaded by WebGL every frame.
+    this.renderer = new WebGLRenderer({ canvas, antialias: !this.software, alpha: true, premultipliedAlpha: true, powerPreference: 'high-performance' });
+    this.renderer.setClearColor(0x000000, 0);
     this.renderer.toneMapping = ACESFilmicToneMapping;
     this.renderer.toneMappingExposure = EXPOSURE;
     this.renderer.outputColorSpace = SRGBColorSpace;
-    this.scene.background = new Color(0x202226);
     // A soft studio environment for skin sheen and eye reflections, on hardware GL only: its shader
     // takes seconds to compile on a software rasteriser, where the lights alone do the work.
     if (!this.software) {
@@ -136,10 +196,13 @@ export class Stage {
     at(this.rim2, -1.4, 1.0, -1.3);
   }
 
-  async loadFace(url: string): Promise<Face> {
+  /** `data`: the GLB's bytes when the caller already fetches them (fetchFace), else fetched here. */
+  async loadFace(url: string, data: Promise<ArrayBuffer> = fetchFace(url)): Promise<Face> {
+    const bytes = await data;
     const loader = new GLTFLoader();
     loader.setMeshoptDecoder(MeshoptDecoder);
-    const gltf = await loader.loadAsync(url);
+    const gltf = await loader.parseAsync(bytes, LoaderUtils.extractUrlBase(new URL(url, location.href).href));
+    performance.mark('face:parsed');
     const model = gltf.scene;
     const meshes: Mesh[] = [];
     let eyeL: Object3D | undefined;
@@ -151,12 +214,25 @@ export class Stage {
         m.frustumCulled = false;
         // Eyes are small on screen: they keep their clearcoat (the catchlight) even on software GL.
         if (this.software && !/^Eye(Left|Right)/i.test(m.name)) m.material = Array.isArray(m.material) ? m.material.map(cheaper) : cheaper(m.material);
+        if (this.detail === 'light') for (const mat of Array.isArray(m.material) ? m.material : [m.material]) lighterSampling(mat);
       }
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
       if (/^EyeRight/i.test(o.name) && !eyeR) eyeR = o;
     });
     const t0 = performance.now();
-    this.lod = { meshes: this.detail === 'light' ? await simplifyMeshes(meshes) : [], ms: performance.now() - t0 };
+    // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces);
+    // then only the vertices its triangles use are kept (CPU morphs and uploads handle a fifth).
+    this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: 0 };
+    if (this.detail === 'light') for (const m of meshes) compactVertices(m);
+    this.lod.ms = performance.now() - t0;
+    performance.mark('face:lod');
+    // Issue the GPU work now, so the GPU process compiles shaders and uploads textures while this
+    // thread finishes the face (the first frame then waits for little): the final materials and,
+    // on software GL, the CPU morphs (which choose the plain vertex shader) first.
+    const cpuMorph = this.software ? new CpuMorpher(meshes) : null;
+    this.renderer.compile(model, new PerspectiveCamera(), this.scene);
+    if (this.detail === 'light') await smallerTextures(meshes);
+    for (const t of faceTextures(meshes)) this.renderer.initTexture(t);
     model.updateMatrixWorld(true);
     const box = new Box3().setFromObject(model);
     const size = box.getSize(new Vector3());
@@ -190,7 +266,7 @@ export class Stage {
     root.updateMatrixWorld(true);
     if (body) root.attach(body);
     if (this.face) this.scene.remove(this.face.root);
-    this.cpuMorph = this.software ? new CpuMorpher(meshes) : null;
+    this.cpuMorph = cpuMorph;
     this.scene.add(root);
     const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
     this.face = { root, pivot, pivotRest: pivotPoint.clone(), body: body ?? null, bodyRest: body ? body.position.clone() : null, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };

@@ -2,10 +2,11 @@
  * Turns the generator's plain arrays into a meshopt-compressed GLB with gltf-transform.
  * Kept separate from the geometry code so the geometry stays testable without glTF machinery.
  */
-import { Document, Logger, NodeIO, type Material, type Texture } from '@gltf-transform/core';
+import { Document, Logger, NodeIO, type Accessor, type Material, type Texture } from '@gltf-transform/core';
 import { EXTMeshoptCompression, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMeshQuantization, KHRMaterialsSpecular } from '@gltf-transform/extensions';
 import { meshopt } from '@gltf-transform/functions';
 import { MeshoptDecoder, MeshoptEncoder } from 'meshoptimizer';
+import { GUARDED, lodScale, simplifyIndices, type LodInput } from '../client/lod.js';
 
 export interface MaterialSpec {
   name: string;
@@ -112,11 +113,66 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
   doc.createExtension(KHRMeshQuantization);
   // Quantisation bits: 16-bit positions keep sub-0.1 mm accuracy for small lip and lid deltas.
   await doc.transform(meshopt({ encoder: MeshoptEncoder, level: 'high', quantizePosition: 16, quantizeNormal: 10, quantizeTexcoord: 12, quantizeColor: 8 }));
+  await addLightLevel(doc);
   const io = new NodeIO().registerExtensions([EXTMeshoptCompression, KHRMeshQuantization, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMaterialsSpecular]).registerDependencies({
     'meshopt.encoder': MeshoptEncoder,
     'meshopt.decoder': MeshoptDecoder,
   });
   return io.writeBinary(doc);
+}
+
+/** An accessor's elements as floats (dequantised), `size` per element. */
+function floats(acc: Accessor | null, size: number): Float32Array | null {
+  if (!acc) return null;
+  const out = new Float32Array(acc.getCount() * size);
+  const el: number[] = [];
+  for (let i = 0; i < acc.getCount(); i++) {
+    acc.getElement(i, el);
+    for (let k = 0; k < size; k++) out[i * size + k] = el[k];
+  }
+  return out;
+}
+
+/**
+ * The software-GL level of detail (src/player/client/lod.ts), computed here once rather than in
+ * every visitor's browser: per primitive, an extra index accessor over the same (final, reordered
+ * and quantised) vertices, named in the primitive's extras as `lightIndices`. Viewers ignore it;
+ * the page draws it instead of simplifying at load (docs/player.md, "Level of detail").
+ */
+async function addLightLevel(doc: Document): Promise<void> {
+  const buffer = doc.getRoot().listBuffers()[0];
+  const parts: { name: string; prim: import('@gltf-transform/core').Primitive; input: LodInput; unit: number }[] = [];
+  for (const node of doc.getRoot().listNodes()) {
+    const mesh = node.getMesh();
+    if (!mesh) continue;
+    const m = node.getWorldMatrix();
+    const unit = Math.hypot(m[0], m[1], m[2]);
+    const targetNames = ((mesh.getExtras() as { targetNames?: string[] }).targetNames) ?? [];
+    mesh.listPrimitives().forEach((prim, pi) => {
+      const indices = prim.getIndices();
+      const positions = floats(prim.getAttribute('POSITION'), 3);
+      if (!indices || !positions) return;
+      const motion: Float32Array[] = [];
+      for (const name of GUARDED) {
+        const target = prim.listTargets()[targetNames.indexOf(name)];
+        const delta = target ? floats(target.getAttribute('POSITION'), 3) : null;
+        if (delta) motion.push(delta);
+      }
+      const input: LodInput = { positions, normals: floats(prim.getAttribute('NORMAL'), 3), uvs: floats(prim.getAttribute('TEXCOORD_0'), 2), motion, indices: Uint32Array.from(indices.getArray() as ArrayLike<number>) };
+      parts.push({ name: `${mesh.getName()}:${pi}`, prim, input, unit });
+    });
+  }
+  if (!parts.length) return;
+  const largest = parts.reduce((a, b) => (b.input.indices.length > a.input.indices.length ? b : a));
+  const faceScale = (await lodScale(largest.input.positions)) * largest.unit;
+  for (const part of parts) {
+    const simplified = await simplifyIndices(part.input, faceScale / part.unit);
+    if (!simplified) continue;
+    // 32-bit: an accessor no primitive uses is stored as vertex data, in 4-byte strides (16-bit
+    // values would come back interleaved).
+    const acc = doc.createAccessor(`${part.name}:light`).setType('SCALAR').setArray(simplified).setBuffer(buffer);
+    part.prim.setExtras({ ...part.prim.getExtras(), lightIndices: acc.getName() });
+  }
 }
 
 /** Reads a (possibly meshopt-compressed) GLB back into a gltf-transform Document. */

@@ -28,6 +28,8 @@ async function generatorHash(): Promise<string> {
     ...(await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f)),
     ...(await fs.readdir(path.join(dir, 'ict'))).filter((f) => /\.(ts|js|bin)$/.test(f)).map((f) => `ict/${f}`),
   ].sort();
+  // and the level of detail the GLBs carry (client/lod.ts, shared with the page)
+  files.push('../client/lod.ts');
   const h = crypto.createHash('sha256');
   for (const f of files) h.update(f).update(await fs.readFile(path.join(dir, f)));
   sourceHash = h.digest('hex');
