@@ -18,6 +18,8 @@ export interface PlayerSocket {
   send(data: string | Buffer, options?: { binary?: boolean }): void;
   close(code?: number, reason?: string): void;
   terminate(): void;
+  /** The negotiated extensions (ws): frames written past ws must not need any (e.g. compression). */
+  readonly extensions?: string;
 }
 
 export interface PlayerConnection {
@@ -71,7 +73,8 @@ export class PlayerOut {
   resync: () => Record<string, unknown> = () => ({ type: 'resync' });
 
   add(socket: PlayerSocket): PlayerConnection {
-    const raw = (socket as { _socket?: Socket })._socket;
+    // Only a plain socket: with an extension negotiated (compression), every frame goes through ws.
+    const raw = socket.extensions ? undefined : (socket as { _socket?: Socket })._socket;
     const connection: PlayerConnection = { socket, raw: typeof raw?.write === 'function' ? raw : undefined, lagging: false, laggingSince: 0, skippedFrames: 0 };
     this.connections.add(connection);
     return connection;

@@ -103,4 +103,18 @@ describe('player frames', () => {
     assert.equal(frame.t, 0.5);
     assert.deepEqual([...frame.samples], [...pcm]);
   });
+
+  it('sends through ws when the socket negotiated an extension (a compressed socket must not get raw frames)', () => {
+    const pcm = voiced(0.04);
+    const track = analysePiece(pcm, 24000);
+    const out = new PlayerOut();
+    const page = new (class extends WithRawSocket {
+      readonly extensions = 'permessage-deflate';
+    })();
+    out.add(page);
+    out.frame('u1', 0.5, pcm, 0, pcm.length, 24000, track);
+    assert.equal(page.written.length, 0, 'nothing written past ws');
+    assert.equal(page.sent.length, 1);
+    assert.deepEqual([...decodeFrame(page.sent[0])!.samples], [...pcm]);
+  });
 });
