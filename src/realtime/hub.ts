@@ -7,10 +7,22 @@ import { realtimeMetrics } from './metrics.js';
 
 /** Clock resolution: audio leaves at most this late (plus event-loop lag). */
 export const TICK_MS = 5;
+/** A tick at most this late means the event loop is keeping up (it has just read its sockets). */
+const RESPONSIVE_LAG_MS = 15;
+
+/**
+ * When this process's event loop last kept time (performance.now() of the last tick that was on
+ * time). Audio that reached the socket during a stall of the loop is read only after it: sessions
+ * use this to tell their own lateness from a caller that let an utterance run dry.
+ */
+export interface LoopState {
+  responsiveAt: number;
+}
 
 export class RealtimeHub {
   private readonly sessions = new Map<string, RealtimeSession>();
   private readonly active = new Set<RealtimeSession>();
+  readonly loop: LoopState = { responsiveAt: performance.now() };
   private timer?: NodeJS.Timeout;
   /** When the next tick is due, to measure the clock's lag (realtimeMetrics.tickLag). */
   private expected = 0;
@@ -19,6 +31,7 @@ export class RealtimeHub {
 
   add(session: RealtimeSession): void {
     this.sessions.set(session.id, session);
+    if (session.realClock) session.loop = this.loop;
     session.wake = () => {
       this.active.add(session);
       // Run at once: a piece that arrives due leaves now, not at the next tick.
@@ -56,6 +69,7 @@ export class RealtimeHub {
 
   private ensureTimer(): void {
     if (this.timer || this.active.size === 0) return;
+    this.loop.responsiveAt = performance.now();
     this.expected = performance.now() + TICK_MS;
     this.timer = setInterval(() => this.tickAll(), TICK_MS);
   }
@@ -64,6 +78,7 @@ export class RealtimeHub {
     const now = performance.now();
     const lag = now - this.expected;
     realtimeMetrics.tickLag.observe(Math.max(0, lag));
+    if (lag <= RESPONSIVE_LAG_MS) this.loop.responsiveAt = now;
     this.expected = now + TICK_MS;
     // Most sessions have nothing due at a given tick (a 40 ms frame is due every eighth): only
     // those that have are ticked. 1e-4: what the clock counts as due.

@@ -13,6 +13,7 @@ import { parseExpressionTags } from './expression-tags.js';
 import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
+import type { LoopState } from './hub.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -74,6 +75,10 @@ export class RealtimeSession {
    */
   onAudioOut?: (utteranceId: string, pcm: Int16Array, sampleRate: number, t: number) => void;
   onStateChange?: (state: AvatarState) => void;
+  /** The session runs on the process's real clock (not a test's), so the hub's loop state applies. */
+  readonly realClock: boolean;
+  /** When the event loop last kept time (the hub's); never stalled for a session outside a hub. */
+  loop: LoopState = { responsiveAt: Infinity };
   private listening = false;
   private carry: number | undefined;
   private lastEnd = 0;
@@ -99,6 +104,7 @@ export class RealtimeSession {
     this.speaker = setup.speaker;
     this.findBackdrop = setup.findBackdrop;
     this.clock = setup.now ?? (() => (performance.now() - this.origin) / 1000);
+    this.realClock = setup.now === undefined;
   }
 
   now(): number {
@@ -186,7 +192,7 @@ export class RealtimeSession {
       this.queue.open = utterance;
       this.queue.push(utterance);
     }
-    if (samples > 0 && utterance.started && utterance.pendingSamples === 0 && !utterance.sealed && this.now() > utterance.cursor + STARVATION_GRACE) {
+    if (samples > 0 && utterance.started && utterance.pendingSamples === 0 && !utterance.sealed && this.callerLet(utterance, this.now())) {
       // It ran dry (the hub may not have ticked to notice): continue from now, not in the past.
       this.starved(utterance);
     }
@@ -201,6 +207,18 @@ export class RealtimeSession {
     if (waiting.pieces + pieces > MAX_QUEUED_PIECES) return `more than ${MAX_QUEUED_PIECES} pieces would be waiting to play; send larger pieces or wait`;
     if (waiting.chars + chars > MAX_QUEUED_TEXT_CHARS) return `more than ${MAX_QUEUED_TEXT_CHARS} characters of text would be waiting to play`;
     return undefined;
+  }
+
+  /**
+   * Whether the caller let a playing utterance run dry: its next audio is more than the grace late
+   * and the event loop has read its sockets since then without finding it. When this process's own
+   * loop stalled past that moment, the audio may have been waiting unread in the socket: the node
+   * was late, not the caller, so the clock catches up (playback_late) instead of pausing the
+   * utterance and shifting the rest of it.
+   */
+  private callerLet(u: Utterance, now: number): boolean {
+    const deadline = u.cursor + STARVATION_GRACE;
+    return now > deadline && this.loop.responsiveAt >= this.origin + deadline * 1000;
   }
 
   private starved(u: Utterance): void {
@@ -477,7 +495,7 @@ export class RealtimeSession {
         this.finish(u);
         continue;
       }
-      if (u.pendingSamples === 0 && !u.sealed && now > u.cursor + STARVATION_GRACE) this.starved(u);
+      if (u.pendingSamples === 0 && !u.sealed && this.callerLet(u, now)) this.starved(u);
       break;
     }
     // Actions due now (those of an utterance that just began included) take effect in this tick.

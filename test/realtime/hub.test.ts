@@ -71,3 +71,48 @@ describe('shared playback clock', () => {
     assert.deepEqual(hub.clock, { sessions: 0, running: false });
   });
 });
+
+/** Blocks this process's event loop, as a long synchronous burst of work or a collection does. */
+function stallLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy: no timer and no socket is served meanwhile
+  }
+}
+
+describe('a stall of the node is not the caller starving', () => {
+  // The caller sends 0.2 s, then its next piece 150 ms after that ran dry: in one case the node's
+  // loop was free the whole time (the caller was late), in the other it was blocked, and the
+  // piece is read only when the stall ends (the node was late).
+  async function dryThenMore(stalled: boolean) {
+    const hub = new RealtimeHub();
+    hubs.push(hub);
+    const { session, events } = liveSession(hub, stalled ? 'stalled' : 'starved');
+    session.audio(pcmBytes(0.2), 'utt');
+    const startedAt = session.now();
+    await sleep(200); // the first 0.2 s plays out on a free loop
+    if (stalled) stallLoop(150);
+    else await sleep(150);
+    session.audio(pcmBytes(0.2), undefined);
+    session.speakEnd();
+    await sleep(400);
+    const ended = events.find((e) => e.type === 'agent.speak_ended');
+    assert.ok(ended, 'the utterance ended');
+    const warnings = events.filter((e) => e.type === 'warning').map((e) => e.warning.type);
+    return { playedFor: ended.at - startedAt, warnings };
+  }
+
+  it('a caller that lets the audio run dry pauses the utterance (audio_starvation) and shifts its end', async () => {
+    const { playedFor, warnings } = await dryThenMore(false);
+    assert.deepEqual(warnings, ['audio_starvation']);
+    // 0.4 s of audio took about 0.2 + 0.15 + 0.2 s: the pause is in the utterance.
+    assert.ok(playedFor > 0.5, `ended ${playedFor.toFixed(3)} s after it started`);
+  });
+
+  it('a stall of the node catches up instead (playback_late): the rest of the utterance keeps its time', async () => {
+    const { playedFor, warnings } = await dryThenMore(true);
+    assert.deepEqual(warnings, ['playback_late']);
+    // The audio that waited out the stall leaves at once: 0.4 s of audio ends about 0.4 s after its start.
+    assert.ok(playedFor < 0.45, `ended ${playedFor.toFixed(3)} s after it started`);
+  });
+});
