@@ -99,3 +99,15 @@ describe('player out: slow pages', () => {
     assert.equal(out.connections.size, 0);
   });
 });
+
+describe('lip-sync analysis reuses its scratch memory safely', () => {
+  it('a piece analysed after another keeps its own tracks, and a silent piece gets no visemes from the voiced one before it', () => {
+    const speech = analysePiece(voiced(0.2), 24000, 'hello there');
+    const copy = { mouth: [...speech.mouth], viseme: [...speech.viseme], weight: [...speech.weight] };
+    assert.ok(speech.mouth.some((m) => m > 0), 'the voiced piece opens the mouth');
+    const quiet = analysePiece(new Int16Array(4800), 24000, 'hello there');
+    // Text is spread over voiced frames only: flags left from the voiced piece would put visemes here.
+    assert.ok(quiet.mouth.every((m) => m === 0) && quiet.weight.every((w) => w === 0), 'silence stays closed and unweighted');
+    assert.deepEqual({ mouth: [...speech.mouth], viseme: [...speech.viseme], weight: [...speech.weight] }, copy);
+  });
+});

@@ -24,6 +24,8 @@ export interface WordTiming {
   end: number;
 }
 
+let voicedScratch = new Uint8Array(256);
+
 const FLOOR_DB = -52;
 const RANGE_DB = 34;
 
@@ -34,10 +36,15 @@ const RANGE_DB = 34;
 export function analysePiece(pcm: Int16Array, sampleRate: number, text?: string, words?: WordTiming[]): PieceTrack {
   const frameLength = Math.max(1, Math.round(sampleRate * FRAME_SECONDS));
   const frames = Math.ceil(pcm.length / frameLength);
-  const mouth = new Uint8Array(frames);
-  const viseme = new Uint8Array(frames);
-  const weight = new Uint8Array(frames);
-  const voiced = new Uint8Array(frames);
+  // One ArrayBuffer for the three tracks (each costs the collector far more than its bytes), and
+  // the voiced flags in scratch memory reused piece after piece.
+  const tracks = new Uint8Array(frames * 3);
+  const mouth = tracks.subarray(0, frames);
+  const viseme = tracks.subarray(frames, 2 * frames);
+  const weight = tracks.subarray(2 * frames);
+  if (voicedScratch.length < frames) voicedScratch = new Uint8Array(frames);
+  const voiced = voicedScratch.subarray(0, frames);
+  voiced.fill(0);
 
   for (let f = 0; f < frames; f++) {
     const start = f * frameLength;
