@@ -29,6 +29,7 @@ import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
+import { ShardPool } from './realtime/shards/pool.js';
 import type { VisitorInputs } from './conversation/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
 import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
@@ -83,6 +84,8 @@ export interface AppContext {
   agents: AgentService;
   sessions: SessionService;
   realtime: RealtimeService;
+  /** The processes that carry render-mode sessions' real-time path (REALTIME_SHARDS), if any. */
+  shards?: ShardPool;
   speech: SpeechService;
   /** Durable background jobs (pg-boss), shared by every capability. */
   jobs: Jobs;
@@ -160,6 +163,12 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // The billing-aware speaker factory: premium speech is counted for the session's charge.
   const billedSpeakers = meteredSpeakers(options.speakerFor ?? speakerFactory(speech), (id, ms) => meter.voiced(id, ms));
   const realtime = new RealtimeService(studio, billedSpeakers);
+  // REALTIME_SHARDS: render-mode sessions' real-time path runs in shard processes (one event loop
+  // per core); conversation mode, previews and everything else stay in this process.
+  const shards = config.realtimeShards > 0
+    ? await ShardPool.start({ count: config.realtimeShards, log: app.log, speakerFor: billedSpeakers, faceFor: (row) => studio.face(row.avatar_id, row.account_id) ?? null })
+    : undefined;
+  const liveSide = (row: { mode: string }) => (shards && row.mode === 'render' ? shards : realtime);
   const sessions = new SessionService(database.db, config, accounts, agents);
   const jobs = await Jobs.start(database, app.log);
   // Signed webhook deliveries (src/delivery), shared by handoffs and notification destinations.
@@ -172,7 +181,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   sessions.hooks = {
     ...sessions.hooks,
     opened: (row) => {
-      realtime.open(row);
+      liveSide(row).open(row);
       meter.opened(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing meter could not open'));
       conversations
         .begin({ session: row, visitorId: row.visitor_id, visitor: row.visitor })
@@ -183,7 +192,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     notEnded: (id) => meter.notEnded(id),
     ended: (row, reason) => {
       conversationLoop.close(row.id);
-      realtime.end(row.id, reason);
+      liveSide(row).end(row.id, reason);
       meter.finish(row.id, Number(row.duration_seconds ?? 0), reason).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'));
       void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
     },
@@ -293,7 +302,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
   }, stripe);
 
-  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing };
+  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, shards, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -322,6 +331,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     customFaces.stop();
     conversationLoop.stop();
     realtime.stop();
+    await shards?.stop();
     builds.stop();
     notifications.stop();
     deliveries.stop();
@@ -355,7 +365,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     const token = config.metricsToken;
     const allowed = token ? safeEqual(request.headers.authorization ?? '', `Bearer ${token}`) : isLoopback(request.socket.remoteAddress);
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
-    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText()]));
+    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText()], shards ? await shards.metrics() : []));
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);
@@ -370,11 +380,11 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   }));
   notificationRoutes(app, notifications);
   handoffRoutes(app, { handoff, agent: (accountId, agentId) => agents.get(accountId, agentId) });
-  sessionRoutes(app, sessions, realtime, config, conversationLoop);
+  sessionRoutes(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, config, conversationLoop);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
   const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;
-  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row));
+  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row), shards);
   await playerRoutes(app, {
     resolve: async (playerKey) => {
       const row = await sessions.byPlayerKey(playerKey);

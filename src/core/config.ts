@@ -13,6 +13,11 @@ export interface Config {
   databaseUrl: string | undefined;
   publicUrl: string;
   sessionCapacity: number;
+  /**
+   * Processes that carry render-mode sessions' real-time path beside the main one (src/realtime/
+   * shards); 0: every session's live side runs in the main process.
+   */
+  realtimeShards: number;
   freeSessionSeconds: number;
   freeMonthlySeconds: number;
   playerOpenSeconds: number;
@@ -111,6 +116,15 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
+/** REALTIME_SHARDS: a whole number up to 64, or `auto` (one per core when there are two or more). */
+function shardCount(env: NodeJS.ProcessEnv): number {
+  const raw = env.REALTIME_SHARDS;
+  if (raw === 'auto') return os.availableParallelism() >= 2 ? os.availableParallelism() : 0;
+  const value = int(env, 'REALTIME_SHARDS', 0, 0);
+  if (!Number.isInteger(value) || value > 64) throw new Error(`REALTIME_SHARDS must be a whole number from 0 to 64, or auto, got "${raw}"`);
+  return value;
+}
+
 function fraction(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const value = int(env, name, fallback, 0);
   if (value > 1) throw new Error(`${name} must be between 0 and 1, got "${env[name]}"`);
@@ -131,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl,
     sessionCapacity: int(env, 'SESSION_CAPACITY', 200),
+    realtimeShards: shardCount(env),
     freeSessionSeconds: int(env, 'FREE_SESSION_SECONDS', 300, 1),
     // 60 free minutes a month (interface Limits); a knob so tests need not play an hour of audio.
     freeMonthlySeconds: int(env, 'FREE_MONTHLY_SECONDS', 3600, 0),

@@ -41,6 +41,13 @@ export class Histogram {
   }
 }
 
+/** A histogram's counts, to be added into another (a shard's, at the main process's /metrics). */
+export interface HistogramCounts {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
 export const realtimeMetrics = {
   /** A frame's release time minus the later of its audio's arrival and its due time. */
   relayDelay: new Histogram(),
@@ -55,33 +62,86 @@ export const realtimeMetrics = {
   playerFramesSkipped: 0,
 };
 
-/** The node's metrics; `more` are other capabilities' sections (app.ts passes them), already formatted. */
-export function metricsText(liveSessions: number, more: string[] = []): string {
+/** This process's real-time figures, as a shard reports them to the main process. */
+export interface RealtimeSnapshot {
+  /** Which shard process it comes from (the main process adds it). */
+  shard?: number;
+  liveSessions: number;
+  framesRelayed: number;
+  lateUtterances: number;
+  playerLagSpells: number;
+  playerFramesSkipped: number;
+  relayDelay: HistogramCounts;
+  tickLag: HistogramCounts;
+  heapUsed: number;
+  rss: number;
+}
+
+export function realtimeSnapshot(liveSessions: number): RealtimeSnapshot {
+  const { relayDelay, tickLag } = realtimeMetrics;
   const memory = process.memoryUsage();
+  return {
+    liveSessions,
+    framesRelayed: realtimeMetrics.framesRelayed,
+    lateUtterances: realtimeMetrics.lateUtterances,
+    playerLagSpells: realtimeMetrics.playerLagSpells,
+    playerFramesSkipped: realtimeMetrics.playerFramesSkipped,
+    relayDelay: { counts: [...relayDelay.counts], sum: relayDelay.sum, count: relayDelay.count },
+    tickLag: { counts: [...tickLag.counts], sum: tickLag.sum, count: tickLag.count },
+    heapUsed: memory.heapUsed,
+    rss: memory.rss,
+  };
+}
+
+function added(histogram: Histogram, others: HistogramCounts[]): Histogram {
+  const sum = new Histogram();
+  for (const h of [histogram, ...others]) {
+    h.counts.forEach((c, i) => (sum.counts[i] += c));
+    sum.sum += h.sum;
+    sum.count += h.count;
+  }
+  return sum;
+}
+
+/**
+ * The node's metrics; `more` are other capabilities' sections (app.ts passes them), already
+ * formatted; `shards` the real-time figures of the node's shard processes, added to this one's.
+ */
+export function metricsText(liveSessions: number, more: string[] = [], shards: RealtimeSnapshot[] = []): string {
+  const memory = process.memoryUsage();
+  const total = (key: 'liveSessions' | 'framesRelayed' | 'lateUtterances' | 'playerLagSpells' | 'playerFramesSkipped', own: number) => shards.reduce((sum, s) => sum + s[key], own);
+  const shardMemory = shards.length
+    ? [
+        '# HELP presence_shard_resident_memory_bytes Resident set size of each real-time shard process.',
+        '# TYPE presence_shard_resident_memory_bytes gauge',
+        ...shards.map((s, i) => `presence_shard_resident_memory_bytes{shard="${s.shard ?? i}"} ${s.rss}`),
+      ]
+    : [];
   return [
     '# HELP presence_live_sessions Sessions with a live side on this node.',
     '# TYPE presence_live_sessions gauge',
-    `presence_live_sessions ${liveSessions}`,
+    `presence_live_sessions ${total('liveSessions', liveSessions)}`,
     '# HELP presence_frames_relayed_total Audio frames sent toward players.',
     '# TYPE presence_frames_relayed_total counter',
-    `presence_frames_relayed_total ${realtimeMetrics.framesRelayed}`,
+    `presence_frames_relayed_total ${total('framesRelayed', realtimeMetrics.framesRelayed)}`,
     '# HELP presence_playback_late_total Utterances whose audio left more than 50 ms late (the node could not keep time).',
     '# TYPE presence_playback_late_total counter',
-    `presence_playback_late_total ${realtimeMetrics.lateUtterances}`,
+    `presence_playback_late_total ${total('lateUtterances', realtimeMetrics.lateUtterances)}`,
     '# HELP presence_player_frames_skipped_total Audio frames skipped for player pages that could not keep up.',
     '# TYPE presence_player_frames_skipped_total counter',
-    `presence_player_frames_skipped_total ${realtimeMetrics.playerFramesSkipped}`,
+    `presence_player_frames_skipped_total ${total('playerFramesSkipped', realtimeMetrics.playerFramesSkipped)}`,
     '# HELP presence_player_lag_spells_total Times a player page fell behind and had its frames skipped.',
     '# TYPE presence_player_lag_spells_total counter',
-    `presence_player_lag_spells_total ${realtimeMetrics.playerLagSpells}`,
-    realtimeMetrics.relayDelay.prometheus('presence_relay_delay_seconds', 'Time from a frame being both arrived and due to its release toward the player.'),
-    realtimeMetrics.tickLag.prometheus('presence_clock_tick_lag_seconds', 'Lateness of the playback clock timer.'),
+    `presence_player_lag_spells_total ${total('playerLagSpells', realtimeMetrics.playerLagSpells)}`,
+    added(realtimeMetrics.relayDelay, shards.map((s) => s.relayDelay)).prometheus('presence_relay_delay_seconds', 'Time from a frame being both arrived and due to its release toward the player.'),
+    added(realtimeMetrics.tickLag, shards.map((s) => s.tickLag)).prometheus('presence_clock_tick_lag_seconds', 'Lateness of the playback clock timer.'),
     '# HELP presence_heap_used_bytes JavaScript heap in use.',
     '# TYPE presence_heap_used_bytes gauge',
     `presence_heap_used_bytes ${memory.heapUsed}`,
     '# HELP presence_resident_memory_bytes Resident set size of this process.',
     '# TYPE presence_resident_memory_bytes gauge',
     `presence_resident_memory_bytes ${memory.rss}`,
+    ...shardMemory,
     ...more,
     '',
   ].join('\n');

@@ -9,7 +9,7 @@ import type { AgentService } from '../agents/service.js';
 import type { PreviewLinks } from '../agents/preview.js';
 import type { StudioCatalog } from '../catalog/catalog.js';
 import type { RealtimeService } from './service.js';
-import { helloFor } from './sockets.js';
+import { helloFor } from './attach.js';
 
 /** A preview plays for at most this long. */
 const PREVIEW_SECONDS = 120;

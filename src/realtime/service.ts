@@ -2,7 +2,7 @@
  * The realtime capability's entry point: makes the live side of each session, and routes
  * commands, the render socket and player sockets to it.
  */
-import type { StudioCatalog } from '../catalog/catalog.js';
+import type { Backdrop } from '../catalog/backdrops.js';
 import type { SessionRow } from '../sessions/service.js';
 import { RealtimeHub } from './hub.js';
 import { RealtimeSession, type Speaker, type Stage } from './session.js';
@@ -13,6 +13,13 @@ import { preloadDictionary } from './lipsync/text-visemes.js';
 /** Makes the speaker for a session's voice (the speech layer). */
 /** `sessionId` lets billing count a premium provider's speech per session. */
 export type SpeakerFactory = (voice: { provider: string; voiceId: string; language?: string; sessionId?: string }) => Speaker;
+
+/** What the live side needs of the studio catalog (a shard has only the built-in backdrops and its sessions' faces). */
+export interface HelloStudio {
+  face(id: string, accountId?: number): unknown;
+  backdrop(id: string): Backdrop | undefined;
+  hasBackdrop(id: string): boolean;
+}
 
 export interface RenderSocketLike {
   close(code: number, reason: string): void;
@@ -26,7 +33,7 @@ export class RealtimeService {
   /** Where faults are logged (the server's logger once sockets are registered). */
   log: { error(details: object, message: string): void } = { error: (details, message) => console.error(message, details) };
 
-  constructor(private readonly studio: StudioCatalog, private readonly speakerFor: SpeakerFactory) {
+  constructor(private readonly studio: HelloStudio, private readonly speakerFor: SpeakerFactory) {
     void preloadDictionary().catch(() => {});
     this.hub.onFault = (session, error) => {
       this.log.error({ err: error, session_id: session.id }, 'playback clock failed for one session; its queue was dropped and its render socket closed');

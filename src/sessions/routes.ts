@@ -18,7 +18,7 @@ export interface ConversationCommands {
   commanded(row: SessionRow, command: { type: string; text?: string }): void;
 }
 
-export function sessionRoutes(server: FastifyInstance, sessions: SessionService, realtime: RealtimeService, config: Config, conversations?: ConversationCommands): void {
+export function sessionRoutes(server: FastifyInstance, sessions: SessionService, realtime: Pick<RealtimeService, 'command'>, config: Config, conversations?: ConversationCommands): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Sessions'];
   const playerUrl = (row: SessionRow) => `${config.publicUrl}/p/${row.player_key}`;
