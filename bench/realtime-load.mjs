@@ -12,7 +12,10 @@ import net from 'node:net';
 import crypto from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-const { sessions, seconds } = workerData;
+const { sessions, seconds, warmup = 0 } = workerData;
+// The first `warmup` seconds run the same load unmeasured (fresh processes compile their hot code
+// and size their heaps then); figures count pieces sent, and utterances begun, after it.
+let measureFrom = Infinity;
 const RATE = 24000;
 const PIECE_MS = 40;
 const PIECES = 75; // 3.000 s
@@ -122,7 +125,7 @@ class Driven {
     this.player = await open(playerUrl, (opcode) => {
       if (opcode !== 0x2) return;
       const t = now();
-      if (this.received < this.sentAt.length) latencies.push(t - this.sentAt[this.received]);
+      if (this.received < this.sentAt.length && this.sentAt[this.received] >= measureFrom) latencies.push(t - this.sentAt[this.received]);
       this.received++;
     });
     let onConnected;
@@ -132,7 +135,7 @@ class Driven {
       const text = buffer.subarray(start, end);
       if (text.indexOf(STARTED) >= 0) this.started = now();
       else if (text.indexOf(ENDED) >= 0) {
-        if (this.started) timingErrors.push(now() - this.started - UTTERANCE_MS);
+        if (this.started >= measureFrom) timingErrors.push(now() - this.started - UTTERANCE_MS);
       } else if (!this.connected && text.indexOf(CONNECTED) >= 0) {
         this.connected = true;
         onConnected();
@@ -172,7 +175,9 @@ await new Promise((resolve) => parentPort.once('message', resolve));
 // send what is due. Only whole utterances are played, so every speak_ended − speak_started
 // compares with 3 s.
 const begin = now();
-const lastSlot = Math.max(2 * CYCLE, Math.floor((seconds * 1000) / PIECE_MS));
+const lastSlot = Math.max(2 * CYCLE, Math.floor(((seconds + warmup) * 1000) / PIECE_MS));
+measureFrom = begin + warmup * 1000;
+let measuring = false;
 const phases = driven.map((d, i) => ({ d, phase: (i / driven.length) * PIECE_MS, next: 0 }));
 phases.sort((a, b) => a.phase - b.phase);
 const loopDelay = monitorEventLoopDelay({ resolution: 5 });
@@ -180,6 +185,11 @@ loopDelay.enable();
 await new Promise((resolve) => {
   const timer = setInterval(() => {
     const elapsed = now() - begin;
+    if (!measuring && elapsed >= warmup * 1000) {
+      measuring = true;
+      loopDelay.reset();
+      parentPort.postMessage({ measuring: true });
+    }
     let busy = false;
     for (const p of phases) {
       while (p.next < lastSlot && p.phase + p.next * PIECE_MS <= elapsed) {
@@ -194,7 +204,7 @@ await new Promise((resolve) => {
     }
   }, 1);
 });
-const wallSeconds = (now() - begin) / 1000;
+const wallSeconds = (now() - measureFrom) / 1000;
 await new Promise((r) => setTimeout(r, 600));
 loopDelay.disable();
 for (const d of driven) {

@@ -3,6 +3,7 @@
  * binary pieces at real time, with a player socket connected and receiving.
  *
  *   node --import tsx bench/realtime.ts [N ...]        (default: 50 200 500)
+ *   BENCH_SHARDS=2 node --import tsx bench/realtime.ts …  (the server with REALTIME_SHARDS=2)
  *
  * The server runs in its own process (so its CPU and memory are measured alone); the load runs
  * in worker threads. Reports per N: server CPU (% of one core), server memory per session, p50 /
@@ -21,13 +22,36 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
+/** Seconds of the same load run before the measured window (fresh processes compile their hot code then). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 
 
-function procStats(pid: number): { cpuSeconds: number; userSeconds: number; systemSeconds: number; rssBytes: number } {
+type ProcStats = { cpuSeconds: number; userSeconds: number; systemSeconds: number; rssBytes: number };
+
+function oneProcess(pid: number): ProcStats & { ppid: number } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   const ticks = Number(stat[11]) + Number(stat[12]);
   const rssPages = Number(stat[21]);
-  return { cpuSeconds: ticks / 100, userSeconds: Number(stat[11]) / 100, systemSeconds: Number(stat[12]) / 100, rssBytes: rssPages * 4096 };
+  return { ppid: Number(stat[1]), cpuSeconds: ticks / 100, userSeconds: Number(stat[11]) / 100, systemSeconds: Number(stat[12]) / 100, rssBytes: rssPages * 4096 };
+}
+
+/** The server's figures with its shard processes' (REALTIME_SHARDS: its children) added. */
+function procStats(pid: number): ProcStats {
+  const total = oneProcess(pid);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === pid) continue;
+    try {
+      const child = oneProcess(Number(entry));
+      if (child.ppid !== pid) continue;
+      total.cpuSeconds += child.cpuSeconds;
+      total.userSeconds += child.userSeconds;
+      total.systemSeconds += child.systemSeconds;
+      total.rssBytes += child.rssBytes;
+    } catch {
+      // the process ended while /proc was read
+    }
+  }
+  return total;
 }
 
 async function startServer(): Promise<{ url: string; key: string; pid: number; stop: () => void }> {
@@ -43,7 +67,7 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
     cwd: ROOT,
     // Free of charge: 2,700 sessions over the runs would use up the first account's 100.00 and end
     // with insufficient_balance (the meter still checks every session; it charges nothing).
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    env: { ...process.env, REALTIME_SHARDS: process.env.BENCH_SHARDS ?? '0', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // A benchmark that fails must not leave its server running (and loading the machine).
@@ -94,7 +118,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   // Every socket is opened (paced) before the measured window, which starts on all workers at once.
   const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
   const running = workers.map((share) => {
-    const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS } });
+    const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS, warmup: WARMUP } });
     const messages: any[] = [];
     let wake: () => void = () => {};
     let failure: Error | undefined;
@@ -110,11 +134,17 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     return { worker, next };
   });
   await Promise.all(running.map((r) => r.next()));
-  const framesBefore = gauge(await (await fetch(`${server.url}/metrics`)).text(), 'presence_frames_relayed_total');
+  for (const r of running) r.worker.postMessage('start');
+  // The warm-up runs; the window starts when every worker has passed it.
+  await Promise.all(running.map((r) => r.next()));
+  const metricsBefore = await (await fetch(`${server.url}/metrics`)).text();
+  const framesBefore = gauge(metricsBefore, 'presence_frames_relayed_total');
+  const lateBefore = gauge(metricsBefore, 'presence_playback_late_total');
+  const relayBefore = bucketCounts(metricsBefore, 'presence_relay_delay_seconds');
+  const tickBefore = bucketCounts(metricsBefore, 'presence_clock_tick_lag_seconds');
   const loadAverageBefore = os.loadavg()[0];
   const before = procStats(server.pid);
   const loadBefore = process.cpuUsage();
-  for (const r of running) r.worker.postMessage('start');
   const results = await Promise.all(running.map((r) => r.next()));
   for (const r of running) void r.worker.terminate();
   const after = procStats(server.pid);
@@ -129,8 +159,6 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   for (const s of sessions) await api(server.url, server.key, 'POST', `/v1/sessions/${s.session_id}/stop`);
   const serverDelay = histogramQuantiles(metrics, 'presence_relay_delay_seconds', relayBefore);
   const tickLag = histogramQuantiles(metrics, 'presence_clock_tick_lag_seconds', tickBefore);
-  relayBefore = bucketCounts(metrics, 'presence_relay_delay_seconds');
-  tickBefore = bucketCounts(metrics, 'presence_clock_tick_lag_seconds');
   return {
     serverP99: serverDelay.p99,
     tickP99: tickLag.p99,
@@ -142,7 +170,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     userUsPerFrame: ((after.userSeconds - before.userSeconds) * 1e6) / Math.max(1, framesRelayed),
     systemUsPerFrame: ((after.systemSeconds - before.systemSeconds) * 1e6) / Math.max(1, framesRelayed),
     loadUsPerFrame: ((loadCpu.user + loadCpu.system) / Math.max(1, framesRelayed)),
-    lateUtterances: gauge(metrics, 'presence_playback_late_total'),
+    lateUtterances: gauge(metrics, 'presence_playback_late_total') - lateBefore,
     loadAverage: `${loadAverageBefore.toFixed(1)} → ${loadAverageAfter.toFixed(1)}`,
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
     loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
@@ -158,8 +186,6 @@ async function run(n: number, server: { url: string; key: string; pid: number })
 }
 
 const gauge = (text: string, name: string) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1] ?? NaN);
-let relayBefore: number[] = [];
-let tickBefore: number[] = [];
 
 /** Cumulative bucket counts of one Prometheus histogram, by bound. */
 function bucketCounts(text: string, name: string): number[] {
@@ -187,8 +213,8 @@ for (let quiet = 0, i = 0; quiet < 3 && i < 120; i++) {
 const idleBefore = procStats(server.pid);
 await new Promise((r) => setTimeout(r, 5000));
 const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
-console.log(`\nReal-time path, ${SECONDS} s per run, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
-console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings (cumulative) | load average |');
+console.log(`\nReal-time path, ${SECONDS} s per run after ${WARMUP} s of the same load unmeasured, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}, ${Number(process.env.BENCH_SHARDS ?? 0) > 0 ? `REALTIME_SHARDS=${process.env.BENCH_SHARDS} (CPU and RSS: the main process and its shards)` : 'no shards (one process)'}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
+console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings | load average |');
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 // Each row is printed as soon as it is measured, so a run cut short keeps what it measured.
 for (const n of counts.length ? counts : [50, 200, 500]) {
