@@ -32,15 +32,19 @@ export function handOffUpgrades(app: FastifyInstance, sessions: SessionService, 
       const render = RENDER_PATH.exec(url);
       const player = render ? null : PLAYER_PATH.exec(url);
       if (!render && !player) return stayHere(request, socket, head);
-      // Guarded while the session is looked up (Node removed its own error listener).
+      // Guarded while the session is looked up and until the socket has left for its shard (Node
+      // removed its own error listener; a reset while waiting for a starting shard must not throw).
       const swallow = () => {};
       socket.on('error', swallow);
       void shardSession(render, player, request)
         .then(async (row) => {
-          socket.removeListener('error', swallow);
           if (socket.destroyed) return;
-          if (!row) return stayHere(request, socket, head);
+          if (!row) {
+            socket.removeListener('error', swallow);
+            return stayHere(request, socket, head);
+          }
           if (player) await sessions.markPlayerOpened(row.id);
+          if (socket.destroyed) return;
           const query = new URL(url, 'http://localhost').searchParams;
           shards.handOff(render ? 'render' : 'player', row, { method: request.method ?? 'GET', url, headers: request.headers }, socket, head, render ? query.get('sample_rate') ?? undefined : undefined);
         })

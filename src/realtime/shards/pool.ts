@@ -120,8 +120,7 @@ class Shard {
       // connections as for any closed socket (the shard holds its own descriptor of it).
       (handle as unknown as { server: unknown }).server = null;
       this.child.send(message, handle, { keepOpen: true }, () => handle.destroy());
-    }
-    else this.child.send(message, (error: Error | null) => error && this.options.log.warn({ err: error, shard: this.index }, 'message to real-time shard not delivered'));
+    } else this.child.send(message, (error: Error | null) => error && this.options.log.warn({ err: error, shard: this.index }, 'message to real-time shard not delivered'));
   }
 
   metrics(id: number): Promise<RealtimeSnapshot | undefined> {

@@ -21,8 +21,19 @@ import type { FromShard, ToShard } from './messages.js';
 const MAX_PAYLOAD = 8 * 1024 * 1024;
 
 const send = (message: FromShard) => {
-  if (process.connected) process.send!(message);
+  if (!process.connected) return;
+  try {
+    process.send!(message);
+  } catch (error) {
+    // A log line whose details cannot be cloned (a function, a socket) still reaches the log.
+    if (message.type !== 'log') throw error;
+    process.send!({ ...message, details: { details: 'not serialisable', ...pick(message.details, 'session_id', 'shard') } });
+  }
 };
+
+function pick(details: Record<string, unknown>, ...keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((key) => typeof details[key] === 'string' || typeof details[key] === 'number').map((key) => [key, details[key]]));
+}
 
 const log: SocketDeps['log'] & { info(details: object, message: string): void } = {
   error: (details, message) => send({ type: 'log', level: 'error', details: plain(details), message }),
