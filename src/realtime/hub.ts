@@ -2,7 +2,7 @@
  * All live sessions on this node and the one timer that drives their playback clocks. Only
  * sessions with audio or timed actions pending are ticked, so idle sessions cost nothing.
  */
-import type { RealtimeSession } from './session.js';
+import type { LoopState, RealtimeSession } from './session.js';
 import { realtimeMetrics } from './metrics.js';
 
 /** Clock resolution: audio leaves at most this late (plus event-loop lag). */
@@ -10,14 +10,6 @@ export const TICK_MS = 5;
 /** A tick at most this late means the event loop is keeping up (it has just read its sockets). */
 const RESPONSIVE_LAG_MS = 15;
 
-/**
- * When this process's event loop last kept time (performance.now() of the last tick that was on
- * time). Audio that reached the socket during a stall of the loop is read only after it: sessions
- * use this to tell their own lateness from a caller that let an utterance run dry.
- */
-export interface LoopState {
-  responsiveAt: number;
-}
 
 export class RealtimeHub {
   private readonly sessions = new Map<string, RealtimeSession>();

@@ -13,7 +13,6 @@ import { parseExpressionTags } from './expression-tags.js';
 import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
-import type { LoopState } from './hub.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -21,6 +20,15 @@ export const FRAME_MAX_SECONDS = 0.04;
 const STARVATION_GRACE = 0.06;
 /** Audio leaving this late behind its due time (the node could not keep time) earns a warning. */
 export const LATE_WARNING_SECONDS = 0.05;
+
+/**
+ * When this process's event loop last kept time (performance.now() of the hub's last tick that was
+ * on time). Audio that reached the socket during a stall of the loop is read only after it: a
+ * session uses this to tell the node's lateness from a caller that let an utterance run dry.
+ */
+export interface LoopState {
+  responsiveAt: number;
+}
 
 export interface Stage {
   camera: 'far' | 'mid' | 'close';

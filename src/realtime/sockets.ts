@@ -14,21 +14,13 @@ import type { VisitorInputs } from '../conversation/visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';
 import { handOffUpgrades } from './shards/handoff.js';
+import { bearer, renderSessionFor } from './socket-auth.js';
 
 export { helloFor } from './attach.js';
 
 export interface SessionSockets {
   /** A session's page input figures (tests and diagnostics). */
   inputState(sessionId: string): PlayerInputState | undefined;
-}
-
-export function bearer(header: string | undefined): string | undefined {
-  return header?.match(/^Bearer\s+(\S+)$/i)?.[1];
-}
-
-/** The session a render socket's token opens, if any (the session id must look like one). */
-export function renderSessionFor(sessions: SessionService, id: string, token: string | undefined): Promise<SessionRow | undefined> {
-  return token && /^[0-9a-f-]{36}$/i.test(id) ? sessions.byToken(id, token) : Promise.resolve(undefined);
 }
 
 /**

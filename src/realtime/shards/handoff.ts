@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { SessionService, SessionRow } from '../../sessions/service.js';
 import type { ShardPool } from './pool.js';
-import { bearer, renderSessionFor } from '../sockets.js';
+import { bearer, renderSessionFor } from '../socket-auth.js';
 
 type UpgradeListener = (request: IncomingMessage, socket: Socket, head: Buffer) => void;
 
