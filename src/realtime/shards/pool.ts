@@ -26,6 +26,8 @@ const READY_TIMEOUT_MS = 60_000;
 const METRICS_TIMEOUT_MS = 2_000;
 /** Sockets and openings held for a shard that is starting; past it, sockets are closed (clients retry). */
 const MAX_PENDING = 10_000;
+/** A shard that ran this long before it died is restarted after 1 s again. */
+const STABLE_MS = 60_000;
 /** Restarts back off from 1 s to at most this, when a shard keeps dying. */
 const MAX_RESTART_DELAY_MS = 30_000;
 
@@ -74,7 +76,6 @@ class Shard {
         if (message.type === 'ready') {
           clearTimeout(readyTimer);
           this.ready = true;
-          this.restartDelay = Date.now() - this.startedAt > 10_000 ? 1_000 : this.restartDelay;
           for (const [queued, handle] of this.pending.splice(0)) this.send(queued, handle);
           resolve();
           return;
@@ -94,6 +95,8 @@ class Shard {
         resolve();
         if (this.stopping) return;
         this.options.log.error({ shard: this.index, code, signal }, 'real-time shard exited; its sessions reconnect to the shard started in its place');
+        // A shard that had run for a while died once: start again soon. One that keeps dying backs off.
+        if (Date.now() - this.startedAt > STABLE_MS) this.restartDelay = 1_000;
         this.restartTimer = setTimeout(() => void this.start(), this.restartDelay);
         this.restartTimer.unref();
         this.restartDelay = Math.min(MAX_RESTART_DELAY_MS, this.restartDelay * 2);
