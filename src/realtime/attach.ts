@@ -85,8 +85,10 @@ export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<Sessi
   // @fastify/websocket logs that one error; so it is one log line per socket, not per frame.
 
   void (async () => {
-    const row = await lookup();
-    if (!row) {
+    const found = await lookup();
+    const row = found && realtime.current(found);
+    // An ended session's token is refused, also when it ended while the token was being checked.
+    if (!row || row.status !== 'active') {
       socket.close(CLOSE_BAD_TOKEN, 'bad or expired token');
       return;
     }
@@ -218,21 +220,24 @@ export function servePlayerSocket(socket: WebSocket, lookup: () => Promise<Sessi
       socket.close(CLOSE_RATE_LIMITED, 'message rate limit');
     }
   });
+  const ended = (row: SessionRow) => {
+    socket.send(JSON.stringify({ type: 'ended', reason: row.end_reason }));
+    socket.close(1000, 'session ended');
+  };
   void (async () => {
-    const row = await lookup();
-    if (!row) {
+    const found = await lookup();
+    if (!found) {
       socket.close(4004, 'invalid link');
       return;
     }
-    if (row.status !== 'active') {
-      socket.send(JSON.stringify({ type: 'ended', reason: row.end_reason }));
-      socket.close(1000, 'session ended');
-      return;
-    }
+    const row = realtime.current(found);
+    if (row.status !== 'active') return ended(row);
     const session = realtime.ensure(row);
     if (row.mode === 'conversation') deps.liveFor(row);
     await opened(row);
     if (socket.readyState !== 1) return;
+    // It ended while the page's opening was recorded: its live side is gone, the page is told.
+    if (realtime.current(row).status !== 'active') return ended(realtime.current(row));
     const connection = session.player.add(socket);
     // A page that fell behind is brought back with the session's current hello (PlayerOut).
     session.player.resync = () => helloFor(session, row, studio);

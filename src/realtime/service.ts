@@ -25,8 +25,13 @@ export interface RenderSocketLike {
   close(code: number, reason: string): void;
 }
 
+/** Ended sessions a process remembers (the most recent), so a stale row cannot reopen one. */
+const REMEMBERED_ENDS = 10_000;
+
 export class RealtimeService {
   readonly hub = new RealtimeHub();
+  /** Sessions ended here, and why: a row read before the end (a socket's lookup, a shard's queue) is stale. */
+  private readonly endedReasons = new Map<string, string>();
   /** The render socket attached to each session, if any. */
   readonly renderSockets = new Map<string, RenderSocketLike>();
 
@@ -76,7 +81,18 @@ export class RealtimeService {
     return this.hub.get(row.id) ?? this.open(row);
   }
 
+  /**
+   * The row as this process knows it: a session that ended here since the row was read is ended.
+   * A socket authenticated just before its session ended must not open its live side again.
+   */
+  current(row: SessionRow): SessionRow {
+    const reason = this.endedReasons.get(row.id);
+    return reason === undefined ? row : ({ ...row, status: 'ended', end_reason: reason } as SessionRow);
+  }
+
   end(sessionId: string, reason: string): void {
+    this.endedReasons.set(sessionId, reason);
+    if (this.endedReasons.size > REMEMBERED_ENDS) this.endedReasons.delete(this.endedReasons.keys().next().value as string);
     const session = this.hub.remove(sessionId);
     session?.player.json({ type: 'ended', reason });
     session?.player.close(1000, 'session ended');

@@ -247,6 +247,18 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
     player.close();
   });
 
+  it('warns audio_starvation from a shard when the caller lets an unsealed utterance run dry (interface: warning)', async () => {
+    const { client, player } = await connected();
+    client.speak(voiced(0.2, RATE), { event_id: 'slow' });
+    const warning = await client.waitForType('warning', 1, 3000);
+    // The shard's loop kept time: the caller, not the node, let it run dry.
+    assert.equal(warning.event.warning.type, 'audio_starvation');
+    assert.equal(warning.event.warning.source_event_id, 'slow');
+    assert.equal(client.of('agent.speak_ended').length, 0, 'an unsealed utterance does not end by itself');
+    client.close();
+    player.close();
+  });
+
   it('stop ends the session in the shard: the render socket closes with session-ended, the page is told ended', async () => {
     const { session, client, player } = await connected();
     const stopped = await t.request('POST', `/v1/sessions/${session.session_id}/stop`);

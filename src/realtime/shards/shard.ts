@@ -93,25 +93,6 @@ const deps: SocketDeps = {
 };
 const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD });
 
-/**
- * Sessions this shard saw end, and why (the most recent ones): a socket or command the main
- * process authenticated just before the end can arrive after it, and must not open the session's
- * live side again.
- */
-const ended = new Map<string, string>();
-const MAX_REMEMBERED_ENDS = 10_000;
-
-function markEnded(sessionId: string, reason: string): void {
-  ended.set(sessionId, reason);
-  if (ended.size > MAX_REMEMBERED_ENDS) ended.delete(ended.keys().next().value as string);
-}
-
-/** The row as it stands here: a session that ended since the main process read it is ended. */
-function current(row: SessionRow): SessionRow {
-  const reason = ended.get(row.id);
-  return reason === undefined ? row : { ...row, status: 'ended', end_reason: reason } as SessionRow;
-}
-
 process.on('message', (message: ToShard, handle?: Socket) => {
   try {
     receive(message, handle);
@@ -125,29 +106,27 @@ process.on('message', (message: ToShard, handle?: Socket) => {
 function receive(message: ToShard, handle: Socket | undefined): void {
   switch (message.type) {
     case 'open':
-      if (ended.has(message.row.id)) return;
+      // A session that ended here since the main process read its row is not opened again.
+      if (realtime.current(message.row).status !== 'active') return;
       remember(message.row, message.face);
       realtime.ensure(message.row);
       return;
     case 'end':
-      markEnded(message.sessionId, message.reason);
       realtime.end(message.sessionId, message.reason);
       forget(message.sessionId);
       return;
     case 'command':
-      if (ended.has(message.row.id)) return;
+      if (realtime.current(message.row).status !== 'active') return;
       remember(message.row, message.face);
       realtime.command(message.row, message.command, message.eventId);
       return;
     case 'socket': {
       if (!handle) return;
-      const { kind } = message;
-      const row = current(message.row);
-      const live = row.status === 'active';
-      if (live) remember(row, message.face);
+      const { kind, row } = message;
+      if (realtime.current(row).status === 'active') remember(row, message.face);
       sockets.handleUpgrade(message.request as never, handle, Buffer.from(message.head), (socket) => {
-        // An ended session's render token is refused and its page told it ended, as in the main process.
-        if (kind === 'render') serveRenderSocket(socket, async () => (live ? row : undefined), message.sampleRate, deps);
+        // attach.ts refuses an ended session's render token and tells its page, as in the main process.
+        if (kind === 'render') serveRenderSocket(socket, async () => row, message.sampleRate, deps);
         else servePlayerSocket(socket, async () => row, async () => {}, deps);
       });
       return;
