@@ -10,7 +10,6 @@ export const TICK_MS = 5;
 /** A tick at most this late means the event loop is keeping up (it has just read its sockets). */
 const RESPONSIVE_LAG_MS = 15;
 
-
 export class RealtimeHub {
   private readonly sessions = new Map<string, RealtimeSession>();
   private readonly active = new Set<RealtimeSession>();

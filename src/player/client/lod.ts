@@ -12,10 +12,10 @@
  * by the same function at install time, so the page has nothing to compute for them.
  */
 import { BufferAttribute, type BufferGeometry, type Mesh } from 'three';
-
-type Attribute = BufferGeometry['attributes'][string];
 import { MeshoptSimplifier } from 'meshoptimizer/simplifier';
 import { readXyz } from './attributes.js';
+
+type Attribute = BufferGeometry['attributes'][string];
 
 /** Morphs whose motion the simplified mesh must still show: jaw, lips and eyelids. */
 export const GUARDED = ['jawOpen', 'mouthFunnel', 'mouthPucker', 'mouthSmileLeft', 'mouthSmileRight', 'mouthClose', 'eyeBlinkLeft', 'eyeBlinkRight'];

@@ -2,7 +2,7 @@
  * Turns the generator's plain arrays into a meshopt-compressed GLB with gltf-transform.
  * Kept separate from the geometry code so the geometry stays testable without glTF machinery.
  */
-import { Document, Logger, NodeIO, type Accessor, type Material, type Texture } from '@gltf-transform/core';
+import { Document, Logger, NodeIO, type Accessor, type Material, type Primitive, type Texture } from '@gltf-transform/core';
 import { EXTMeshoptCompression, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMeshQuantization, KHRMaterialsSpecular } from '@gltf-transform/extensions';
 import { meshopt } from '@gltf-transform/functions';
 import { MeshoptDecoder, MeshoptEncoder } from 'meshoptimizer';
@@ -141,7 +141,7 @@ function floats(acc: Accessor | null, size: number): Float32Array | null {
  */
 async function addLightLevel(doc: Document): Promise<void> {
   const buffer = doc.getRoot().listBuffers()[0];
-  const parts: { name: string; prim: import('@gltf-transform/core').Primitive; input: LodInput; unit: number }[] = [];
+  const parts: { name: string; prim: Primitive; input: LodInput; unit: number }[] = [];
   for (const node of doc.getRoot().listNodes()) {
     const mesh = node.getMesh();
     if (!mesh) continue;
