@@ -165,9 +165,11 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const realtime = new RealtimeService(studio, billedSpeakers);
   // REALTIME_SHARDS: render-mode sessions' real-time path runs in shard processes (one event loop
   // per core); conversation mode, previews and everything else stay in this process.
-  const shards = config.realtimeShards > 0
-    ? await ShardPool.start({ count: config.realtimeShards, log: app.log, speakerFor: billedSpeakers, faceFor: (row) => studio.face(row.avatar_id, row.account_id) ?? null })
+  // They start (a couple of seconds of loading) while the rest is built; awaited before routes.
+  const shardsStarting = config.realtimeShards > 0
+    ? ShardPool.start({ count: config.realtimeShards, log: app.log, speakerFor: billedSpeakers, faceFor: (row) => studio.face(row.avatar_id, row.account_id) ?? null })
     : undefined;
+  let shards: ShardPool | undefined;
   const liveSide = (row: { mode: string }) => (shards && row.mode === 'render' ? shards : realtime);
   const sessions = new SessionService(database.db, config, accounts, agents);
   const jobs = await Jobs.start(database, app.log);
@@ -302,6 +304,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
   }, stripe);
 
+  shards = await shardsStarting;
   const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, shards, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing };
 
   registerValidation(app);
