@@ -231,8 +231,22 @@ function answerError(error: FastifyError | Error, request: FastifyRequest, reply
  * Errors Fastify raises before routing (a URL with bad percent-encoding, an unparsable header), in
  * the `{"detail": …}` shape like every other answer. Passed as Fastify's `frameworkErrors`.
  */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  closeUnansweredUpgrade(request, reply);
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
   const message = error.code === 'FST_ERR_BAD_URL' ? 'The URL is not valid (bad percent-encoding)' : error.message;
   reply.code(status).send({ detail: message });
+}
+
+/**
+ * A WebSocket upgrade the router answers with an error itself (a bad or over-long URL): Node hands
+ * an upgrade's socket to its listener, and on this path nothing closes it after the answer (routed
+ * answers, a 404 included, are closed by Fastify), so it would stay open and the server could not
+ * close while it did. It is closed once the answer is written.
+ */
+function closeUnansweredUpgrade(request: FastifyRequest, reply: FastifyReply): void {
+  if (!request.headers.upgrade) return;
+  const close = () => request.raw.socket?.destroy();
+  if (reply.raw.writableFinished) close();
+  else reply.raw.once('finish', close);
 }

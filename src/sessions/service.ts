@@ -18,6 +18,9 @@ import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
 /** Serialises session starts deployment-wide so limits are counted without races. */
 const START_LOCK = 7_143_001;
 
+/** What a player key can look like (randomToken's base64url), with room to spare. */
+const PLAYER_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+
 export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor'> & {
   look: SessionLook;
   created_at: Date;
@@ -262,6 +265,8 @@ export class SessionService {
   }
 
   async byPlayerKey(playerKey: string): Promise<SessionRow | undefined> {
+    // Keys are base64url (randomToken): anything else is no link, and NUL bytes never reach SQL.
+    if (!PLAYER_KEY.test(playerKey)) return undefined;
     const row = await this.db.selectFrom('sessions').selectAll().where('player_key', '=', playerKey).executeTakeFirst();
     return row as unknown as SessionRow | undefined;
   }

@@ -75,6 +75,29 @@ forEachEngine('player channel input', (engine) => {
     return { id, playerUrl: started.body.player_url as string };
   }
 
+  test('a player key no link can have is an unknown link: NUL bytes are told 4004, an over-long key 414 and its connection closed, never an internal error', async () => {
+    const outcome = (key: string) =>
+      new Promise<{ code?: number; status?: number; closedByServer?: boolean }>((resolve) => {
+        const socket = new WebSocket(`${t.url.replace(/^http/, 'ws')}/p/${key}/ws`);
+        socket.on('error', () => {});
+        socket.on('unexpected-response', (request, response) => {
+          // The server closes an upgrade it answered with an error (else it holds it, and cannot close).
+          const timer = setTimeout(() => {
+            request.destroy();
+            resolve({ status: response.statusCode, closedByServer: false });
+          }, 2000);
+          response.socket.once('close', () => {
+            clearTimeout(timer);
+            resolve({ status: response.statusCode, closedByServer: true });
+          });
+          response.resume();
+        });
+        socket.on('close', (code) => resolve({ code }));
+      });
+    assert.deepEqual(await outcome('%00%00'), { code: 4004 });
+    assert.deepEqual(await outcome('k'.repeat(200)), { status: 414, closedByServer: true });
+  });
+
   test('microphone frames reach the conversation sample for sample; gaps are counted', async () => {
     const { id, playerUrl } = await start('conversation');
     const page = await Page.open(playerUrl);

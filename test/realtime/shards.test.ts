@@ -281,6 +281,8 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
     assert.equal(bad.closeReason, 'bad or expired token');
     const unknown = await pageOf(`${t.url}/p/no-such-player-key`);
     assert.equal(unknown.code, 4004);
+    // A key no link can have (NUL bytes, which the database refuses to compare) is an unknown link too.
+    assert.equal((await pageOf(`${t.url}/p/%00%00`)).code, 4004);
     const conversation = await t.request('POST', '/v1/sessions', { body: { agent_id: agent.id, mode: 'conversation' } });
     assert.equal(conversation.status, 201, JSON.stringify(conversation.body));
     const page = await PlayerClient.open(conversation.body.player_url);
