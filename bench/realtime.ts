@@ -153,7 +153,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   const serverCpuSeconds = after.cpuSeconds - before.cpuSeconds;
   const framesRelayed = gauge(metrics, 'presence_frames_relayed_total') - framesBefore;
-  const latencies = results.flatMap((r) => r.latencies as number[]).sort((a, b) => a - b);
+  const latencies = mergeHistograms(results.map((r) => ({ bins: r.latencyBins as Uint32Array, binMs: r.binMs as number })));
   const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
   const wall = results[0].wallSeconds as number;
   for (const s of sessions) await api(server.url, server.key, 'POST', `/v1/sessions/${s.session_id}/stop`);
@@ -176,12 +176,30 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
     rssMb: after.rssBytes / 1e6,
     heapPerSessionKb: (gauge(metrics, 'presence_heap_used_bytes') - heapBefore) / n / 1024,
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
+    p50: latencies.percentile(50),
+    p99: latencies.percentile(99),
     timingP50: percentile(timing, 50),
+    timingP99: percentile(timing, 99),
     timingMax: timing.at(-1) ?? NaN,
-    frames: latencies.length,
+    frames: latencies.count,
     lostFrames: results.reduce((s, r) => s + r.missing, 0),
+  };
+}
+
+/** The load workers' latency histograms (fixed bins, so recording them made no garbage), merged. */
+function mergeHistograms(parts: Array<{ bins: Uint32Array; binMs: number }>) {
+  const bins = new Float64Array(parts[0].bins.length);
+  for (const part of parts) for (let i = 0; i < bins.length; i++) bins[i] += part.bins[i];
+  const count = bins.reduce((a, b) => a + b, 0);
+  return {
+    count,
+    /** The bin's upper edge holding the p-th percentile. */
+    percentile(p: number): number {
+      if (!count) return NaN;
+      const rank = Math.min(count, Math.floor((p / 100) * count) + 1);
+      for (let i = 0, seen = 0; i < bins.length; i++) if ((seen += bins[i]) >= rank) return (i + 1) * parts[0].binMs;
+      return NaN;
+    },
   };
 }
 
@@ -214,11 +232,11 @@ const idleBefore = procStats(server.pid);
 await new Promise((r) => setTimeout(r, 5000));
 const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
 console.log(`\nReal-time path, ${SECONDS} s per run after ${WARMUP} s of the same load unmeasured, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}, ${Number(process.env.BENCH_SHARDS ?? 0) > 0 ? `REALTIME_SHARDS=${process.env.BENCH_SHARDS} (CPU and RSS: the main process and its shards)` : 'no shards (one process)'}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
-console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | max | frames relayed | frames lost | playback_late warnings | load average |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | p99 | max | frames relayed | frames lost | playback_late warnings | load average |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 // Each row is printed as soon as it is measured, so a run cut short keeps what it measured.
 for (const n of counts.length ? counts : [50, 200, 500]) {
   const r = await run(n, server);
-  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
+  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingP99.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
 }
 await server.stop();

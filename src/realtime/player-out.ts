@@ -54,7 +54,9 @@ export const CLOSE_PLAYER_TOO_SLOW = 4008;
 
 /**
  * Frames are packed here (slab.ts): shared by every session, since a frame lives only until the
- * kernel takes it (longer only for a page that is falling behind, at most `highWaterBytes`).
+ * kernel takes it (longer only for a page that is falling behind, at most `highWaterBytes`). A
+ * frame the kernel took at once is given back, so the slab is recycled and a steady stream of
+ * frames allocates no memory.
  */
 const frameSlab = new Slab(16 * 1024);
 
@@ -145,15 +147,24 @@ export class PlayerOut {
     }
     encodeFrame(view, bytes, header, this.seq++, t, content, this.utteranceUtf8, pcm, offset, length);
     let framed: Buffer | undefined;
+    // Whether some socket may still read the frame's memory later (its write was queued).
+    let held = false;
     for (const c of this.connections) {
       if (this.writable(c)) {
-        if (c.raw) c.raw.write((framed ??= Buffer.from(buffer, at, header + payload)));
-        else c.socket.send(Buffer.from(buffer, at + header, payload), { binary: true });
+        if (c.raw) {
+          c.raw.write((framed ??= Buffer.from(buffer, at, header + payload)));
+          if (c.raw.writableLength > 0) held = true;
+        } else {
+          c.socket.send(Buffer.from(buffer, at + header, payload), { binary: true });
+          held = true;
+        }
       } else if (c.lagging) {
         c.skippedFrames++;
         realtimeMetrics.playerFramesSkipped++;
       }
     }
+    // Written whole into the kernel's buffers: the slab may reuse the memory.
+    if (!held) frameSlab.give(buffer);
   }
 
   close(code: number, reason: string): void {

@@ -20,6 +20,7 @@ export const FRAME_MAX_SECONDS = 0.04;
 const STARVATION_GRACE = 0.06;
 /** Audio leaving this late behind its due time (the node could not keep time) earns a warning. */
 export const LATE_WARNING_SECONDS = 0.05;
+const EMPTY_PCM = new Int16Array(0);
 
 /**
  * When this process's event loop last kept time (performance.now() of the hub's last tick that was
@@ -79,7 +80,8 @@ export class RealtimeSession {
   dueAt = 0;
   /**
    * Conversation mode's taps (conversation/live.ts): every audio frame as it leaves toward the
-   * player (the echo guard, first-audio timing), and every change of the avatar's state.
+   * player (the echo guard, first-audio timing), and every change of the avatar's state. The
+   * samples are valid during the call only: their memory is reused once the piece has played.
    */
   onAudioOut?: (utteranceId: string, pcm: Int16Array, sampleRate: number, t: number) => void;
   onStateChange?: (state: AvatarState) => void;
@@ -98,7 +100,7 @@ export class RealtimeSession {
   private actionTimer?: NodeJS.Timeout;
   private actionTimerAt = Infinity;
   private closed = false;
-  /** Memory for the caller's audio as it is queued (slab.ts). */
+  /** Memory for the caller's audio as it is queued (slab.ts; pieces give it back as they finish playing). */
   private readonly pcmSlab = new Slab(8 * 1024);
   private readonly origin = performance.now();
   private readonly clock: () => number;
@@ -191,9 +193,12 @@ export class RealtimeSession {
     this.carry = carry;
     // Copied into aligned memory from the session's slab (the incoming buffer may be odd-aligned,
     // and a slice of it would keep the socket's whole read buffer alive).
-    const slot = this.pcmSlab.take(samples * 2);
-    const pcm = new Int16Array(slot.buffer, slot.offset, samples);
-    new Uint8Array(slot.buffer, slot.offset, samples * 2).set(data.subarray(0, samples * 2));
+    let pcm = EMPTY_PCM;
+    if (samples > 0) {
+      const slot = this.pcmSlab.take(samples * 2);
+      pcm = new Int16Array(slot.buffer, slot.offset, samples);
+      new Uint8Array(slot.buffer, slot.offset, samples * 2).set(data.subarray(0, samples * 2));
+    }
     let utterance = this.queue.open;
     if (!utterance) {
       utterance = new Utterance(eventId ?? `utt_${crypto.randomUUID()}`, this.sampleRate, 'audio');
@@ -204,7 +209,7 @@ export class RealtimeSession {
       // It ran dry (the hub may not have ticked to notice): continue from now, not in the past.
       this.starved(utterance);
     }
-    if (samples > 0 || text) utterance.add({ pcm, text, arrivedAt: performance.now() });
+    if (samples > 0 || text) utterance.add({ pcm, text, arrivedAt: performance.now(), slab: samples > 0 ? this.pcmSlab : undefined });
     if (samples > 0) this.audioStarted = true;
     this.wake();
   }

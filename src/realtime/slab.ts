@@ -1,15 +1,22 @@
 /**
  * Short-lived byte ranges carved out of larger ArrayBuffers. Every ArrayBuffer costs the garbage
- * collector far more than its bytes (a backing store outside the heap, tracked and swept), so the
- * real-time path, which copies a piece in and packs a frame out 25 times a second per session,
- * takes its memory from slabs instead: one allocation for several frames. A slab lives as long as
- * any range cut from it, so memory that lives long (a session's queued pieces, played and dropped
- * in order) comes from the session's own small slab, and memory that lives a moment (a frame on
- * its way to the kernel) from one shared slab that stays in the CPU's caches.
+ * collector far more than its bytes (a backing store outside the heap, counted as external memory,
+ * whose growth starts full collections), so the real-time path, which copies a piece in and packs
+ * a frame out 25 times a second per session, takes its memory from slabs instead.
+ *
+ * A slab whose ranges are all given back (`give`) is recycled: when it fills, it starts again from
+ * its beginning instead of allocating, so a steady stream of frames allocates nothing at all. A
+ * range that is not given back (kept by a socket's queue, dropped on an interrupt) keeps its
+ * buffer alive the ordinary way: that buffer is left to the collector and a fresh one is taken.
  */
 export class Slab {
   private buffer: ArrayBuffer;
   private used = 0;
+  /** Ranges cut from `buffer` and not given back. */
+  private live = 0;
+  /** The previous buffer, reused once all its ranges are given back (a FIFO's in-flight tail). */
+  private spare?: ArrayBuffer;
+  private spareLive = 0;
 
   constructor(private readonly size: number) {
     this.buffer = Slab.fresh(size);
@@ -23,12 +30,40 @@ export class Slab {
   /** `bytes` bytes of fresh memory, 8-byte aligned (an ArrayBuffer of its own past half a slab). */
   take(bytes: number): { buffer: ArrayBuffer; offset: number } {
     if (bytes > this.size / 2) return { buffer: Slab.fresh(bytes), offset: 0 };
-    if (this.used + bytes > this.size) {
-      this.buffer = Slab.fresh(this.size);
-      this.used = 0;
-    }
+    if (this.used + bytes > this.size) this.turn();
     const offset = this.used;
     this.used += (bytes + 7) & ~7;
+    this.live++;
     return { buffer: this.buffer, offset };
+  }
+
+  /** A range taken from `buffer` is no longer read or written by anyone: its memory may be reused. */
+  give(buffer: ArrayBuffer): void {
+    if (buffer === this.buffer) this.live--;
+    else if (buffer === this.spare) this.spareLive--;
+  }
+
+  /** Ranges not given back, in the buffers the slab may reuse (for tests). */
+  get outstanding(): number {
+    return this.live + (this.spare ? this.spareLive : 0);
+  }
+
+  /** The current buffer is full: continue in a buffer with nothing live in it, else a fresh one. */
+  private turn(): void {
+    const full = this.buffer;
+    const fullLive = this.live;
+    if (fullLive === 0) {
+      // Everything cut from it is done with: start it again.
+    } else if (this.spare && this.spareLive === 0) {
+      this.buffer = this.spare;
+    } else {
+      this.buffer = Slab.fresh(this.size);
+    }
+    if (this.buffer !== full) {
+      this.spare = full;
+      this.spareLive = fullLive;
+    }
+    this.used = 0;
+    this.live = 0;
   }
 }

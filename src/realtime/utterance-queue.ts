@@ -3,6 +3,7 @@
  * playback clock takes it out frame by frame. Nothing here knows about time.
  */
 import { analysePiece, type PieceTrack, type WordTiming } from './lipsync/analysis.js';
+import type { Slab } from './slab.js';
 
 export interface Piece {
   pcm: Int16Array;
@@ -12,6 +13,8 @@ export interface Piece {
   words?: WordTiming[];
   /** Lip-sync features, computed when the piece is first played (see lipsync/). */
   track?: PieceTrack;
+  /** The slab `pcm` was cut from: given back once the piece has played through. */
+  slab?: Slab;
 }
 
 export type TimedActionKind = 'cue' | 'camera' | 'backdrop';
@@ -23,13 +26,13 @@ export interface TimedAction {
 }
 
 export class Utterance {
+  /** Pieces not yet played through, the one playing first. */
   readonly pieces: Piece[] = [];
   sealed = false;
   /** Session-clock time its first audio left; undefined until it starts. */
   startedAt?: number;
   /** Session-clock time the next frame is due. */
   cursor = 0;
-  pieceIndex = 0;
   pieceOffset = 0;
   receivedSamples = 0;
   releasedSamples = 0;
@@ -54,7 +57,7 @@ export class Utterance {
 
   /** Pieces not yet played through (the one playing included). */
   get waitingPieces(): number {
-    return this.pieces.length - this.pieceIndex;
+    return this.pieces.length;
   }
 
   get pendingSamples(): number {
@@ -72,8 +75,8 @@ export class Utterance {
 
   /** Takes the next frame of at most `maxSamples`, never crossing a piece boundary. */
   takeFrame(maxSamples: number): { piece: Piece; offset: number; length: number } | undefined {
-    while (this.pieceIndex < this.pieces.length) {
-      const piece = this.pieces[this.pieceIndex];
+    while (this.pieces.length) {
+      const piece = this.pieces[0];
       const rest = piece.pcm.length - this.pieceOffset;
       if (rest > 0) {
         const length = Math.min(rest, maxSamples);
@@ -83,13 +86,11 @@ export class Utterance {
         return frame;
       }
       if (piece.text) this.waitingChars -= piece.text.length;
-      this.pieceIndex++;
       this.pieceOffset = 0;
-      // Played pieces are dropped so a long utterance does not hold its whole audio.
-      if (this.pieceIndex > 8) {
-        this.pieces.splice(0, this.pieceIndex);
-        this.pieceIndex = 0;
-      }
+      // A played piece is dropped at once (its frames were copied out as they left), and its
+      // memory goes back to its slab for the next pieces.
+      this.pieces.shift();
+      piece.slab?.give(piece.pcm.buffer as ArrayBuffer);
     }
     return undefined;
   }

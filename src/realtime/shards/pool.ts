@@ -19,6 +19,15 @@ import type { RealtimeSnapshot } from '../metrics.js';
 import type { SpeakerFactory } from '../service.js';
 import type { FromShard, ToShard, UpgradeRequest } from './messages.js';
 
+/**
+ * V8 flags of a shard process, chosen on measurements (bench/README.md, "27 Nov (third session)").
+ * A shard's old generation is small (about 40 MB for 500 sessions) and V8 sized its limit so near
+ * it that the room left was under the young generation's size, which starts a full collection at
+ * once: one every half second, each pausing every session of the shard 8–26 ms. Letting the old
+ * generation grow to three times what is live (at most about 120 MB) makes them minutes apart.
+ */
+const SHARD_V8_FLAGS = ['--heap-growing-percent=200'];
+
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'entry.mjs');
 /** A shard that has not said it is ready by then is killed and started again. */
 const READY_TIMEOUT_MS = 60_000;
@@ -64,7 +73,7 @@ class Shard {
     this.startedAt = Date.now();
     this.restartTimer = undefined;
     // No inspector or test-runner flags: a shard is a plain Node process running tsx.
-    const child = fork(ENTRY, [], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, PRESENCE_SHARD: String(this.index) } });
+    const child = fork(ENTRY, [], { serialization: 'advanced', execArgv: SHARD_V8_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, PRESENCE_SHARD: String(this.index) } });
     this.child = child;
     return new Promise<void>((resolve) => {
       const readyTimer = setTimeout(() => {
