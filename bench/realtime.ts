@@ -111,7 +111,6 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   // An agent takes at most 1,000 sessions at once (its concurrency_limit's ceiling): one agent per 1,000.
   const agents = [];
   for (let i = 0; i < Math.ceil(n / 1000); i++) agents.push(await api(server.url, server.key, 'POST', '/v1/agent/create', { name: `bench-${n}-${i}`, concurrency_limit: 1000 }));
-  const heapBefore = gauge(await (await fetch(`${server.url}/metrics`)).text(), 'presence_heap_used_bytes');
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
   for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agents[Math.floor(i / 1000)].id, mode: 'render' }));
 
@@ -175,7 +174,6 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
     loadLagP99: Math.max(...results.map((r) => r.loadDelayP99 ?? r.loopDelayP99)),
     rssMb: after.rssBytes / 1e6,
-    heapPerSessionKb: (gauge(metrics, 'presence_heap_used_bytes') - heapBefore) / n / 1024,
     p50: latencies.percentile(50),
     p99: latencies.percentile(99),
     timingP50: percentile(timing, 50),
@@ -232,11 +230,11 @@ const idleBefore = procStats(server.pid);
 await new Promise((r) => setTimeout(r, 5000));
 const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
 console.log(`\nReal-time path, ${SECONDS} s per run after ${WARMUP} s of the same load unmeasured, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}, ${Number(process.env.BENCH_SHARDS ?? 0) > 0 ? `REALTIME_SHARDS=${process.env.BENCH_SHARDS} (CPU and RSS: the main process and its shards)` : 'no shards (one process)'}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
-console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | JS heap per live session | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | p99 | max | frames relayed | frames lost | playback_late warnings | load average |');
-console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | p99 | max | frames relayed | frames lost | playback_late warnings | load average |');
+console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 // Each row is printed as soon as it is measured, so a run cut short keeps what it measured.
 for (const n of counts.length ? counts : [50, 200, 500]) {
   const r = await run(n, server);
-  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.heapPerSessionKb.toFixed(0)} KB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingP99.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
+  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingP99.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
 }
 await server.stop();

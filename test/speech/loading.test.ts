@@ -33,7 +33,7 @@ test('once(): callers share one attempt, a success is kept, a failure is tried a
 test('the dictionary has one loader: the lip-sync and the offline engine get the same object, whoever asks first', async () => {
   const [first] = await Promise.all([loadPronunciations(), preloadDictionary(), loadPronunciations()]);
   assert.equal(pronunciationsIfLoaded(), first);
-  assert.equal(first.hello, 'HH AH0 L OW1');
+  assert.equal(first.phones('hello'), 'HH AH0 L OW1');
   assert.deepEqual(wordVisemes('hello'), ['kk', 'aa', 'nn', 'O'], 'the lip-sync reads the dictionary');
   // Word timings: "extraordinary" has 6 phones by the dictionary, more than its spelling estimate would give a short word.
   const phones: Array<[string, number]> = Array.from({ length: 7 }, (_, i) => ['x', (i + 1) * 0.1]);

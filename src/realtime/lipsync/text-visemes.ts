@@ -41,7 +41,7 @@ function letterToSound(word: string): Viseme[] {
 export function wordVisemes(word: string): Viseme[] {
   const clean = word.toLowerCase().replace(/[^a-z']/g, '');
   if (!clean) return [];
-  const phones = pronunciationsIfLoaded()?.[clean];
+  const phones = pronunciationsIfLoaded()?.phones(clean);
   if (phones) return phones.split(' ').map((p) => PHONEME_VISEME[p.replace(/\d/g, '')]).filter(Boolean);
   return letterToSound(clean.replace(/'/g, ''));
 }

@@ -21,12 +21,13 @@ import type { FromShard, ToShard, UpgradeRequest } from './messages.js';
 
 /**
  * V8 flags of a shard process, chosen on measurements (bench/README.md, "27 Nov (third session)").
- * A shard's old generation is small (about 40 MB for 500 sessions) and V8 sized its limit so near
- * it that the room left was under the young generation's size, which starts a full collection at
- * once: one every half second, each pausing every session of the shard 8–26 ms. Letting the old
- * generation grow to three times what is live (at most about 120 MB) makes them minutes apart.
+ * A shard's heap is small (about 25 MB live for 500 sessions), and V8 set the old generation's
+ * limit so near it that the room left was under the young generation's size, which starts a full
+ * collection at once: one every half second, each pausing every session of the shard 8–26 ms.
+ * Letting the old generation grow to five times what is live (about 120 MB) puts them a minute or
+ * more apart, each pausing 5–8 ms.
  */
-const SHARD_V8_FLAGS = ['--heap-growing-percent=200'];
+const SHARD_V8_FLAGS = ['--heap-growing-percent=400'];
 
 const ENTRY = path.join(path.dirname(fileURLToPath(import.meta.url)), 'entry.mjs');
 /** A shard that has not said it is ready by then is killed and started again. */

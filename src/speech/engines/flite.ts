@@ -138,7 +138,7 @@ class WorkerPool {
 }
 
 function phoneCount(word: string, dictionary: Pronunciations | undefined): number {
-  const entry = dictionary?.[word.toLowerCase()];
+  const entry = dictionary?.phones(word.toLowerCase());
   if (entry) return entry.split(' ').length;
   if (/^\d+$/.test(word)) return word.length * 4; // flite spells numbers out
   return Math.max(1, Math.round(word.length * 0.8));
