@@ -6,7 +6,7 @@
  *   BENCH_SHARDS=2 node --import tsx bench/realtime.ts …  (the server with REALTIME_SHARDS=2)
  *
  * The server runs in its own process (so its CPU and memory are measured alone); the load runs
- * in worker threads. Reports per N: server CPU (% of one core), server memory per session, p50 /
+ * in worker threads. Reports per N: server CPU (% of one core and per frame), server RSS, p50 /
  * p99 relay latency (a piece's send → its frame's arrival at the player), and the error of
  * speak_ended − speak_started against the utterance's duration.
  */
