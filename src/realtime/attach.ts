@@ -237,7 +237,8 @@ export function servePlayerSocket(socket: WebSocket, lookup: () => Promise<Sessi
     await opened(row);
     if (socket.readyState !== 1) return;
     // It ended while the page's opening was recorded: its live side is gone, the page is told.
-    if (realtime.current(row).status !== 'active') return ended(realtime.current(row));
+    const now = realtime.current(row);
+    if (now.status !== 'active') return ended(now);
     const connection = session.player.add(socket);
     // A page that fell behind is brought back with the session's current hello (PlayerOut).
     session.player.resync = () => helloFor(session, row, studio);

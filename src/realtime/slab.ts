@@ -48,20 +48,16 @@ export class Slab {
     return this.live + (this.spare ? this.spareLive : 0);
   }
 
-  /** The current buffer is full: continue in a buffer with nothing live in it, else a fresh one. */
+  /**
+   * The current buffer is full. Nothing live in it: start it again. Else it becomes the spare, and
+   * the slab continues in the old spare if all of that was given back, or in a fresh buffer.
+   */
   private turn(): void {
-    const full = this.buffer;
-    const fullLive = this.live;
-    if (fullLive === 0) {
-      // Everything cut from it is done with: start it again.
-    } else if (this.spare && this.spareLive === 0) {
-      this.buffer = this.spare;
-    } else {
-      this.buffer = Slab.fresh(this.size);
-    }
-    if (this.buffer !== full) {
+    if (this.live > 0) {
+      const full = this.buffer;
+      this.buffer = this.spare && this.spareLive === 0 ? this.spare : Slab.fresh(this.size);
       this.spare = full;
-      this.spareLive = fullLive;
+      this.spareLive = this.live;
     }
     this.used = 0;
     this.live = 0;

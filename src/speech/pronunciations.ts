@@ -28,22 +28,12 @@ export class Pronunciations {
 
   /** Packs the package's source (`export const dictionary = { "word": "PH ON ES", … }`). */
   static parse(source: string): Pronunciations {
-    const words: string[] = [];
-    const phones: string[] = [];
-    for (const [, word, phoneList] of source.matchAll(ENTRY)) {
-      words.push(word.includes('\\') ? (JSON.parse(`"${word}"`) as string) : word);
-      phones.push(phoneList);
-    }
-    const order = words.map((_, i) => i).sort((a, b) => (words[a] < words[b] ? -1 : words[a] > words[b] ? 1 : 0));
-    const starts = new Uint32Array(order.length);
     const lines: string[] = [];
-    let at = 0;
-    order.forEach((index, line) => {
-      starts[line] = at;
-      const text = `${words[index]}\t${phones[index]}`;
-      lines.push(text);
-      at += text.length + 1;
-    });
+    for (const [, word, phones] of source.matchAll(ENTRY)) lines.push(`${word.includes('\\') ? (JSON.parse(`"${word}"`) as string) : word}\t${phones}`);
+    // A tab sorts before any character of a word, so sorting the lines sorts them by word.
+    lines.sort();
+    const starts = new Uint32Array(lines.length);
+    for (let i = 0, at = 0; i < lines.length; at += lines[i].length + 1, i++) starts[i] = at;
     return new Pronunciations(lines.join('\n'), starts);
   }
 

@@ -83,6 +83,37 @@ describe('render protocol', () => {
     client.close();
   });
 
+  it('plays queued audio byte-exact while its memory is recycled, also after an interrupt dropped pieces', async () => {
+    // Noise, so a sample overwritten by a later piece (slab.ts reusing memory too early) shows.
+    let seed = 12345;
+    const noise = (seconds: number) => Int16Array.from({ length: Math.round(seconds * 24000) }, () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) - 32768);
+    const { client, session } = await renderSession();
+    const player = await PlayerClient.open(session.player_url);
+    const received = () => concat(...player.frames.map((f) => f.pcm));
+    // 1.2 s sent at once: 30 pieces of 40 ms wait in the queue, many slab buffers in flight.
+    const first = noise(1.2);
+    for (const piece of pieces(first, 0.04)) client.sendBinary(new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+    client.send({ type: 'agent.speak_end' });
+    await client.waitForType('agent.speak_ended');
+    await until(() => received().length >= first.length, 5000, 'the first utterance reached the page');
+    assert.deepEqual(Array.from(received()), Array.from(first), 'queued pieces arrive byte-exact');
+    // Interrupted mid-way: its queued pieces are dropped without being given back to the slab.
+    for (const piece of pieces(noise(2), 0.04)) client.sendBinary(new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+    await sleep(300);
+    client.send({ type: 'agent.interrupt' });
+    await client.waitForType('agent.speak_interrupted');
+    await sleep(100);
+    const third = noise(1.2);
+    for (const piece of pieces(third, 0.04)) client.sendBinary(new Uint8Array(piece.buffer, piece.byteOffset, piece.byteLength));
+    client.send({ type: 'agent.speak_end' });
+    await until(() => client.of('agent.speak_ended').length === 2, 10_000, 'the third utterance ended');
+    await sleep(50);
+    const all = received();
+    assert.deepEqual(Array.from(all.subarray(all.length - third.length)), Array.from(third), 'audio after an interrupt arrives byte-exact');
+    player.close();
+    client.close();
+  });
+
   it('generates an event_id when absent and carries it on every event of the utterance', async () => {
     const { client } = await renderSession();
     client.speak(voiced(0.1));
