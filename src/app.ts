@@ -30,7 +30,7 @@ import { sessionRoutes } from './sessions/routes.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
 import { ShardPool } from './realtime/shards/pool.js';
-import type { VisitorInputs } from './conversation/visitor-input.js';
+import type { VisitorInputs } from './realtime/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
 import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
@@ -56,6 +56,7 @@ import { meteredSpeakers } from './billing/voice.js';
 import { BillingService } from './billing/service.js';
 import { StripePayments } from './billing/stripe.js';
 import { billingRoutes } from './billing/routes.js';
+import { adjustTo } from './billing/ledger.js';
 import { NotificationService } from './notifications/service.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { TelegramBot } from './notifications/telegram.js';
@@ -147,7 +148,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   // With the embedded database this process is the only writer, so hot records can be cached.
   const soleWriter = database.engine === 'pglite';
-  const accounts = new AccountStore(database.db, soleWriter);
+  const accounts = new AccountStore(database.db, adjustTo, soleWriter);
   const studio = new StudioCatalog();
   const customFaces = new CustomFaces(database.db, studio, { shared: database.engine === 'postgres', maxBytes: config.faceMaxBytes });
   await customFaces.start();

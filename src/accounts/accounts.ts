@@ -4,7 +4,6 @@ import { ApiError } from '../core/errors.js';
 import { API_KEY_PREFIX, PERMISSIONS, type KeyLookup, type Permission } from '../core/auth.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ReadCache } from '../core/read-cache.js';
-import { adjustTo } from '../billing/ledger.js';
 
 export type Plan = 'free' | 'paid';
 
@@ -44,11 +43,21 @@ function toAccount(row: { id: number; name: string; plan: Plan; balance_cents: n
 
 const negativeBalance = () => new ApiError(422, 'invalid_balance', 'balance cannot be negative');
 
+/**
+ * Moves an account's balance to `targetCents` through the wallet's ledger (billing's), returning the
+ * new balance. Passed in by the composition root: billing sits above accounts and owns the ledger.
+ */
+export type BalanceSetter = (db: Db, accountId: number, targetCents: number, note: string) => Promise<number>;
+
 export class AccountStore implements KeyLookup {
   private readonly cache: ReadCache<number, Account>;
 
   /** `cached`: keep accounts in memory (only when this process is the database's sole writer). */
-  constructor(private readonly db: Db, cached = false) {
+  constructor(
+    private readonly db: Db,
+    private readonly setBalance: BalanceSetter,
+    cached = false,
+  ) {
     this.cache = new ReadCache(cached);
   }
 
@@ -83,7 +92,7 @@ export class AccountStore implements KeyLookup {
       .returningAll()
       .executeTakeFirstOrThrow();
     // The opening balance is an operator credit: an adjustment entry in the wallet's ledger.
-    if (input.balanceCents) row.balance_cents = await adjustTo(this.db, row.id, input.balanceCents, 'opening balance');
+    if (input.balanceCents) row.balance_cents = await this.setBalance(this.db, row.id, input.balanceCents, 'opening balance');
     return toAccount(row);
   }
 
@@ -95,7 +104,7 @@ export class AccountStore implements KeyLookup {
       if (changes.balanceCents < 0) throw negativeBalance();
       await this.require(id);
       // Setting a balance is an operator credit (or debit): one adjustment entry for the difference.
-      await adjustTo(this.db, id, changes.balanceCents, 'operator set the balance');
+      await this.setBalance(this.db, id, changes.balanceCents, 'operator set the balance');
       this.cache.delete(id);
     }
     if (Object.keys(values).length === 0) return (await this.get(id)) ?? this.require(id);

@@ -7,7 +7,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../core/db/schema.js';
 import type { LedgerKind } from './tables.js';
-import { monthOf } from './money.js';
+import { monthOf } from '../core/money.js';
 import './tables.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;

@@ -21,7 +21,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../core/db/schema.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import { lockBalance, postEntries, type EntryInput } from './ledger.js';
-import { centsFor, monthOf } from './money.js';
+import { centsFor, monthOf } from '../core/money.js';
 import './tables.js';
 
 export interface MeterHooks {

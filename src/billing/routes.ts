@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { validationItem, ValidationFailed } from '../core/errors.js';
 import type { BillingService } from './service.js';
-import { monthOf } from './money.js';
+import { monthOf } from '../core/money.js';
 import {
   amountToCents, BillingSummaryResponse, ByAgentResponse, ConfirmQuery, ConfirmResponse, LineItemsQuery, LineItemsResponse, MAX_TOPUP_CENTS,
   MIN_TOPUP_CENTS, MonthlyQuery, MonthlyResponse, MonthQuery, PlanResponse, PortalResponse, TopupRequest, TopupResponse, UsageSummaryResponse,

@@ -10,7 +10,7 @@ import type { Config } from '../core/config.js';
 import { ApiError } from '../core/errors.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import { postEntry } from './ledger.js';
-import { CURRENCY, formatCents, formatPrice, monthOf } from './money.js';
+import { CURRENCY, formatCents, formatPrice, monthOf } from '../core/money.js';
 import type { CheckoutFacts, StripePayments } from './stripe.js';
 import './tables.js';
 

@@ -17,6 +17,7 @@ import { StudioCatalog } from '../catalog/catalog.js';
 import { CustomFaces } from '../catalog/custom-faces.js';
 import { adminFile, runAdminCommand } from '../accounts/admin.js';
 import { ApiError } from '../core/errors.js';
+import { adjustTo } from '../billing/ledger.js';
 
 const USAGE = `usage:
   presence serve
@@ -148,7 +149,7 @@ async function locally(config: Config, command: string, args: unknown): Promise<
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const faces = new CustomFaces(database.db, new StudioCatalog(), { maxBytes: config.faceMaxBytes });
-    return await runAdminCommand(new AccountStore(database.db), command, args, faces);
+    return await runAdminCommand(new AccountStore(database.db, adjustTo), command, args, faces);
   } finally {
     await database.close();
   }

@@ -30,7 +30,7 @@ import type { Recognizer } from '../speech/recognition/types.js';
 import type { ConversationSpeech, SpeakingAgent } from '../speech/conversation.js';
 import type { TurnInput } from './records.js';
 import { createListener, type Listener, type ListenerOptions, type TentativeTurn, type VisitorTurnHeard } from './listening/index.js';
-import type { VisitorInput } from './visitor-input.js';
+import type { VisitorInput } from '../realtime/visitor-input.js';
 import { visitorLanguage } from './language.js';
 
 /** How long the loop waits before the conversation's timers act. */

@@ -14,7 +14,7 @@ import type { ConversationRecords } from './records.js';
 import type { ListenerOptions } from './listening/index.js';
 import { SileroVad } from './listening/vad.js';
 import { LiveConversation, LIVE_TIMING_DEFAULTS, type LiveAgent, type LiveConversationFacts, type LiveTiming } from './live.js';
-import type { VisitorInput, VisitorInputs } from './visitor-input.js';
+import type { VisitorInput, VisitorInputs } from '../realtime/visitor-input.js';
 
 export interface ConversationLoopDeps {
   records: ConversationRecords;

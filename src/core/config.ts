@@ -4,7 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { parsePrice } from '../billing/money.js';
+import { parsePrice } from './money.js';
 
 export interface Config {
   port: number;

@@ -11,7 +11,7 @@ import type { HelloStudio, RealtimeService } from './service.js';
 import type { RealtimeSession } from './session.js';
 import { dispatch, AudioDecodeError } from './commands.js';
 import { PlayerInput, PlayerInputState } from './player-in.js';
-import type { VisitorInputs } from '../conversation/visitor-input.js';
+import type { VisitorInputs } from './visitor-input.js';
 import { CLOSE_BAD_SAMPLE_RATE, CLOSE_BAD_TOKEN, CLOSE_INTERNAL_ERROR, CLOSE_RATE_LIMITED, CLOSE_REPLACED, MAX_FRAME_BYTES, RenderCommand, SAMPLE_RATES } from './protocol.js';
 import { MessageRateLimiter, MESSAGE_RATE_PER_SECOND } from './rate-limit.js';
 

@@ -4,7 +4,7 @@
  * typed turns (`visitor_text`) and mute (`mic`), validated and bounded here and handed to the live
  * conversation through the `VisitorInputs` hook. Render mode takes none of it.
  */
-import type { VisitorInput, VisitorInputs } from '../conversation/visitor-input.js';
+import type { VisitorInput, VisitorInputs } from './visitor-input.js';
 
 /** Microphone frames: uint32 LE sequence number, then int16 LE mono samples at 16 kHz. */
 export const MIC_HEADER_BYTES = 4;

@@ -10,7 +10,7 @@ import type { StudioCatalog } from '../catalog/catalog.js';
 import type { RealtimeService } from './service.js';
 import type { RealtimeSession } from './session.js';
 import { PlayerInputState } from './player-in.js';
-import type { VisitorInputs } from '../conversation/visitor-input.js';
+import type { VisitorInputs } from './visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';
 import { handOffUpgrades } from './shards/handoff.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { makeAgent, PREMIUM_VOICE, renderSocket, sleep, started, stopSession, waitEnded } from '../sessions/helpers.js';
-import { centsFor, formatCents, formatPrice, parsePrice } from '../../src/billing/money.js';
+import { centsFor, formatCents, formatPrice, parsePrice } from '../../src/core/money.js';
 import { sumOfEntries } from '../../src/billing/ledger.js';
 import { POST_EVERY_CHECKS } from '../../src/billing/meter.js';
 import { meteredSpeakers } from '../../src/billing/voice.js';

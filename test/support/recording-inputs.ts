@@ -2,7 +2,7 @@
  * A `VisitorInputs` that records what the player channel hands a conversation (microphone audio,
  * typed turns, mute, page presence), for tests of the channel itself.
  */
-import type { VisitorInput, VisitorInputs } from '../../src/conversation/visitor-input.js';
+import type { VisitorInput, VisitorInputs } from '../../src/realtime/visitor-input.js';
 
 export interface Recorded {
   samples: number[];
