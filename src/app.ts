@@ -27,6 +27,7 @@ import { PreviewLinks } from './agents/preview.js';
 import { ensureSetting } from './core/settings.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { commandRoute } from './realtime/command-route.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
 import { ShardPool } from './realtime/shards/pool.js';
@@ -384,7 +385,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   }));
   notificationRoutes(app, notifications);
   handoffRoutes(app, { handoff, agent: (accountId, agentId) => agents.get(accountId, agentId) });
-  sessionRoutes(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, config, conversationLoop);
+  sessionRoutes(app, sessions, config);
+  commandRoute(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, conversationLoop);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
   const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;

@@ -2,6 +2,7 @@
  * The render-mode streaming protocol (interface.md, "Render-mode streaming protocol"): the commands
  * a caller may send, validated with zod, and the event shapes we send back.
  */
+import { CAMERA_CHOICES } from '../sessions/schemas.js';
 import { z } from 'zod';
 
 export const SAMPLE_RATES = [16000, 22050, 24000, 44100, 48000] as const;
@@ -25,7 +26,7 @@ export const MAX_QUEUED_TEXT_CHARS = 20_000;
 
 export const CUES = ['neutral', 'smile', 'happy', 'laugh', 'sad', 'surprised', 'angry', 'thinking', 'concerned', 'wink', 'nod', 'shake'] as const;
 export type Cue = (typeof CUES)[number];
-export const CAMERA_CHOICES = ['far', 'mid', 'close', 'auto'] as const;
+export { CAMERA_CHOICES };
 
 const eventId = z.string().min(1).max(128).optional();
 const atSeconds = z.number().min(0).max(3600).optional();

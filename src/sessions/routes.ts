@@ -1,24 +1,12 @@
-/** Session routes: start, list, get, stop, and direct a session by command. */
-import crypto from 'node:crypto';
+/** Session routes: start, list, get, stop. (Directing a live session is realtime's `commandRoute`.) */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../core/config.js';
-import { ApiError } from '../core/errors.js';
-import type { RealtimeService } from '../realtime/service.js';
-import { HttpCommand } from '../realtime/protocol.js';
 import type { SessionService, SessionRow } from './service.js';
 import { SessionCreateRequest, SessionIdParams, SessionListQuery, SessionRecord, SessionResponse } from './schemas.js';
 
-/** What the commands route hands to a live conversation (conversation mode). */
-export interface ConversationCommands {
-  /** `visitor.message`: a visitor turn, as if typed in the player. */
-  message(row: SessionRow, text: string): void;
-  /** Any other command sent to a conversation-mode session, after the real-time path carried it out. */
-  commanded(row: SessionRow, command: { type: string; text?: string }): void;
-}
-
-export function sessionRoutes(server: FastifyInstance, sessions: SessionService, realtime: Pick<RealtimeService, 'command'>, config: Config, conversations?: ConversationCommands): void {
+export function sessionRoutes(server: FastifyInstance, sessions: SessionService, config: Config): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Sessions'];
   const playerUrl = (row: SessionRow) => `${config.publicUrl}/p/${row.player_key}`;
@@ -67,25 +55,5 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
 
   app.post('/v1/sessions/:session_id/stop', { schema: { tags, summary: 'Stop a session (an ended one is answered unchanged)', params: SessionIdParams, response: { 200: SessionRecord } } }, async (request) => {
     return record(await sessions.stop(request.principal.accountId, request.params.session_id));
-  });
-
-  app.post('/v1/sessions/:session_id/commands', {
-    schema: {
-      tags, summary: 'Direct a session with one render-protocol command (both modes), or visitor.message (conversation mode); 202', params: SessionIdParams, body: HttpCommand,
-      response: { 202: z.object({ event_id: z.string() }) },
-    },
-  }, async (request, reply) => {
-    const row = await sessions.get(request.principal.accountId, request.params.session_id);
-    if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
-    const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
-    const command = request.body;
-    if (command.type === 'visitor.message') {
-      if (row.mode !== 'conversation') throw new ApiError(422, 'wrong_mode', 'visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor');
-      conversations?.message(row, command.text);
-      return reply.code(202).send({ event_id: eventId });
-    }
-    realtime.command(row, command, eventId);
-    if (row.mode === 'conversation') conversations?.commanded(row, command);
-    return reply.code(202).send({ event_id: eventId });
   });
 }

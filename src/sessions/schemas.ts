@@ -1,7 +1,9 @@
 /** Request and response schemas of the Sessions API. */
 import { z } from 'zod';
 import { Camera, FaceLight, BackdropId } from '../agents/schemas.js';
-import { CAMERA_CHOICES } from '../realtime/protocol.js';
+
+/** Shots a session can start on or be switched to (`stage.camera`): the agent's cameras, or `auto`. */
+export const CAMERA_CHOICES = ['far', 'mid', 'close', 'auto'] as const;
 
 export const Look = z.object({
   backdrop: BackdropId.optional(),

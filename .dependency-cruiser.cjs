@@ -1,0 +1,71 @@
+/**
+ * The house rules of `src/`, checked in CI by `npm run check:architecture` (dependency-cruiser).
+ * LAYERS is the same list as the top of docs/architecture.md, bottom first: a folder may import its
+ * own files and folders of lower layers only. Type-only imports count: they are arrows too.
+ * A new capability folder must be given a layer here, or the check fails (`not-in-a-layer`).
+ */
+const LAYERS = [
+  ['core'],
+  ['speech', 'delivery', 'faces'],
+  ['catalog'],
+  ['accounts'],
+  ['agents'],
+  ['knowledge', 'embed', 'sessions'],
+  ['realtime', 'brain'],
+  ['conversation', 'billing', 'reference', 'player'],
+  ['handoff', 'notifications', 'reports', 'liveavatar', 'console'],
+  // The composition root, and the programs that start it.
+  ['app.ts'],
+  ['server.ts'],
+  ['cli'],
+];
+
+const folder = (name) => (name.endsWith('.ts') ? `src/${name.replace('.', '\\.')}$` : `src/${name}/`);
+const known = LAYERS.flat();
+
+const layerRules = LAYERS.flatMap((layer, level) =>
+  layer.map((name) => {
+    const allowed = [name, ...LAYERS.slice(0, level).flat()];
+    return {
+      name: `layer-${name}`,
+      comment: `${name} (layer ${level}) may import only its own files and lower layers: ${allowed.slice(1).join(', ') || 'none'}`,
+      severity: 'error',
+      from: { path: `^${folder(name)}` },
+      to: { path: '^src/', pathNot: `^(${allowed.map(folder).join('|')})` },
+    };
+  }),
+);
+
+module.exports = {
+  forbidden: [
+    ...layerRules,
+    {
+      name: 'no-circular',
+      comment: 'No import circles, not even inside a folder.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-in-a-layer',
+      comment: 'Every folder of src/ has a layer in .dependency-cruiser.cjs and docs/architecture.md.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: `^(${known.map(folder).join('|')})` },
+      to: {},
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'An import that names no file.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^src/player/client/.*-worklet\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
