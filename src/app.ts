@@ -42,6 +42,7 @@ import { metricsText } from './realtime/metrics.js';
 import { randomToken, safeEqual } from './core/secrets.js';
 import { isLoopback } from './core/net.js';
 import { Jobs } from './core/jobs.js';
+import { DatabaseMaintenance } from './core/db/maintenance.js';
 import { ConversationRecords } from './conversation/records.js';
 import { WebsiteReader } from './knowledge/reader/reader.js';
 import { KnowledgeService, type AgentDirectory } from './knowledge/service.js';
@@ -175,6 +176,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const liveSide = (row: { mode: string }) => (shards && row.mode === 'render' ? shards : realtime);
   const sessions = new SessionService(database.db, config, accounts, agents);
   const jobs = await Jobs.start(database, app.log);
+  // The embedded database has no autovacuum: VACUUM (ANALYZE) on a timer (src/core/db/maintenance.ts).
+  const maintenance = database.engine === 'pglite' ? new DatabaseMaintenance(database.db, app.log) : undefined;
+  await maintenance?.start();
   // Signed webhook deliveries (src/delivery), shared by handoffs and notification destinations.
   // Owners register with deliveries.owner(kind, hooks) before deliveries.start() below.
   const deliveries = new DeliveryEngine(database.db, jobs, app.log, { retryDelays: config.webhookRetryDelays, timeoutSeconds: config.webhookTimeoutSeconds, allowPrivate: config.webhookAllowPrivate });
@@ -333,6 +337,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   app.addHook('preClose', async () => {
     closing = true;
     sessions.stopTimers();
+    maintenance?.stop();
     customFaces.stop();
     conversationLoop.stop();
     realtime.stop();

@@ -48,11 +48,23 @@ export class ConversationLoop {
 
   constructor(private readonly deps: ConversationLoopDeps) {
     this.timing = { ...LIVE_TIMING_DEFAULTS, ...deps.timing };
-    // Load the VAD model now: the first visitor's words must not wait (and be dropped) for it.
-    if (deps.recognizer && !deps.listenerOptions?.vad) {
-      SileroVad.create().catch((error: Error) => deps.log.warn({ err: error.message }, 'voice activity detection could not load; it is tried again with the first microphone'));
-    }
   }
+
+  /**
+   * Loads the VAD model (onnxruntime, some 40 MB resident) when the first conversation opens rather
+   * than at start: a server that only renders never pays for it, and the page, the socket and the
+   * microphone permission take longer than the load (about a second), whose frames wait meanwhile.
+   */
+  private warmVad(): void {
+    if (this.vadWarmed || !this.deps.recognizer || this.deps.listenerOptions?.vad) return;
+    this.vadWarmed = true;
+    SileroVad.create().catch((error: Error) => {
+      this.vadWarmed = false;
+      this.deps.log.warn({ err: error.message }, 'voice activity detection could not load; it is tried again with the first microphone');
+    });
+  }
+
+  private vadWarmed = false;
 
   /** The live conversation of a session, or null (render mode, unknown or ended session). */
   readonly inputs: VisitorInputs = (sessionId: string): VisitorInput | null => this.live.get(sessionId) ?? null;
@@ -70,6 +82,7 @@ export class ConversationLoop {
     if (row.mode !== 'conversation' || row.status !== 'active') return undefined;
     const existing = this.live.get(row.id);
     if (existing) return existing;
+    this.warmVad();
     const session = this.deps.realtime.ensure(row);
     const voiceFor = (language: string) => this.voiceFor(row.voice_provider, row.voice_id, language);
     const conversation = new LiveConversation({

@@ -12,6 +12,9 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrate.js';
 import { DataDirLock } from './lock.js';
+import { PGLITE_START_PARAMS } from './pglite-settings.js';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 // BIGINT (int8) comes back from node-postgres as a string; our counters fit in a JS number.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -61,12 +64,20 @@ export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase
   const dataDir = options.dataDir ?? './data';
   let lock: DataDirLock | undefined;
   let pglite: PGlite;
+  const startParams = [...PGLITE_START_PARAMS];
   if (dataDir === 'memory://') {
-    pglite = new PGlite(options.loadDataDir ? { loadDataDir: options.loadDataDir } : undefined);
+    pglite = new PGlite({ startParams, ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) });
   } else {
     fs.mkdirSync(dataDir, { recursive: true });
     if (options.lock !== false) lock = DataDirLock.acquire(dataDir);
-    pglite = new PGlite(path.join(dataDir, 'pgdata'));
+    const pgdata = path.join(dataDir, 'pgdata');
+    try {
+      if (!fs.existsSync(path.join(pgdata, 'PG_VERSION'))) await createDataFolder(pgdata, startParams);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+    pglite = new PGlite(pgdata, { startParams });
   }
   await pglite.waitReady;
   const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
@@ -81,4 +92,20 @@ export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase
       lock?.release();
     },
   };
+}
+
+/**
+ * A new data folder is made in a child process (initdb-child.mjs says why: the memory PGlite's
+ * initdb step keeps would otherwise stay with the server for good). Its error output is kept
+ * for the error message.
+ */
+function createDataFolder(pgdata: string, startParams: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const script = fileURLToPath(new URL('./initdb-child.mjs', import.meta.url));
+    const child = spawn(process.execPath, [script, pgdata, JSON.stringify(startParams)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let errors = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (errors = (errors + text).slice(-2000)));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgdata} failed (exit ${code}): ${errors.trim()}`))));
+  });
 }

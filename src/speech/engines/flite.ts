@@ -42,14 +42,30 @@ interface Result {
   error?: string;
 }
 
+/** A worker beyond the first that has had no sentence for this long is ended (its ~40-75 MB returned). */
+const SPARE_WORKER_IDLE_MS = 5 * 60_000;
+
+type Slot = { worker: Worker; busy: boolean; started: boolean; ready: Promise<boolean>; retire?: NodeJS.Timeout };
+
+/**
+ * flite's workers. One is started by warm(); more (up to `size`) start only when sentences queue
+ * behind busy workers, and a queued sentence goes to whichever worker is free first (a new worker
+ * compiles for about a second, longer than a busy one takes to finish a sentence). Workers past the
+ * first end after SPARE_WORKER_IDLE_MS idle, so a burst does not keep their memory for good.
+ */
 class WorkerPool {
-  private workers: Array<{ worker: Worker; busy: boolean; ready: Promise<boolean> }> = [];
+  private workers: Slot[] = [];
   private queue: Array<{ job: Job; resolve: (r: Result) => void; reject: (e: Error) => void }> = [];
-  private waiting = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void; slot: { busy: boolean } }>();
+  private waiting = new Map<number, { resolve: (r: Result) => void; reject: (e: Error) => void; slot: Slot }>();
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number) {}
+  constructor(private readonly size: number, private readonly spareIdleMs = SPARE_WORKER_IDLE_MS) {}
+
+  /** Workers running now (tests). */
+  get running(): number {
+    return this.workers.length;
+  }
 
   run(text: string, voice: string, params: Record<string, number> | undefined, signal: AbortSignal): Promise<Result> {
     if (this.closed) return Promise.reject(new SpeechError('engine_failed', 'flite engine is closed', 'flite'));
@@ -72,28 +88,35 @@ class WorkerPool {
     });
   }
 
-  private spawn() {
+  private spawn(): Slot {
     const worker = new Worker(new URL('./flite-worker.mjs', import.meta.url));
     worker.unref();
     let settle!: (ok: boolean) => void;
-    const slot = { worker, busy: false, ready: new Promise<boolean>((r) => { settle = r; }) };
+    const slot: Slot = { worker, busy: false, started: false, ready: new Promise<boolean>((r) => { settle = r; }) };
     // A worker that failed (its WASM did not compile, it crashed) leaves the pool and takes its jobs
-    // with it as errors; the next job starts a fresh worker, so one failure is never kept.
+    // with it as errors; the next job starts a fresh worker, so one failure is never kept. One that
+    // never started fails the queued sentences too (else they would wait on worker after worker).
     const leave = (reason: string) => {
       settle(false);
+      clearTimeout(slot.retire);
       if (!this.workers.includes(slot)) return;
       this.workers = this.workers.filter((x) => x !== slot);
+      const error = () => new SpeechError('engine_failed', `flite worker failed: ${reason}`, 'flite');
       for (const [id, w] of this.waiting) {
         if (w.slot === slot) {
           this.waiting.delete(id);
-          w.reject(new SpeechError('engine_failed', `flite worker failed: ${reason}`, 'flite'));
+          w.reject(error());
         }
       }
+      if (!slot.started) for (const entry of this.queue.splice(0)) entry.reject(error());
       this.pump();
     };
     worker.on('message', (result: Result & { ready?: boolean }) => {
       if (result.ready !== undefined) {
+        slot.started = result.ready;
         settle(result.ready);
+        this.pump();
+        if (!slot.busy) this.idleFrom(slot);
         return;
       }
       const w = this.waiting.get(result.id);
@@ -101,6 +124,7 @@ class WorkerPool {
       slot.busy = false;
       w?.resolve(result);
       this.pump();
+      if (!slot.busy) this.idleFrom(slot);
     });
     worker.on('error', (error) => leave(error.message));
     worker.on('exit', (code) => leave(`exited with code ${code}`));
@@ -108,11 +132,27 @@ class WorkerPool {
     return slot;
   }
 
+  /** A spare worker (not the first) that stays idle is ended. */
+  private idleFrom(slot: Slot): void {
+    clearTimeout(slot.retire);
+    if (slot === this.workers[0]) return;
+    slot.retire = setTimeout(() => {
+      if (slot.busy || slot === this.workers[0] || !this.workers.includes(slot)) return;
+      this.workers = this.workers.filter((x) => x !== slot);
+      void slot.worker.terminate();
+    }, this.spareIdleMs);
+    slot.retire.unref();
+  }
+
   private pump() {
     while (this.queue.length) {
-      let slot = this.workers.find((w) => !w.busy);
-      if (!slot && this.workers.length < this.size) slot = this.spawn();
-      if (!slot) return;
+      const slot = this.workers.find((w) => w.started && !w.busy);
+      if (!slot) {
+        // All busy (or none yet): start one more in the background, one at a time.
+        if (this.workers.length < this.size && !this.workers.some((w) => !w.started)) this.spawn();
+        return;
+      }
+      clearTimeout(slot.retire);
       const entry = this.queue.shift()!;
       slot.busy = true;
       this.waiting.set(entry.job.id, { resolve: entry.resolve, reject: entry.reject, slot });
@@ -120,10 +160,10 @@ class WorkerPool {
     }
   }
 
-  /** Starts the workers and waits until each has compiled the 21 MB WASM, so the first sentence is fast. */
+  /** Starts the first worker and waits until it has compiled the 21 MB WASM, so the first sentence is fast. */
   async warm(): Promise<void> {
     if (this.closed) throw new SpeechError('engine_failed', 'flite engine is closed', 'flite');
-    while (this.workers.length < this.size) this.spawn();
+    if (!this.workers.length) this.spawn();
     const ready = await Promise.all(this.workers.map((w) => w.ready));
     if (ready.includes(false)) throw new SpeechError('engine_failed', 'a flite worker could not start (its WASM did not load)', 'flite');
   }
@@ -133,6 +173,7 @@ class WorkerPool {
     for (const e of this.queue.splice(0)) e.reject(new SpeechError('aborted', 'engine closed'));
     const workers = this.workers;
     this.workers = [];
+    for (const w of workers) clearTimeout(w.retire);
     await Promise.all(workers.map((w) => w.worker.terminate()));
   }
 }
@@ -171,11 +212,16 @@ export class FliteEngine implements SpeechEngine {
   readonly name = 'flite';
   private pool: WorkerPool;
 
-  constructor(options: { workers?: number } = {}) {
-    this.pool = new WorkerPool(options.workers ?? Math.max(1, Math.min(4, os.availableParallelism())));
+  constructor(options: { workers?: number; spareIdleMs?: number } = {}) {
+    this.pool = new WorkerPool(options.workers ?? Math.max(1, Math.min(4, os.availableParallelism())), options.spareIdleMs);
   }
 
-  /** Loads the pronouncing dictionary and compiles the WASM in every worker; rejects (and may be called again) if either fails. */
+  /** Workers running now: one after warm(), more while sentences queue (tests). */
+  get workersRunning(): number {
+    return this.pool.running;
+  }
+
+  /** Loads the pronouncing dictionary and compiles the WASM in the first worker; rejects (and may be called again) if either fails. */
   async warm(): Promise<void> {
     await Promise.all([loadPronunciations(), this.pool.warm()]);
   }

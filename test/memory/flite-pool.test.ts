@@ -1,0 +1,34 @@
+/**
+ * The offline voice's worker pool keeps one worker when idle (each holds some 40-75 MB): warm()
+ * starts one, sentences queued behind a busy worker start more, and the spares end once idle.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FliteEngine } from '../../src/speech/engines/flite.js';
+
+async function speak(engine: FliteEngine, text: string): Promise<number> {
+  let samples = 0;
+  for await (const chunk of engine.synthesize({ text, voiceId: 'slt', language: 'en', signal: new AbortController().signal })) samples += chunk.pcm.length;
+  return samples;
+}
+
+test('warm starts one worker; a queue grows the pool; idle spares end, the first stays', async () => {
+  const engine = new FliteEngine({ workers: 2, spareIdleMs: 300 });
+  try {
+    await engine.warm();
+    assert.equal(engine.workersRunning, 1);
+    const text = 'This sentence is long enough that a second one queues behind it while the first worker speaks it.';
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, engine.workersRunning)), 20);
+    const spoken = await Promise.all([speak(engine, text), speak(engine, text), speak(engine, text), speak(engine, text)]);
+    clearInterval(watch);
+    for (const samples of spoken) assert.ok(samples > 16000, `every queued sentence is spoken (${samples} samples)`);
+    assert.equal(most, 2, 'sentences queued behind a busy worker started a second one, and no more than the pool size');
+    const until = Date.now() + 10_000;
+    while (engine.workersRunning > 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(engine.workersRunning, 1, 'the idle spare ended');
+    assert.ok((await speak(engine, 'Still speaking.')) > 4000, 'the first worker still speaks');
+  } finally {
+    await engine.close();
+  }
+});
