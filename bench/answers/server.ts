@@ -4,6 +4,7 @@
  * content, wrapped in the site's `_layout.html` (head, cookie banner, navigation, footer), so every
  * page carries the boilerplate real sites repeat. A page's first comments give its title
  * (`<!-- title: … -->`) and anything it adds to <head> (`<!-- head: … -->`, e.g. JSON-LD).
+ * The site has a robots.txt and a sitemap.xml listing every page.
  */
 import http from 'node:http';
 import fs from 'node:fs';
@@ -32,9 +33,31 @@ export function renderPage(dir: string, urlPath: string): string | undefined {
   return layout.replace('{{title}}', title).replace('{{head}}', head).replace('{{main}}', main);
 }
 
+/** Every page's path, for the sitemap (real sites list their blog posts there). */
+export function pagePaths(dir: string): string[] {
+  const root = path.join(SITES_DIR, dir);
+  const out: string[] = [];
+  const walk = (sub: string) => {
+    for (const entry of fs.readdirSync(path.join(root, sub), { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(path.join(sub, entry.name));
+      else if (entry.name.endsWith('.html') && !entry.name.startsWith('_')) {
+        const page = path.join(sub, entry.name.replace(/\.html$/, '')).split(path.sep).join('/');
+        out.push(page === 'index' ? '/' : `/${page}`);
+      }
+    }
+  };
+  walk('');
+  return out.sort();
+}
+
 export async function serveSite(dir: string): Promise<ServedSite> {
   const server = http.createServer((req, res) => {
     const urlPath = req.url ?? '/';
+    if (urlPath === '/sitemap.xml') {
+      const urls = pagePaths(dir).map((p) => `<url><loc>http://${req.headers.host}${p}</loc></url>`).join('');
+      res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
+      return;
+    }
     if (urlPath === '/robots.txt') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nAllow: /\n');
       return;

@@ -88,7 +88,7 @@ export function personaOf(index: KnowledgeIndex, agentName: string): Persona {
   const about = facts.find((f) => f.topic === 'about')?.text ?? site.description;
   return {
     name: agentName,
-    business: site.name,
+    business: site.name || index.identity?.business,
     description: about,
     topics: topics.length ? (topics.length === 1 ? topics[0] : `${topics.slice(0, -1).join(', ')} and ${topics[topics.length - 1]}`) : undefined,
   };

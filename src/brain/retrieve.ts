@@ -50,7 +50,7 @@ export function evidenceFor(intent: Intent, unit: Unit): boolean {
     case 'email':
       return EMAIL.test(text);
     case 'address':
-      return hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context));
+      return unit.identity === 'town' || hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context));
   }
 }
 
@@ -108,6 +108,10 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     if (unit.kind === 'answer') score += 0.15;
     if (unit.kind === 'faq') score += 0.1;
     if (unit.kind === 'prompt') score -= 0.05;
+    // The town answers "where are you?" only when no page gives the street address.
+    if (unit.identity === 'town' && intents.has('address')) score -= 0.2;
+    // An old background page (last year's prices, a past season's hours) yields to newer pages.
+    if (unit.stale) score -= 0.3;
     if (!terms.length && intents.has('hours')) {
       // "What are your hours?": the sentence or list that says the hours outright.
       if (HOURS_CONTEXT.test(unit.text)) score += 0.15;
@@ -128,5 +132,7 @@ export function answers(candidate: Candidate | undefined, question: Question): b
   if (!candidate) return false;
   if (!question.terms.length && !question.intents.size) return false;
   if (question.intents.size && !candidate.evidence) return false;
+  // Hours and prices change: an old page's are not said as today's.
+  if (candidate.unit.stale && (question.intents.has('hours') || question.intents.has('price'))) return false;
   return candidate.coverage >= MIN_COVERAGE;
 }

@@ -14,7 +14,7 @@ const GOODBYE = /\b(bye|goodbye|good bye|see you|see ya|take care|have a (nice|g
 const IDENTITY = /\b(who are you|who is this|what is your name|what's your name|who am i (talking|speaking|chatting) (to|with)|introduce yourself)\b/;
 const ROBOT = /\bare you (a |an )?(robot|bot|human|real|real person|person|ai|computer|machine|chatbot)\b/;
 const CAPABILITIES = /\b(what can you (do|help( me)? with|tell me)|how can you help|what do you know|what can i ask)\b/;
-const ABOUT = /\b(tell me (about|more about) (you|yourselves|yourself|the (business|company|shop|place)|your (business|company|shop))|what (do you|does (your|the) (business|company|shop)) do|what is this (place|business|shop|company)|what are you about)\b|^what (do|can) (you|you guys|your (business|company|shop)) (sell|offer|provide|make|stock)\W*$|^what (kind of |sort of )?(products|services|things) do you (have|offer|sell|provide)\W*$/;
+const ABOUT = /\b(tell me (about|more about) (you|yourselves|yourself|the (business|company|shop|place)|your (business|company|shop))|what (do you|does (your|the) (business|company|shop)) do|what is this (place|business|shop|company)(?! (called|named))|what are you about)\b|^what (do|can) (you|you guys|your (business|company|shop)) (sell|offer|provide|make|stock)\W*$|^what (kind of |sort of )?(products|services|things) do you (have|offer|sell|provide)\W*$/;
 const ACK = /^(ok|okay|great|cool|nice|perfect|awesome|alright|all right|got it|i see|sure|fine|good|yes|no|yep|nope|right|understood)[\s.!]*$/;
 
 export interface TurnShape {

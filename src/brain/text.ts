@@ -95,3 +95,30 @@ export function analyseQuestion(text: string): Question {
   const all = terms(text);
   return { terms: [...new Set(all.filter((t) => !intentWords.has(t)))], intents, allTerms: [...new Set(all)] };
 }
+
+const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];
+const DAY_WORD = String.raw`(mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?|fri(?:day)?|sat(?:urday)?|sun(?:day)?)`;
+const DAY_RANGE = new RegExp(String.raw`\b${DAY_WORD}s?\.?\s*(?:[–—-]|to|through|thru|until|till)\s*${DAY_WORD}s?\b`, 'gi');
+const dayIndex = (word: string) => WEEK.findIndex((d) => d.startsWith(word.toLowerCase().slice(0, 3)));
+
+/**
+ * The days a text covers without naming them ("Tuesday – Friday" covers Wednesday, "weekends" covers
+ * Saturday), as stemmed terms: "are you open on Wednesday?" meets "Tue–Fri 7:00–18:00".
+ */
+export function dayTerms(text: string): string[] {
+  const days = new Set<string>();
+  for (const match of text.matchAll(DAY_RANGE)) {
+    const from = dayIndex(match[1]!);
+    const to = dayIndex(match[2]!);
+    if (from < 0 || to < 0) continue;
+    for (let i = from; ; i = (i + 1) % 7) {
+      days.add(WEEK[i]!);
+      if (i === to || days.size === 7) break;
+    }
+  }
+  const normal = normalise(text);
+  if (/\bweekdays?\b/.test(normal)) WEEK.slice(0, 5).forEach((d) => days.add(d));
+  if (/\bweekends?\b/.test(normal)) ['saturday', 'sunday'].forEach((d) => days.add(d));
+  if (/\b(daily|every ?day|7 days a week|seven days a week)\b/.test(normal)) WEEK.forEach((d) => days.add(d));
+  return [...days].map(stem);
+}
