@@ -7,8 +7,8 @@
  *
  * A question in the text is never a unit (it is what a visitor asks, not an answer): a question
  * heading, or a paragraph that opens with a question, gives the text after it a `faq` unit. Who
- * the agent is (identity.ts) becomes `identity` units. A background page dated two years or more
- * before the site's newest date (an old blog post's prices) is `stale`: the engine prefers newer pages.
+ * the agent is (identity.ts) becomes `identity` units. A page dated two years or more before the
+ * site's newest dated page (an old blog post's prices) is `stale`: the engine prefers newer pages.
  */
 import crypto from 'node:crypto';
 import MiniSearch from 'minisearch';
@@ -39,6 +39,8 @@ export interface Unit {
   cells?: string[];
   /** The sentence after this one in its paragraph (to complete a short answer). */
   next?: string;
+  /** The sentence before, said first when this one opens with a pronoun ("He speaks Spanish."). */
+  previous?: string;
   /** From an old background page that newer pages may contradict. */
   stale?: boolean;
   /** For identity units: what the unit says (the business's name, its town, the agent). */
@@ -99,7 +101,7 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
           add({ kind: 'faq', text: told.slice(0, 3).join(' '), context: `${context} · ${asked.join(' ')}`, heading: asked[0]!, source, primary, stale });
         }
         const sentenceContext = asked.length ? `${context} · ${asked.join(' ')}` : context;
-        told.forEach((sentence, i) => add({ kind: 'sentence', text: sentence, context: sentenceContext, heading, source, primary, next: told[i + 1], stale }));
+        told.forEach((sentence, i) => add({ kind: 'sentence', text: sentence, context: sentenceContext, heading, source, primary, next: told[i + 1], previous: told[i - 1], stale }));
       } else if (block.kind === 'list') {
         const items = block.items ?? [];
         for (const item of items) add({ kind: 'item', text: item, context, heading, source, primary, stale });
@@ -125,7 +127,7 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
   const newest = Math.max(0, ...[...years.values()].filter((y): y is number => y !== undefined));
   for (const page of snapshot.pages) {
     const year = years.get(page.id);
-    const stale = !page.isPrimary && year !== undefined && year <= newest - 2;
+    const stale = year !== undefined && year <= newest - 2;
     addBlocks(parseBlocks(page.content), page.title, { kind: 'page', title: page.title || page.url, url: page.url }, page.isPrimary, stale);
   }
   if (systemPrompt?.trim()) {

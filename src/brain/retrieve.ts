@@ -9,6 +9,7 @@ import { EMAIL, PRICE, TIME, CLOSED, hasAddress, hasHours, hasPhone, POSTCODE } 
 import type { KnowledgeIndex, Unit } from './knowledge-index.js';
 import type { Intent, Question } from './text.js';
 import { similarity } from './embeddings.js';
+import { MEASURE_IN_TEXT, terms as terms_ } from './text.js';
 
 export interface Candidate {
   unit: Unit;
@@ -41,10 +42,14 @@ const HOURS_CONTEXT = /\b(hours?|opening|open|times?)\b/i;
 export function evidenceFor(intent: Intent, unit: Unit): boolean {
   const text = unit.text;
   switch (intent) {
-    case 'hours':
-      return hasHours(text) || ((TIME.test(text) || CLOSED.test(text)) && HOURS_CONTEXT.test(unit.context));
+    case 'hours': {
+      // "$7.00" is a price, not seven o'clock.
+      const timed = text.replace(new RegExp(PRICE.source, 'gi'), ' ');
+      return hasHours(timed) || ((TIME.test(timed) || CLOSED.test(timed)) && HOURS_CONTEXT.test(unit.context));
+    }
     case 'price':
-      return PRICE.test(text) || /\bfree\b/i.test(text);
+      // A price, or what prices are ("prices include VAT", "quotes are free").
+      return PRICE.test(text) || /\b(free|prices?|fees?|vat|tax(es)?)\b/i.test(text);
     case 'phone':
       return hasPhone(text);
     case 'email':
@@ -85,13 +90,18 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   if (!hits.size) return [];
   const total = terms.reduce((sum, t) => sum + idf(index, t), 0);
   const candidates: Candidate[] = [];
+  // The business's name answers only a question about a name ("what is the bakery called?").
+  const asksName = terms.includes('name') || terms.includes('call');
   for (const [id, matchedQuery] of hits) {
     const unit = index.units[id]!;
+    if (unit.identity === 'business' && !asksName) continue;
     let covered = 0;
     let inText = 0;
+    let inContext = 0;
     for (const term of terms) {
       const weight = idf(index, term);
       const exactText = unit.textTerms.has(term);
+      if (unit.contextTerms.has(term)) inContext += weight;
       if (exactText || unit.contextTerms.has(term) || matchedQuery.has(term)) covered += weight;
       if (exactText || (matchedQuery.has(term) && !unit.contextTerms.has(term))) inText += weight;
     }
@@ -106,7 +116,17 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     if (intents.size) score += evidence ? 0.3 : -0.5;
     if (followUp.length) score += 0.05 * followUp.filter((t) => unit.textTerms.has(t) || unit.contextTerms.has(t)).length;
     if (unit.kind === 'answer') score += 0.15;
-    if (unit.kind === 'faq') score += 0.1;
+    // A FAQ answer is the answer when its question is the visitor's (its question is its context).
+    if (unit.kind === 'faq') score += 0.2 * (total ? inContext / total : 0);
+    // A price row named by the question ("how much is the Team plan?"): its first cell is what was asked.
+    if (unit.kind === 'row' && unit.cells?.[0]) {
+      const named = terms_(unit.cells[0]);
+      if (named.length && named.every((t) => terms.includes(t))) score += 0.15;
+    }
+    // "How long does it take?" is answered by a unit that says how long.
+    if (question.measure && MEASURE_IN_TEXT[question.measure].test(unit.text)) score += 0.25;
+    // Of two units that cover the question alike, the one more about it (fewer other words).
+    if (unit.textTerms.size) score += 0.1 * (terms.filter((t) => unit.textTerms.has(t)).length / unit.textTerms.size);
     if (unit.kind === 'prompt') score -= 0.05;
     // The town answers "where are you?" only when no page gives the street address.
     if (unit.identity === 'town' && intents.has('address')) score -= 0.2;

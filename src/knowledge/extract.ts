@@ -37,6 +37,9 @@ function markdownWriter(): TurndownService {
   return turndown;
 }
 
+/** A footer line that says how the business is registered, regulated or accredited. */
+const CREDENTIAL = /\b(regulated|registered|licensed|licen[cs]e (no|number)|accredited|certified|insured|member of)\b/i;
+
 function text(node: { textContent: string | null } | null | undefined): string {
   return (node?.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
@@ -53,7 +56,7 @@ function contactLines(document: Document): string[] {
       // The smallest elements only: a container's text repeats its children's.
       if (el.querySelector('p, li, address, div, dd, td')) continue;
       const line = text(el);
-      if (line.length >= 6 && line.length <= 300 && hasFactPattern(line) && !lines.includes(line)) lines.push(line);
+      if (line.length >= 6 && line.length <= 300 && (hasFactPattern(line) || CREDENTIAL.test(line)) && !lines.includes(line)) lines.push(line);
     }
   }
   return lines.slice(0, 12);
@@ -115,7 +118,8 @@ function normaliseFaqs(document: Document): void {
   let level = 1;
   for (const el of Array.from(document.querySelectorAll('*'))) {
     const h = /^H([1-6])$/.exec(el.tagName);
-    if (h) level = Number(h[1]);
+    // A heading inside a question (`<summary><h3>…?</h3></summary>`) is the question, not a section.
+    if (h && !el.closest('summary, dt')) level = Number(h[1]);
     else if (/^(DL|DETAILS|P)$/.test(el.tagName)) above.set(el, level);
   }
   const levelAt = (el: Element): number => Math.min(6, (above.get(el) ?? 1) + 1);
@@ -191,6 +195,11 @@ export function extractPage(html: string, url: string): ExtractedPage {
   for (const el of Array.from(document.querySelectorAll('nav, [role="navigation"], header, footer, [role="banner"], [role="contentinfo"]'))) {
     const inContent = el.parentElement?.closest('main, article, [role="main"]');
     if (el.tagName === 'NAV' || el.getAttribute('role') === 'navigation' || !inContent) el.remove();
+  }
+  // Lists whose every item is only a link are navigation (a blog's index, "related pages"), not content.
+  for (const list of Array.from(document.querySelectorAll('ul, ol'))) {
+    const items = Array.from(list.querySelectorAll('li'));
+    if (items.length && items.every((li) => { const linked = Array.from(li.querySelectorAll('a')).map((a) => text(a)).join(' '); return linked && linked.length >= text(li).length - 1; })) list.remove();
   }
   // Paragraphs that are only links ("See today's menu", "Parking · Directions") are calls to action, not content.
   for (const el of Array.from(document.querySelectorAll('p'))) {
