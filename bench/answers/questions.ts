@@ -186,7 +186,7 @@ export const SITES: BenchSite[] = [
     agentName: 'Oliver',
     systemPrompt: null,
     answerable: [
-      { question: 'What is the name of the firm?', expect: ['Hartley & Moss'] },
+      { question: 'What is the name of the firm?', expect: ['Hartley', 'Moss'] },
       { question: 'Who are you?', expect: ['Oliver'] },
       { question: 'Is the first consultation free?', expect: ['consultation is free'] },
       { question: 'How much is a will?', expect: ['£240'], not: ['£150'] },

@@ -9,6 +9,7 @@ import { EMAIL, PRICE, TIME, CLOSED, hasAddress, hasHours, hasPhone, POSTCODE } 
 import type { KnowledgeIndex, Unit } from './knowledge-index.js';
 import type { Intent, Question } from './text.js';
 import { similarity } from './embeddings.js';
+import { sentences } from '../knowledge/compile.js';
 import { MEASURE_IN_TEXT, terms as terms_ } from './text.js';
 
 export interface Candidate {
@@ -105,6 +106,11 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
       if (exactText || unit.contextTerms.has(term) || matchedQuery.has(term)) covered += weight;
       if (exactText || (matchedQuery.has(term) && !unit.contextTerms.has(term))) inText += weight;
     }
+    // A FAQ whose whole question is inside the visitor's ("is there a limit on invoices?" in "is there
+    // a limit on how many invoices I can send?") answers it, whatever other words the visitor used.
+    if (unit.kind === 'faq' && unit.context === unit.heading && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t))) {
+      covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
+    }
     const sim = similarities.get(id) ?? 0;
     // A unit close enough in meaning covers the question as well as one that shares its words.
     const lexical = total ? covered / total : 1;
@@ -121,10 +127,15 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     // A price row named by the question ("how much is the Team plan?"): its first cell is what was asked.
     if (unit.kind === 'row' && unit.cells?.[0]) {
       const named = terms_(unit.cells[0]);
-      if (named.length && named.every((t) => terms.includes(t))) score += 0.15;
+      if (named.length && named.every((t) => terms.includes(t))) score += 0.3;
     }
     // "How long does it take?" is answered by a unit that says how long.
     if (question.measure && MEASURE_IN_TEXT[question.measure].test(unit.text)) score += 0.25;
+    // "What is the bakery called?": the business's name, not a sentence that happens to say "named".
+    if (unit.identity === 'business') score += 0.5;
+    // A price question is answered by the price said with what was asked ("Wedding cakes: from
+    // $350"), not by another price in the same unit ("delivery is $20").
+    if (intents.has('price') && total) score += 0.3 * priceNear(index, unit, terms, total) - 0.15;
     // Of two units that cover the question alike, the one more about it (fewer other words).
     if (unit.textTerms.size) score += 0.1 * (terms.filter((t) => unit.textTerms.has(t)).length / unit.textTerms.size);
     if (unit.kind === 'prompt') score -= 0.05;
@@ -147,11 +158,29 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   return candidates.slice(0, limit);
 }
 
+/** An amount of money (not "free of charge"): what a price question asks for. */
+const AMOUNT = /[$€£¥₹]\s?\d|\d\s?([€£$]|\b(usd|eur|gbp|chf|dollars?|euros?|pounds?)\b)/i;
+
+/** The best share of the question's terms said in one sentence (or row) of the unit that holds a price. */
+function priceNear(index: KnowledgeIndex, unit: Unit, terms: string[], total: number): number {
+  let best = 0;
+  const parts = unit.kind === 'row' ? [unit.text] : sentences(unit.text);
+  for (const part of parts) {
+    if (!AMOUNT.test(part)) continue;
+    const said = new Set([...terms_(part), ...(unit.kind === 'row' ? unit.contextTerms : [])]);
+    const share = terms.reduce((sum, t) => sum + (said.has(t) ? idf(index, t) : 0), 0) / total;
+    best = Math.max(best, share);
+  }
+  return best;
+}
+
 /** Whether a candidate may be said as the answer. */
 export function answers(candidate: Candidate | undefined, question: Question): boolean {
   if (!candidate) return false;
   if (!question.terms.length && !question.intents.size) return false;
   if (question.intents.size && !candidate.evidence) return false;
+  // "How long…?" is not answered by a unit that says no duration.
+  if (question.measure && !MEASURE_IN_TEXT[question.measure].test(candidate.unit.text)) return false;
   // Hours and prices change: an old page's are not said as today's.
   if (candidate.unit.stale && (question.intents.has('hours') || question.intents.has('price'))) return false;
   return candidate.coverage >= MIN_COVERAGE;

@@ -28,10 +28,13 @@ const FOLD: Record<string, string> = {
   restroom: 'toilet', bathroom: 'toilet', washroom: 'toilet', career: 'job', vacanc: 'job', hire: 'job', hir: 'job',
   voucher: 'gift', reserv: 'book', booking: 'book', appoint: 'book', appointment: 'book', wheelchair: 'access', accessibl: 'access',
   mail: 'email', cancellat: 'cancel',
-  fit: 'instal', fitted: 'instal', install: 'instal', further: 'far', allow: 'welcom', permit: 'welcom', monthli: 'month', hourli: 'hour',
+  install: 'fit', installs: 'fit', installed: 'fit', installing: 'fit', installation: 'fit', installer: 'fit', further: 'far', allow: 'welcom', permit: 'welcom', monthli: 'month', hourli: 'hour',
   annual: 'year', yearli: 'year', identif: 'id', hous: 'home', ahead: 'advanc', earli: 'advanc', notic: 'advanc',
   teeth: 'tooth', unlimit: 'limit', move: 'import', migrat: 'import', exclud: 'includ', incl: 'includ', inc: 'includ', owner: 'found', own: 'found', founder: 'found', establish: 'found', e: '', telephon: 'phone', tel: 'phone', mobil: 'phone',
 };
+
+/** "a will", "my will" is the document, not the future tense. */
+const WILL_NOUN = /\b(a|my|the|your|our|his|her|their|single|mirror|new|living) will\b/gi;
 
 export function normalise(text: string): string {
   return text
@@ -58,7 +61,7 @@ export function stem(word: string): string {
 /** The content terms of a text: stemmed, without stop words. */
 export function terms(text: string): string[] {
   const out: string[] = [];
-  for (const word of words(text)) {
+  for (const word of words(text.replace(WILL_NOUN, '$1 wills'))) {
     if (STOP.has(word) || word.length < 2 && !/\d/.test(word)) continue;
     const term = stem(word);
     if (term) out.push(term);
@@ -80,9 +83,10 @@ const INTENTS: Array<[Intent, RegExp, string[]]> = [
 const PAST_OPENING = /\b(did|when was)\b.*\bopen(ed)?\b|\bopened\b|\bsince when\b|\bfirst open/;
 
 /** What a "how long / how far / how often" question is answered with. */
-export type Measure = 'duration' | 'distance' | 'frequency';
+export type Measure = 'duration' | 'distance' | 'frequency' | 'year';
 
 const MEASURES: Array<[Measure, RegExp]> = [
+  ['year', /\bwhen (did|was|were)\b|\bsince when\b|\bwhat year\b|\bhow old\b/],
   ['duration', /\bhow (long|fast|quickly|soon)\b/],
   ['distance', /\bhow far\b/],
   ['frequency', /\bhow often\b/],
@@ -90,8 +94,9 @@ const MEASURES: Array<[Measure, RegExp]> = [
 
 /** The measure said in a text ("90 minutes", "20 miles", "every six months"). */
 export const MEASURE_IN_TEXT: Record<Measure, RegExp> = {
-  duration: /\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|an?)\s*(-\s*)?(to \d+ )?(minutes?|mins?|hours?|days?|working days|weeks?|months?|years?)\b|\bsame[- ]day\b|\bin one day\b/i,
+  duration: /\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|an?)\s*(-\s*)?(to \d+ )?((working|business) )?(minutes?|mins?|hours?|days?|weeks?|months?|years?)\b|\bsame[- ]day\b|\bin one day\b/i,
   distance: /\b\d+\s*(miles?|km|kilometres?|kilometers?|minutes'? (walk|drive))\b/i,
+  year: /\b(19|20)\d\d\b/,
   frequency: /\bevery\b|\b(once|twice|\d+ times) (a|per)\b|\b(daily|weekly|monthly|yearly|annually|hourly)\b/i,
 };
 
@@ -113,12 +118,10 @@ export interface Question {
  */
 const SHAPE_WORDS = /\bhow (long|far|often|fast|quickly|soon)\b|\b(the|this|your|ur) (business|company|firm|practice|practise|clinic|shop|store|bakery|cafe|restaurant|salon|studio|agency|office|place)\b(?! (hours|times|number|email|address|phone|name|called))/g;
 
-/** "a will", "my will" is the document, not the future tense. */
-const WILL_NOUN = /\b(a|my|the|your|our|his|her|their|single|mirror|new|living) will\b/g;
 
 export function analyseQuestion(text: string): Question {
   const normal = normalise(text);
-  const asked = normal.replace(SHAPE_WORDS, (match) => (match.startsWith('how ') ? 'how' : '')).replace(WILL_NOUN, '$1 wills');
+  const asked = normal.replace(SHAPE_WORDS, (match) => (match.startsWith('how ') ? 'how' : ''));
   const intents = new Set<Intent>();
   const intentWords = new Set<string>();
   for (const [intent, pattern, stems] of INTENTS) {
