@@ -93,7 +93,9 @@ export function phrase(unit: Unit, language: string): string {
       let said = speakable(unit.text, language);
       // "He speaks English and Spanish." says nothing without the sentence naming him.
       if (unit.previous && /^(he|she|they|it|this|that|these|those|his|her|their|its)\b/i.test(unit.text)) said = `${speakable(unit.previous, language)} ${said}`;
+      // A short sentence is said with its neighbour in the paragraph, the one after it or else the one before.
       if (said.length < 50 && unit.next) said += ` ${speakable(unit.next, language)}`;
+      else if (said.length < 50 && unit.previous && !said.startsWith(speakable(unit.previous, language))) said = `${speakable(unit.previous, language)} ${said}`;
       return sentence(said);
     }
     default:

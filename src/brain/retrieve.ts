@@ -129,6 +129,8 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
       const named = terms_(unit.cells[0]);
       if (named.length && named.every((t) => terms.includes(t))) score += 0.3;
     }
+    // Of two units that cover the question alike, the one more about it (fewer other words).
+    if (unit.textTerms.size) score += 0.1 * (terms.filter((t) => unit.textTerms.has(t)).length / unit.textTerms.size);
     // "How long does it take?" is answered by a unit that says how long.
     if (question.measure && MEASURE_IN_TEXT[question.measure].test(unit.text)) score += 0.25;
     // "What is the bakery called?": the business's name, not a sentence that happens to say "named".
@@ -136,8 +138,6 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     // A price question is answered by the price said with what was asked ("Wedding cakes: from
     // $350"), not by another price in the same unit ("delivery is $20").
     if (intents.has('price') && total) score += 0.3 * priceNear(index, unit, terms, total) - 0.15;
-    // Of two units that cover the question alike, the one more about it (fewer other words).
-    if (unit.textTerms.size) score += 0.1 * (terms.filter((t) => unit.textTerms.has(t)).length / unit.textTerms.size);
     if (unit.kind === 'prompt') score -= 0.05;
     // The town answers "where are you?" only when no page gives the street address.
     if (unit.identity === 'town' && intents.has('address')) score -= 0.2;

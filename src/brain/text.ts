@@ -87,8 +87,8 @@ export type Measure = 'duration' | 'distance' | 'frequency' | 'year';
 
 const MEASURES: Array<[Measure, RegExp]> = [
   ['year', /\bwhen (did|was|were)\b|\bsince when\b|\bwhat year\b|\bhow old\b/],
-  ['duration', /\bhow (long|fast|quickly|soon)\b/],
-  ['distance', /\bhow far\b/],
+  ['duration', /\bhow (long|fast|quickly|soon)\b|\bhow far (in advance|ahead)\b/],
+  ['distance', /\bhow far\b(?! (in advance|ahead))/],
   ['frequency', /\bhow often\b/],
 ];
 
@@ -116,7 +116,7 @@ export interface Question {
  * duration, distance, frequency or speed, which the answer says as a number, not as that word; "the
  * bakery", "your practice" is the business itself, as "you" is.
  */
-const SHAPE_WORDS = /\bhow (long|far|often|fast|quickly|soon)\b|\b(the|this|your|ur) (business|company|firm|practice|practise|clinic|shop|store|bakery|cafe|restaurant|salon|studio|agency|office|place)\b(?! (hours|times|number|email|address|phone|name|called))/g;
+const SHAPE_WORDS = /\bhow (long|far(?! (in advance|ahead))|often|fast|quickly|soon)\b|\b(the|this|your|ur) (business|company|firm|practice|practise|clinic|shop|store|bakery|cafe|restaurant|salon|studio|agency|office|place)\b(?! (hours|times|number|email|address|phone|name|called))/g;
 
 
 export function analyseQuestion(text: string): Question {
