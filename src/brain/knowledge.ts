@@ -52,14 +52,14 @@ export class BrainKnowledge {
   async load(accountId: number, agentId: number): Promise<{ agent: KnowledgeAgent; index: KnowledgeIndex }> {
     const agent = await this.agents.get(accountId, agentId);
     const version = await this.knowledge.version(agentId);
-    const key = IndexCache.key(version, agent.system_prompt);
+    const key = IndexCache.key(version, agent.system_prompt, agent.name);
     const cached = this.cache.get(agentId, key);
     if (cached) return { agent, index: cached };
     // Concurrent first answers of one agent build the index once.
     const flight = `${agentId}:${key}`;
     let pending = this.building.get(flight);
     if (!pending) {
-      pending = this.knowledge.snapshot(agentId).then((snapshot) => buildIndex(snapshot, agent.system_prompt, key));
+      pending = this.knowledge.snapshot(agentId).then((snapshot) => buildIndex(snapshot, agent.system_prompt, key, agent.name));
       this.building.set(flight, pending);
       pending.finally(() => this.building.delete(flight)).catch(() => {});
     }

@@ -8,10 +8,10 @@
 import type { AnswerEngine, AnswerEvent, AnswerRequest, AnswerSource } from './engine.js';
 import type { BrainKnowledge } from './knowledge.js';
 import type { GapRecorder } from './gaps.js';
-import type { KnowledgeIndex } from './knowledge-index.js';
+import type { KnowledgeIndex, Unit } from './knowledge-index.js';
 import { analyseQuestion, terms } from './text.js';
-import { answers, rank, type Candidate, type SemanticQuery } from './retrieve.js';
-import { phrase } from './phrasing.js';
+import { answers, evidenceFor, rank, type Candidate, type SemanticQuery } from './retrieve.js';
+import { phrase, speakable } from './phrasing.js';
 import { askedLastTurn, askForDetail, shapeOf, smallTalkReply, type Persona } from './small-talk.js';
 import type { Fact } from '../knowledge/compile.js';
 
@@ -88,7 +88,7 @@ export function personaOf(index: KnowledgeIndex, agentName: string): Persona {
   const about = facts.find((f) => f.topic === 'about')?.text ?? site.description;
   return {
     name: agentName,
-    business: site.name,
+    business: site.name || index.identity?.business,
     description: about,
     topics: topics.length ? (topics.length === 1 ? topics[0] : `${topics.slice(0, -1).join(', ')} and ${topics[topics.length - 1]}`) : undefined,
   };
@@ -125,13 +125,24 @@ export function composeReply(index: KnowledgeIndex, agentName: string, request: 
     if (other && chosen.length < 2) chosen.push(other);
   }
   const said: string[] = [];
-  for (const candidate of chosen) {
+  // "What are your hours?" answered from a table of hours: the whole table, not its first row.
+  const week = analysed.intents.has('hours') && !analysed.terms.length && best!.unit.kind === 'row' ? hoursTable(index, best!.unit) : undefined;
+  if (week) said.push(week);
+  for (const candidate of week ? [] : chosen) {
     const line = phrase(candidate.unit, request.language || 'en');
     if (!said.some((s) => s.includes(line) || line.includes(s))) said.push(line);
   }
   const sources: AnswerSource[] = [];
   for (const candidate of chosen) if (!sources.some((s) => s.kind === candidate.unit.source.kind && s.title === candidate.unit.source.title && s.url === candidate.unit.source.url)) sources.push(candidate.unit.source);
   return { text: prefix + said.join(' '), kind: 'answered', sources };
+}
+
+/** Every row of the table a row of hours is in, said as one sentence ("Monday closed; Tuesday…"). */
+function hoursTable(index: KnowledgeIndex, row: Unit): string | undefined {
+  const rows = index.units.filter((u) => u.kind === 'row' && u.context === row.context && u.source.url === row.source.url && u.source.title === row.source.title && evidenceFor('hours', u));
+  if (rows.length < 2 || rows.length > 10) return undefined;
+  const days = rows.map((u) => speakable((u.cells ?? [u.text]).filter(Boolean).join(' '), 'en').replace(/\.$/, ''));
+  return `Our opening hours are: ${days.join('; ')}.`;
 }
 
 function hash(text: string): number {

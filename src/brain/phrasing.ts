@@ -6,6 +6,7 @@
  */
 import { CLOSED, PRICE, TIME } from '../knowledge/patterns.js';
 import type { Unit } from './knowledge-index.js';
+import { sentences } from '../knowledge/compile.js';
 
 const DAYS: Record<string, string> = {
   mon: 'Monday', tue: 'Tuesday', tues: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', thur: 'Thursday', thurs: 'Thursday',
@@ -83,14 +84,18 @@ export function phrase(unit: Unit, language: string): string {
       return `${unit.heading ? `${unit.heading}: ` : ''}${items.join('; ')}.`;
     }
     case 'faq': {
-      const parts = unit.text.split(/(?<=[.!?])\s+/);
+      const parts = sentences(unit.text);
       let said = parts[0] ?? '';
       if (said.length < 60 && parts[1]) said += ` ${parts[1]}`;
       return sentence(speakable(said, language));
     }
     case 'sentence': {
       let said = speakable(unit.text, language);
+      // "He speaks English and Spanish." says nothing without the sentence naming him.
+      if (unit.previous && /^(he|she|they|it|this|that|these|those|his|her|their|its)\b/i.test(unit.text)) said = `${speakable(unit.previous, language)} ${said}`;
+      // A short sentence is said with its neighbour in the paragraph, the one after it or else the one before.
       if (said.length < 50 && unit.next) said += ` ${speakable(unit.next, language)}`;
+      else if (said.length < 50 && unit.previous && !said.startsWith(speakable(unit.previous, language))) said = `${speakable(unit.previous, language)} ${said}`;
       return sentence(said);
     }
     default:

@@ -9,6 +9,8 @@ import { EMAIL, PRICE, TIME, CLOSED, hasAddress, hasHours, hasPhone, POSTCODE } 
 import type { KnowledgeIndex, Unit } from './knowledge-index.js';
 import type { Intent, Question } from './text.js';
 import { similarity } from './embeddings.js';
+import { sentences } from '../knowledge/compile.js';
+import { MEASURE_IN_TEXT, terms as terms_ } from './text.js';
 
 export interface Candidate {
   unit: Unit;
@@ -41,16 +43,20 @@ const HOURS_CONTEXT = /\b(hours?|opening|open|times?)\b/i;
 export function evidenceFor(intent: Intent, unit: Unit): boolean {
   const text = unit.text;
   switch (intent) {
-    case 'hours':
-      return hasHours(text) || ((TIME.test(text) || CLOSED.test(text)) && HOURS_CONTEXT.test(unit.context));
+    case 'hours': {
+      // "$7.00" is a price, not seven o'clock.
+      const timed = text.replace(new RegExp(PRICE.source, 'gi'), ' ');
+      return hasHours(timed) || ((TIME.test(timed) || CLOSED.test(timed)) && HOURS_CONTEXT.test(unit.context));
+    }
     case 'price':
-      return PRICE.test(text) || /\bfree\b/i.test(text);
+      // A price, or what prices are ("prices include VAT", "quotes are free").
+      return PRICE.test(text) || /\b(free|prices?|fees?|vat|tax(es)?)\b/i.test(text);
     case 'phone':
       return hasPhone(text);
     case 'email':
       return EMAIL.test(text);
     case 'address':
-      return hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context));
+      return unit.identity === 'town' || hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context));
   }
 }
 
@@ -85,15 +91,25 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   if (!hits.size) return [];
   const total = terms.reduce((sum, t) => sum + idf(index, t), 0);
   const candidates: Candidate[] = [];
+  // The business's name answers only a question about a name ("what is the bakery called?").
+  const asksName = terms.includes('name') || terms.includes('call');
   for (const [id, matchedQuery] of hits) {
     const unit = index.units[id]!;
+    if (unit.identity === 'business' && !asksName) continue;
     let covered = 0;
     let inText = 0;
+    let inContext = 0;
     for (const term of terms) {
       const weight = idf(index, term);
       const exactText = unit.textTerms.has(term);
+      if (unit.contextTerms.has(term)) inContext += weight;
       if (exactText || unit.contextTerms.has(term) || matchedQuery.has(term)) covered += weight;
       if (exactText || (matchedQuery.has(term) && !unit.contextTerms.has(term))) inText += weight;
+    }
+    // A FAQ whose whole question is inside the visitor's ("is there a limit on invoices?" in "is there
+    // a limit on how many invoices I can send?") answers it, whatever other words the visitor used.
+    if (unit.kind === 'faq' && unit.context === unit.heading && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t))) {
+      covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
     }
     const sim = similarities.get(id) ?? 0;
     // A unit close enough in meaning covers the question as well as one that shares its words.
@@ -106,8 +122,27 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     if (intents.size) score += evidence ? 0.3 : -0.5;
     if (followUp.length) score += 0.05 * followUp.filter((t) => unit.textTerms.has(t) || unit.contextTerms.has(t)).length;
     if (unit.kind === 'answer') score += 0.15;
-    if (unit.kind === 'faq') score += 0.1;
+    // A FAQ answer is the answer when its question is the visitor's (its question is its context).
+    if (unit.kind === 'faq') score += 0.2 * (total ? inContext / total : 0);
+    // A price row named by the question ("how much is the Team plan?"): its first cell is what was asked.
+    if (unit.kind === 'row' && unit.cells?.[0]) {
+      const named = terms_(unit.cells[0]);
+      if (named.length && named.every((t) => terms.includes(t))) score += 0.3;
+    }
+    // Of two units that cover the question alike, the one more about it (fewer other words).
+    if (unit.textTerms.size) score += 0.1 * (terms.filter((t) => unit.textTerms.has(t)).length / unit.textTerms.size);
+    // "How long does it take?" is answered by a unit that says how long.
+    if (question.measure && MEASURE_IN_TEXT[question.measure].test(unit.text)) score += 0.25;
+    // "What is the bakery called?": the business's name, not a sentence that happens to say "named".
+    if (unit.identity === 'business') score += 0.5;
+    // A price question is answered by the price said with what was asked ("Wedding cakes: from
+    // $350"), not by another price in the same unit ("delivery is $20").
+    if (intents.has('price') && total) score += 0.3 * priceNear(index, unit, terms, total) - 0.15;
     if (unit.kind === 'prompt') score -= 0.05;
+    // The town answers "where are you?" only when no page gives the street address.
+    if (unit.identity === 'town' && intents.has('address')) score -= 0.2;
+    // An old background page (last year's prices, a past season's hours) yields to newer pages.
+    if (unit.stale) score -= 0.3;
     if (!terms.length && intents.has('hours')) {
       // "What are your hours?": the sentence or list that says the hours outright.
       if (HOURS_CONTEXT.test(unit.text)) score += 0.15;
@@ -123,10 +158,30 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   return candidates.slice(0, limit);
 }
 
+/** An amount of money (not "free of charge"): what a price question asks for. */
+const AMOUNT = /[$€£¥₹]\s?\d|\d\s?([€£$]|\b(usd|eur|gbp|chf|dollars?|euros?|pounds?)\b)/i;
+
+/** The best share of the question's terms said in one sentence (or row) of the unit that holds a price. */
+function priceNear(index: KnowledgeIndex, unit: Unit, terms: string[], total: number): number {
+  let best = 0;
+  const parts = unit.kind === 'row' ? [unit.text] : sentences(unit.text);
+  for (const part of parts) {
+    if (!AMOUNT.test(part)) continue;
+    const said = new Set([...terms_(part), ...(unit.kind === 'row' ? unit.contextTerms : [])]);
+    const share = terms.reduce((sum, t) => sum + (said.has(t) ? idf(index, t) : 0), 0) / total;
+    best = Math.max(best, share);
+  }
+  return best;
+}
+
 /** Whether a candidate may be said as the answer. */
 export function answers(candidate: Candidate | undefined, question: Question): boolean {
   if (!candidate) return false;
   if (!question.terms.length && !question.intents.size) return false;
   if (question.intents.size && !candidate.evidence) return false;
+  // "How long…?" is not answered by a unit that says no duration.
+  if (question.measure && !MEASURE_IN_TEXT[question.measure].test(candidate.unit.text)) return false;
+  // Hours and prices change: an old page's are not said as today's.
+  if (candidate.unit.stale && (question.intents.has('hours') || question.intents.has('price'))) return false;
   return candidate.coverage >= MIN_COVERAGE;
 }

@@ -31,6 +31,9 @@ export function plain(markdown: string): string {
     .trim();
 }
 
+/** A cell that holds data: a number, a day, "closed", "free". */
+const DATA_CELL = /\d|\b(mon|tues?|wed|thu(rs)?|fri|sat|sun)(day)?s?\b|\b(closed|free|yes|no)\b/i;
+
 function cells(line: string): string[] {
   const inner = line.trim().replace(/^\|/, '').replace(/\|$/, '');
   return inner.split(/(?<!\\)\|/).map((c) => plain(c.replace(/\\\|/g, '|')));
@@ -66,8 +69,9 @@ export function parseBlocks(markdown: string): Block[] {
         i++;
       }
       let headers = rows.shift() ?? [];
-      // A table written without a header row gets an empty one (turndown): use its first row.
-      if (headers.every((h) => !h) && rows.length > 1) headers = rows.shift()!;
+      // A table written without a header row gets an empty one (turndown): its first row is the
+      // header when it reads like one, not like data ("Monday | Closed", "Latte | $4.25").
+      if (headers.every((h) => !h) && rows.length > 1 && !rows[0]!.some((cell) => DATA_CELL.test(cell))) headers = rows.shift()!;
       const body = rows.filter((r) => r.some((c) => c));
       blocks.push({ kind: 'table', text: [headers.join(' | '), ...body.map((r) => r.join(' | '))].join('\n'), headings: headings(), headers, rows: body, markdown: lines.slice(start, i).join('\n') });
       continue;

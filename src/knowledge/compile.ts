@@ -61,11 +61,17 @@ const AREAS = /\b(we (serve|cover|deliver to|travel to)|service areas?|areas? (w
 const POLICIES = /\b(cancel(l?ation)?|refunds?|returns?|deposit|policy|guarantee|warranty|notice|in advance|book(ing)? ahead|minimum order|we accept|payment)\b/i;
 const LEGAL_PAGE = /privacy|terms|legal|cookie|imprint|impressum|disclaimer/i;
 
+/** Abbreviations a sentence does not end on ("Dr. Cole", "St. Mary's", "approx. 20"). */
+const ABBREVIATION = /\b(dr|mr|mrs|ms|prof|st|no|nos|approx|incl|excl|vs|etc|e\.g|i\.e|ca|co|ltd|inc|jr|sr|mt|ave|rd)\.$/i;
+
 export function sentences(text: string): string[] {
-  return text
-    .split(/(?<=[.!?])\s+(?=[A-Z0-9"“(])/)
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const parts = text.split(/(?<=[.!?])\s+(?=[A-Z0-9"“(])/);
+  const out: string[] = [];
+  for (const part of parts) {
+    if (out.length && ABBREVIATION.test(out[out.length - 1]!)) out[out.length - 1] += ` ${part}`;
+    else out.push(part);
+  }
+  return out.map((s) => s.trim()).filter(Boolean);
 }
 
 export function compileFacts(documents: KnowledgeDocument[], site: SiteInfo): Fact[] {

@@ -4,6 +4,10 @@
  * and price tables survive. Before that, what is never content goes: scripts, forms, cookie and
  * consent banners, dialogs. Contact details in the header and footer (phone, e-mail, address,
  * hours) are kept as a "Contact details" block: small-business sites often say them only there.
+ * FAQ shapes (`dt/dd`, `details/summary` accordions, a bold question before its answer, schema.org
+ * `FAQPage` JSON-LD) are written as a question heading followed by its answer, the one shape the
+ * answering engine reads as question → answer. A page that marks its main content (`<main>`) is read
+ * from there; Readability finds the content of pages that do not.
  * A page without readable text is a failure with a reason the owner can act on, the commonest being
  * a page drawn by JavaScript.
  */
@@ -33,6 +37,9 @@ function markdownWriter(): TurndownService {
   return turndown;
 }
 
+/** A footer line that says how the business is registered, regulated or accredited. */
+const CREDENTIAL = /\b(regulated|registered|licensed|licen[cs]e (no|number)|accredited|certified|insured|member of)\b/i;
+
 function text(node: { textContent: string | null } | null | undefined): string {
   return (node?.textContent ?? '').replace(/\s+/g, ' ').trim();
 }
@@ -49,7 +56,7 @@ function contactLines(document: Document): string[] {
       // The smallest elements only: a container's text repeats its children's.
       if (el.querySelector('p, li, address, div, dd, td')) continue;
       const line = text(el);
-      if (line.length >= 6 && line.length <= 300 && hasFactPattern(line) && !lines.includes(line)) lines.push(line);
+      if (line.length >= 6 && line.length <= 300 && (hasFactPattern(line) || CREDENTIAL.test(line)) && !lines.includes(line)) lines.push(line);
     }
   }
   return lines.slice(0, 12);
@@ -72,8 +79,98 @@ function tidy(markdown: string): string {
     .trim();
 }
 
+/** Question → answer pairs of the page's schema.org FAQPage JSON-LD. */
+function faqJsonLd(document: Document): Array<{ question: string; answer: string }> {
+  const pairs: Array<{ question: string; answer: string }> = [];
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (!node || typeof node !== 'object') return;
+    const item = node as Record<string, unknown>;
+    const types = ([] as unknown[]).concat(item['@type'] ?? []);
+    if (types.includes('Question') && typeof item.name === 'string') {
+      const accepted = ([] as unknown[]).concat(item.acceptedAnswer ?? item.suggestedAnswer ?? [])[0] as Record<string, unknown> | undefined;
+      const answer = typeof accepted?.text === 'string' ? text(parseHTML(`<p>${accepted.text}</p>`).document.querySelector('p') as never) : '';
+      if (answer) pairs.push({ question: item.name.replace(/\s+/g, ' ').trim(), answer });
+      return;
+    }
+    for (const key of ['@graph', 'mainEntity', 'hasPart']) if (item[key]) visit(item[key]);
+  };
+  for (const script of Array.from(document.querySelectorAll('script[type="application/ld+json"]'))) {
+    try {
+      visit(JSON.parse(script.textContent ?? ''));
+    } catch {
+      // A broken JSON-LD block is ignored, as browsers and search engines do.
+    }
+  }
+  return pairs;
+}
+
+const isQuestion = (line: string) => /\?\s*$/.test(line) && line.length <= 200;
+
+/**
+ * FAQ shapes as "question heading, then its answer": a `dt` question and its `dd`s, a `summary`
+ * and the rest of its `details`, a paragraph that is only a bold question (or starts with one)
+ * and the text after it. The heading sits one level below the heading above it.
+ */
+function normaliseFaqs(document: Document): void {
+  // The level of the heading above each element, in one walk of the page in document order.
+  const above = new Map<Element, number>();
+  let level = 1;
+  for (const el of Array.from(document.querySelectorAll('*'))) {
+    const h = /^H([1-6])$/.exec(el.tagName);
+    // A heading inside a question (`<summary><h3>…?</h3></summary>`) is the question, not a section.
+    if (h && !el.closest('summary, dt')) level = Number(h[1]);
+    else if (/^(DL|DETAILS|P)$/.test(el.tagName)) above.set(el, level);
+  }
+  const levelAt = (el: Element): number => Math.min(6, (above.get(el) ?? 1) + 1);
+  const heading = (el: Element, words: string) => {
+    const h = document.createElement(`h${levelAt(el)}`);
+    h.textContent = words;
+    return h;
+  };
+  for (const list of Array.from(document.querySelectorAll('dl'))) {
+    const terms = Array.from(list.querySelectorAll('dt'));
+    if (!terms.length || !terms.some((dt) => isQuestion(text(dt)))) continue;
+    const out = document.createElement('div');
+    for (const child of Array.from(list.children)) {
+      if (child.tagName === 'DT') out.appendChild(heading(list, text(child)));
+      else if (child.tagName === 'DD') {
+        const answer = document.createElement('div');
+        answer.innerHTML = /<(p|ul|ol|table|div)\b/i.test(child.innerHTML) ? child.innerHTML : `<p>${child.innerHTML}</p>`;
+        out.appendChild(answer);
+      }
+    }
+    list.replaceWith(out);
+  }
+  for (const details of Array.from(document.querySelectorAll('details'))) {
+    const summary = details.querySelector('summary');
+    if (!summary) continue;
+    const question = text(summary);
+    summary.remove();
+    const out = document.createElement('div');
+    out.appendChild(heading(details, question));
+    const answer = document.createElement('div');
+    answer.innerHTML = /<(p|ul|ol|table|div)\b/i.test(details.innerHTML) ? details.innerHTML : `<p>${details.innerHTML}</p>`;
+    out.appendChild(answer);
+    details.replaceWith(out);
+  }
+  for (const p of Array.from(document.querySelectorAll('p'))) {
+    const first = p.firstElementChild;
+    if (!first || !/^(STRONG|B)$/.test(first.tagName)) continue;
+    const question = text(first);
+    const before = (p.innerHTML.split(first.outerHTML)[0] ?? '').trim();
+    if (before || !isQuestion(question)) continue;
+    first.remove();
+    const rest = text(p);
+    const h = heading(p, question);
+    p.parentNode!.insertBefore(h, p);
+    if (!rest) p.remove();
+  }
+}
+
 export function extractPage(html: string, url: string): ExtractedPage {
   const { document } = parseHTML(html) as unknown as { document: Document };
+  const jsonLdFaqs = faqJsonLd(document);
   const rawTitle = text(document.querySelector('title')) || meta(document, 'meta[property="og:title"]');
   const siteName = meta(document, 'meta[property="og:site_name"]') || meta(document, 'meta[name="application-name"]');
   const description = meta(document, 'meta[name="description"]') || meta(document, 'meta[property="og:description"]');
@@ -93,6 +190,17 @@ export function extractPage(html: string, url: string): ExtractedPage {
     if (BANNER.test(marker) && el.tagName !== 'BODY' && el.tagName !== 'HTML' && el.tagName !== 'MAIN') el.remove();
   }
   const contacts = contactLines(document);
+  normaliseFaqs(document);
+  // Navigation and the page's own header and footer are never content (their contact facts are kept above).
+  for (const el of Array.from(document.querySelectorAll('nav, [role="navigation"], header, footer, [role="banner"], [role="contentinfo"]'))) {
+    const inContent = el.parentElement?.closest('main, article, [role="main"]');
+    if (el.tagName === 'NAV' || el.getAttribute('role') === 'navigation' || !inContent) el.remove();
+  }
+  // Lists whose every item is only a link are navigation (a blog's index, "related pages"), not content.
+  for (const list of Array.from(document.querySelectorAll('ul, ol'))) {
+    const items = Array.from(list.querySelectorAll('li'));
+    if (items.length && items.every((li) => { const linked = Array.from(li.querySelectorAll('a')).map((a) => text(a)).join(' '); return linked && linked.length >= text(li).length - 1; })) list.remove();
+  }
   // Paragraphs that are only links ("See today's menu", "Parking · Directions") are calls to action, not content.
   for (const el of Array.from(document.querySelectorAll('p'))) {
     const all = text(el);
@@ -103,16 +211,25 @@ export function extractPage(html: string, url: string): ExtractedPage {
   const h1 = text(document.querySelector('h1'));
   let markdown = '';
   const article = new Readability(document.cloneNode(true) as Document, { charThreshold: 60, keepClasses: false }).parse();
-  if (article?.content && text({ textContent: article.textContent ?? null }).length >= 40) {
+  // A page that marks its main content says what its content is: read that. Readability guesses from
+  // prose, and on a short page of tables and lists it may flatten the tables or keep the footer instead.
+  const main = document.querySelector('main, [role="main"]');
+  const mainText = main ? text(main) : '';
+  const articleText = text({ textContent: article?.textContent ?? null });
+  if ((!main || mainText.length < 40) && article?.content && articleText.length >= 40) {
     markdown = markdownWriter().turndown(article.content);
   } else {
-    // Readability found nothing it calls an article: fall back to the page minus navigation.
-    const body = document.querySelector('main, [role="main"], article') ?? document.body;
+    // The main content, or (Readability found nothing it calls an article) the page minus navigation.
+    const body = (mainText.length >= 40 ? main : null) ?? document.querySelector('article') ?? document.body;
     if (body) {
       for (const el of Array.from(body.querySelectorAll('nav, header, footer, aside, [role="navigation"], [role="banner"], [role="contentinfo"]'))) el.remove();
       markdown = markdownWriter().turndown(body.innerHTML ?? '');
     }
   }
+  // FAQ answers only the page's JSON-LD holds (an accordion filled by JavaScript) join the page.
+  const said = markdown.toLowerCase();
+  const missing = jsonLdFaqs.filter((pair) => !said.includes(pair.question.toLowerCase().slice(0, 60)));
+  if (missing.length) markdown += `\n\n## Frequently asked questions\n\n${missing.map((pair) => `### ${pair.question}\n\n${pair.answer}`).join('\n\n')}`;
   markdown = tidy(markdown);
   // Readability takes the page's first heading as the title and drops it; keep it when it says more.
   if (h1 && h1 !== title && !markdown.includes(h1) && !title.includes(h1)) markdown = `# ${h1}\n\n${markdown}`;
