@@ -12,8 +12,9 @@ import { sentences, rowText } from '../knowledge/compile.js';
 import type { KnowledgeSnapshot } from '../knowledge/service.js';
 import type { AnswerSource } from './engine.js';
 import { terms } from './text.js';
+import { sameText } from '../knowledge/v2/store.js';
 
-export type UnitKind = 'sentence' | 'item' | 'list' | 'row' | 'faq' | 'answer' | 'prompt';
+export type UnitKind = 'sentence' | 'item' | 'list' | 'row' | 'faq' | 'answer' | 'prompt' | 'fact';
 
 export interface Unit {
   id: number;
@@ -48,8 +49,11 @@ export interface KnowledgeIndex {
 
 export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | null, key: string): KnowledgeIndex {
   const units: Unit[] = [];
+  // Words of the pages the owner overruled (knowledge v2: changed, removed, corrected) are not said.
+  const overruled = new Set(snapshot.overruled ?? []);
   const add = (unit: Omit<Unit, 'id' | 'textTerms' | 'contextTerms'>) => {
     if (!unit.text.trim()) return;
+    if (overruled.size && unit.kind !== 'fact' && overruled.has(sameText(unit.text))) return;
     units.push({ ...unit, id: units.length, textTerms: new Set(terms(unit.text)), contextTerms: new Set(terms(unit.context)) });
   };
   const addBlocks = (blocks: Block[], title: string, source: AnswerSource, primary: boolean) => {
@@ -74,6 +78,12 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
       previous = block;
     }
   };
+  // Knowledge v2's facts from the owner (answers, ops, corrections, gap answers): ranked first.
+  // Facts read from a page or section are already there as that page's own units.
+  for (const fact of snapshot.knownFacts ?? []) {
+    if (!fact.owner) continue;
+    add({ kind: 'fact', text: fact.text, context: fact.question ?? '', heading: fact.question ?? '', source: { kind: 'owner', title: fact.question ?? 'The owner' }, primary: true });
+  }
   for (const answer of snapshot.answers) {
     add({ kind: 'answer', text: answer.answer, context: answer.question, heading: answer.question, source: { kind: 'gap_answer', title: answer.question }, primary: true });
   }

@@ -106,6 +106,8 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     if (intents.size) score += evidence ? 0.3 : -0.5;
     if (followUp.length) score += 0.05 * followUp.filter((t) => unit.textTerms.has(t) || unit.contextTerms.has(t)).length;
     if (unit.kind === 'answer') score += 0.15;
+    // The owner's word wins over what a page says about the same thing.
+    if (unit.kind === 'fact') score += 0.3;
     if (unit.kind === 'faq') score += 0.1;
     if (unit.kind === 'prompt') score -= 0.05;
     if (!terms.length && intents.has('hours')) {
