@@ -222,6 +222,8 @@ export class KnowledgeV2 {
     for (const { question, query, candidates } of passages) {
       // Stricter than answering: a price must be a price ("free" is not), hours must be times.
       const good = candidates.filter((c) => (query.intents.size ? c.evidence && [...query.intents].some((i) => holds(i, c.unit.text)) && (c.coverage >= 0.3 || !query.terms.length) : c.coverage >= 0.5));
+      // Hours said with times first (a "closed on Sundays" line comes after the opening times).
+      if (query.intents.has('hours')) good.sort((x, y) => Number(TIME.test(y.unit.text)) - Number(TIME.test(x.unit.text)));
       const seen = new Set<string>();
       for (const c of good) {
         if (seen.size >= FACTS_PER_QUESTION) break;
@@ -742,12 +744,12 @@ function factIntents(text: string): Set<Intent> {
 /** Whether a text holds the kind of fact an intent asks for (extraction's test). */
 function holds(intent: Intent, text: string): boolean {
   if (intent === 'price') return PRICE.test(text);
-  if (intent === 'hours') return hasHours(text) || TIME.test(text) || CLOSED.test(text);
+  if (intent === 'hours') return !PRICE.test(text) && (hasHours(text) || TIME.test(text) || CLOSED.test(text));
   return true;
 }
 
 /** Words a correction names that say nothing of what it is about. */
-const CORRECTION_NOISE = new Set(['now', 'new', 'chang', 'actual', 'longer', 'anymor', 'instead', 'sinc', 'start', 'correct', 'wrong', 'updat']);
+const CORRECTION_NOISE = new Set(['am', 'pm', 'now', 'new', 'chang', 'actual', 'longer', 'anymor', 'instead', 'sinc', 'start', 'correct', 'wrong', 'updat']);
 
 /**
  * The facts an owner's sentence is about: sharing its subject words (days, products, services),
