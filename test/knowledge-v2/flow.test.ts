@@ -94,7 +94,6 @@ forEachEngine('knowledge v2 end to end', (engine) => {
         }
         for (const key of ['hours', 'prices', 'services', 'contact', 'booking', 'cancellation']) assert.ok(view.questions.some((q: any) => q.key === key), key);
 
-        log("const pages = ['/', '/contact'");
         const pages = ['/', '/contact', '/faq', '/prices'].map((p) => ({ url: `${site.url}${p}`, is_primary: true }));
         assert.equal((await t.request('POST', v2('/extract'), { body: { pages } })).status, 200);
         assert.equal((await awaitBuild(t, agent)).last.brain_status, 'complete');
@@ -131,7 +130,6 @@ forEachEngine('knowledge v2 end to end', (engine) => {
         assert.deepEqual(gapFact.sources, [{ kind: 'gap', ref: gap.id }]);
 
         // Deleting a page makes orphans; keep makes one the owner's, drop deletes the rest.
-        log("view = (await t.request('GET',");
         view = (await t.request('GET', v2('/brain'))).body;
         const listed = (await t.request('GET', `/v1/agent/${agent}/pages/list`)).body;
         const faq = listed.find((p: any) => p.url.endsWith('/faq'));
