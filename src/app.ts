@@ -48,6 +48,9 @@ import { WebsiteReader } from './knowledge/reader/reader.js';
 import { KnowledgeService, type AgentDirectory } from './knowledge/service.js';
 import { BrainBuilds } from './knowledge/builds.js';
 import { knowledgeRoutes } from './knowledge/routes.js';
+import { KnowledgeV2 } from './knowledge/v2/service.js';
+import { KnowledgeModel } from './knowledge/v2/model.js';
+import { knowledgeV2Routes } from './knowledge/v2/routes.js';
 import { BrainKnowledge } from './brain/knowledge.js';
 import { KnowledgeGaps } from './brain/gaps.js';
 import { createBrain, semanticSearch } from './brain/factory.js';
@@ -269,6 +272,15 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const gaps = new KnowledgeGaps(database.db, knowledge, directory);
   const brain = createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
   const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
+  // Knowledge v2: its build steps run inside brain builds; with LLM_URL the model does each step.
+  const knowledgeModel = config.llmUrl ? new KnowledgeModel(llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: 60_000 }), config.llmModel) : undefined;
+  const knowledgeV2 = new KnowledgeV2(knowledge, knowledgeModel, app.log);
+  builds.v2 = {
+    schema: (agentId, signal) => knowledgeV2.schemaStep(agentId, signal),
+    extract: (agentId, signal) => knowledgeV2.extractStep(agentId, signal),
+    overruled: (agentId) => knowledgeV2.overruledOf(agentId),
+    addendum: (agentId) => knowledgeV2.addendum(agentId),
+  };
   await builds.start();
   sessions.hooks.building = (agentId) => knowledge.isBuilding(agentId);
   agents.onDuplicate.push((source, copy) => knowledge.copy(source.id, copy!));
@@ -382,6 +394,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   catalogRoutes(app, studio, customFaces);
   agentRoutes(app, agents, previews);
   knowledgeRoutes(app, knowledge);
+  knowledgeV2Routes(app, knowledge, knowledgeV2);
   gapRoutes(app, gaps);
   billingRoutes(app, billing);
   reportRoutes(app, new ReportsService(conversationQueries, {

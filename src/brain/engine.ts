@@ -45,7 +45,7 @@ export interface AnswerRequest {
 }
 
 export interface AnswerSource {
-  kind: 'page' | 'section' | 'system_prompt' | 'instructions' | 'gap_answer';
+  kind: 'page' | 'section' | 'system_prompt' | 'instructions' | 'gap_answer' | 'owner';
   title?: string;
   url?: string;
 }

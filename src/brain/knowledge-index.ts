@@ -18,8 +18,9 @@ import type { KnowledgeSnapshot } from '../knowledge/service.js';
 import type { AnswerSource } from './engine.js';
 import { dayTerms, terms } from './text.js';
 import { identityOf, type Identity } from './identity.js';
+import { sameText } from '../knowledge/v2/store.js';
 
-export type UnitKind = 'sentence' | 'item' | 'list' | 'row' | 'faq' | 'answer' | 'prompt' | 'identity';
+export type UnitKind = 'sentence' | 'item' | 'list' | 'row' | 'faq' | 'answer' | 'prompt' | 'identity' | 'fact';
 
 export interface Unit {
   id: number;
@@ -79,9 +80,12 @@ export interface KnowledgeIndex {
 
 export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | null, key: string, agentName?: string): KnowledgeIndex {
   const units: Unit[] = [];
+  // Words of the pages the owner overruled (knowledge v2: changed, removed, corrected) are not said.
+  const overruled = new Set(snapshot.overruled ?? []);
   const add = (unit: Omit<Unit, 'id' | 'textTerms' | 'contextTerms'>) => {
     // A question is never an answer: said back, it would echo the visitor.
-    if (!unit.text.trim() || (unit.kind !== 'answer' && isQuestion(unit.text))) return;
+    if (!unit.text.trim() || (unit.kind !== 'answer' && unit.kind !== 'fact' && isQuestion(unit.text))) return;
+    if (overruled.size && unit.kind !== 'fact' && overruled.has(sameText(unit.text))) return;
     units.push({ ...unit, id: units.length, textTerms: new Set([...terms(unit.text), ...dayTerms(unit.text)]), contextTerms: new Set(terms(unit.context)) });
   };
   const addBlocks = (blocks: Block[], title: string, source: AnswerSource, primary: boolean, stale = false) => {
@@ -117,6 +121,12 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
   if (identity.business) add({ kind: 'identity', identity: 'business', text: `We're ${identity.business}.`, context: NAME_CONTEXT, heading: '', source: said, primary: true });
   if (identity.town) add({ kind: 'identity', identity: 'town', text: `We're in ${identity.town}.`, context: TOWN_CONTEXT, heading: '', source: said, primary: true });
   add({ kind: 'identity', identity: 'agent', text: `I'm ${identity.agentName}, the virtual assistant of ${identity.business ?? 'this website'}.`, context: AGENT_CONTEXT, heading: '', source: said, primary: true });
+  // Knowledge v2's facts from the owner (answers, ops, corrections, gap answers): ranked first.
+  // Facts read from a page or section are already there as that page's own units.
+  for (const fact of snapshot.knownFacts ?? []) {
+    if (!fact.owner) continue;
+    add({ kind: 'fact', text: fact.text, context: fact.question ?? '', heading: fact.question ?? '', source: { kind: 'owner', title: fact.question ?? 'The owner' }, primary: true });
+  }
   for (const answer of snapshot.answers) {
     add({ kind: 'answer', text: answer.answer, context: answer.question, heading: answer.question, source: { kind: 'gap_answer', title: answer.question }, primary: true });
   }

@@ -16,6 +16,7 @@ import { rank } from './retrieve.js';
 import { detailLabel, askedLastTurn } from './small-talk.js';
 import { personaOf } from './offline.js';
 import type { KnowledgeIndex } from './knowledge-index.js';
+import { behaviorLines, renderDynamic } from '../knowledge/v2/store.js';
 
 export const NO_ANSWER = '[NO_ANSWER]';
 export const LLM_FALLBACK = "I'm sorry, I can't answer right now. Please ask me again in a moment.";
@@ -67,6 +68,11 @@ export function systemPrompt(index: KnowledgeIndex, agentName: string, request: 
   }
   const visitor = Object.entries(request.visitor ?? {});
   if (visitor.length) lines.push('', 'About the visitor (given by the website):', ...visitor.map(([k, v]) => `- ${k}: ${v}`));
+  // Knowledge v2: the owner's dynamic instructions, filled with this visitor's values, and the behavior.
+  const dynamic = snapshot.dynamicInstructions?.trim() ? renderDynamic(snapshot.dynamicInstructions, request.visitor ?? {}).trim() : '';
+  if (dynamic) lines.push('', "The owner's instructions for this conversation:", dynamic);
+  const how = snapshot.behavior ? behaviorLines(snapshot.behavior) : [];
+  if (how.length) lines.push('', 'How you speak (set by the owner):', ...how.map((l) => `- ${l}`));
   if (passages.length) {
     lines.push('', 'Knowledge that may answer the question:');
     for (const passage of passages) lines.push(`- ${passage.text} [${passage.source.title}${passage.source.url ? `, ${passage.source.url}` : ''}]`);
@@ -116,6 +122,9 @@ export class LlmEngine implements AnswerEngine {
     let decided = false;
     let unknown = false;
     let failed = false;
+    // The owner's words for "I don't know" replace the model's, when set (behavior `unknown_answer`).
+    const unknownAnswer = index.snapshot.behavior?.unknown_answer || undefined;
+    let replaced = false;
     try {
       const stream = await this.client.chat.completions.create(
         { model: this.settings.model ?? 'default', messages, stream: true, temperature: 0.3, max_tokens: 400 },
@@ -134,19 +143,26 @@ export class LlmEngine implements AnswerEngine {
           if (trimmed.startsWith(NO_ANSWER)) {
             unknown = true;
             head = trimmed.slice(NO_ANSWER.length).trimStart();
+            if (unknownAnswer) {
+              replaced = true;
+              emitted = true;
+              yield { type: 'text', text: unknownAnswer };
+              continue;
+            }
           } else head = trimmed;
           if (!head) continue;
           emitted = true;
           yield { type: 'text', text: head };
           continue;
         }
+        if (replaced) continue;
         emitted = true;
         yield { type: 'text', text: delta.replaceAll(NO_ANSWER, '') };
       }
       if (!decided && head.trim()) {
         const trimmed = head.trim();
         unknown = trimmed.startsWith(NO_ANSWER);
-        const rest = unknown ? trimmed.slice(NO_ANSWER.length).trim() : trimmed;
+        const rest = unknown ? (unknownAnswer ?? trimmed.slice(NO_ANSWER.length).trim()) : trimmed;
         if (rest) {
           emitted = true;
           yield { type: 'text', text: rest };

@@ -114,7 +114,8 @@ export function composeReply(index: KnowledgeIndex, agentName: string, request: 
   const best = candidates[0];
   const prefix = shape.greeted ? 'Hi! ' : '';
   if (!answers(best, analysed)) {
-    const variant = DONT_KNOW[Math.abs(hash(question)) % DONT_KNOW.length]!;
+    // The owner's own words for "I don't know" (knowledge v2 behavior `unknown_answer`), when set.
+    const variant = index.snapshot.behavior?.unknown_answer || DONT_KNOW[Math.abs(hash(question)) % DONT_KNOW.length]!;
     return { text: prefix + variant, kind: 'unknown', sources: [], question: question.trim() };
   }
   const chosen: Candidate[] = [best!];

@@ -122,6 +122,8 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     if (intents.size) score += evidence ? 0.3 : -0.5;
     if (followUp.length) score += 0.05 * followUp.filter((t) => unit.textTerms.has(t) || unit.contextTerms.has(t)).length;
     if (unit.kind === 'answer') score += 0.15;
+    // The owner's word wins over what a page says about the same thing.
+    if (unit.kind === 'fact') score += 0.3;
     // A FAQ answer is the answer when its question is the visitor's (its question is its context).
     if (unit.kind === 'faq') score += 0.2 * (total ? inContext / total : 0);
     // A price row named by the question ("how much is the Team plan?"): its first cell is what was asked.

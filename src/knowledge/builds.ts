@@ -25,7 +25,21 @@ export type ReadResult =
   | { ok: true; title: string; extracted: string; finalUrl: string; site: SiteInfo }
   | { ok: false; error: string; title?: string; finalUrl?: string };
 
+/** The knowledge-v2 steps a build runs (v2/service.ts), given by app.ts. */
+export interface V2BuildSteps {
+  /** schema/generate: the questions, from the agent's website. */
+  schema(agentId: number, signal: AbortSignal): Promise<void>;
+  /** extract: the facts, from the agent's pages and sections. */
+  extract(agentId: number, signal: AbortSignal): Promise<void>;
+  /** Page words the owner overruled (left out of the instructions). */
+  overruled(agentId: number): Promise<string[]>;
+  /** The facts and behavior as instructions (appended to what the writer wrote); '' when none. */
+  addendum(agentId: number): Promise<string>;
+}
+
 export class BrainBuilds {
+  /** Knowledge v2's build steps (absent: generate-brain builds only). */
+  v2: V2BuildSteps | undefined;
   private readonly running = new Map<number, Promise<void>>();
   /** Builds taken up again by the sweep, and how often. */
   private readonly resumed = new Map<string, number>();
@@ -175,7 +189,24 @@ export class BrainBuilds {
         if (!brain) return;
       }
 
-      if (brain.phase === 'compile') await this.compile(agentId, buildId, agent, brain.build_pages);
+      if (brain.phase === 'schema') {
+        if (!this.v2) throw new BuildFailure('Knowledge v2 is not available');
+        await this.v2.schema(agentId, AbortSignal.timeout(STEP_SECONDS * 2 * 1000));
+        await this.db
+          .updateTable('knowledge_brains')
+          .set({ status: 'complete', phase: null, error: null, finished_at: new Date(), updated_at: new Date(), version: sql`version + 1` } as never)
+          .where('agent_id', '=', agentId)
+          .where('build_id', '=', buildId)
+          .where('status', 'in', ['pending', 'processing'])
+          .execute();
+        this.knowledge.notify(agentId);
+        return;
+      }
+
+      if (brain.phase === 'compile') {
+        if (brain.v2_step === 'extract' && this.v2) await this.v2.extract(agentId, AbortSignal.timeout(STEP_SECONDS * 2 * 1000));
+        await this.compile(agentId, buildId, agent, brain.build_pages);
+      }
     } catch (error) {
       if (error instanceof BuildFailure) return this.fail(agentId, buildId, error.message);
       if (retryCount >= BUILD_RETRIES) return this.fail(agentId, buildId, `The build failed: ${(error as Error).message}`);
@@ -256,7 +287,8 @@ export class BrainBuilds {
     }
     const sections = await this.db.selectFrom('knowledge_sections').select(['title', 'content']).where('agent_id', '=', agentId).orderBy('id').execute();
     const built = rows.filter((r) => buildPages.includes(r.id));
-    if (!read.length && !sections.length && !agent.system_prompt?.trim()) {
+    const addendum = (await this.v2?.addendum(agentId)) ?? '';
+    if (!read.length && !sections.length && !agent.system_prompt?.trim() && !addendum) {
       const firstError = built.find((r) => r.error)?.error;
       throw new BuildFailure(`None of the pages could be read${firstError ? `: ${firstError}` : ''}`);
     }
@@ -277,6 +309,13 @@ export class BrainBuilds {
       output = await offlineWriter.write(input);
       engine = offlineWriter.name;
     }
+    // The owner's word wins: page words the owner overruled are left out, the facts are added.
+    const overruled = (await this.v2?.overruled(agentId)) ?? [];
+    if (overruled.length) {
+      const silenced = (text: string) => overruled.some((o) => text.toLowerCase().includes(o));
+      output = { instructions: output.instructions.split('\n').filter((line) => !line.startsWith('- ') || !silenced(line)).join('\n'), facts: output.facts.filter((f) => !silenced(f.text)) };
+    }
+    if (addendum) output = { ...output, instructions: `${output.instructions}\n\n${addendum}` };
     const failedPages = built.filter((r) => r.status === 'failed').length;
     await this.db.transaction().execute(async (trx) => {
       const updated = await trx

@@ -15,6 +15,7 @@ import { canonicalUrl } from './reader/urls.js';
 import type { WebsiteReader, Discovery } from './reader/reader.js';
 import { ReaderError } from './reader/fetch.js';
 import type { Fact, SiteInfo } from './compile.js';
+import { dropSources, engineView, upsertGapFact, type Behavior, type KnownFact } from './v2/store.js';
 
 export const BUILD_QUEUE = 'knowledge.build';
 export const PAGE_QUEUE = 'knowledge.page';
@@ -49,6 +50,11 @@ export interface KnowledgeSnapshot {
   instructions: string | null;
   facts: Fact[];
   site: SiteInfo;
+  /** Knowledge v2: the facts (owner's first when answering), page words the owner overruled, behavior. */
+  knownFacts: KnownFact[];
+  overruled: string[];
+  behavior: Behavior;
+  dynamicInstructions: string;
 }
 
 export function slugOf(title: string): string {
@@ -111,11 +117,13 @@ export class KnowledgeService {
   }
 
   async snapshot(agentId: number): Promise<KnowledgeSnapshot> {
-    const [brain, pages, sections, answers] = await Promise.all([
+    const [brain, pages, sections, answers, v2] = await Promise.all([
       this.brain(agentId),
       this.db.selectFrom('knowledge_pages').select(['id', 'url', 'title', 'is_primary', 'content', 'content_override']).where('agent_id', '=', agentId).orderBy('id').execute(),
       this.db.selectFrom('knowledge_sections').select(['topic', 'title', 'content']).where('agent_id', '=', agentId).orderBy('id').execute(),
-      this.db.selectFrom('knowledge_answers').select(['id', 'question', 'answer']).where('agent_id', '=', agentId).orderBy('id').execute(),
+      // Gap answers are facts with source gap (knownFacts), so an owner's later edit of one holds.
+      this.db.selectFrom('knowledge_answers').select(['id', 'question', 'answer']).where('agent_id', '=', agentId).where('gap_id', 'is', null).orderBy('id').execute(),
+      engineView(this.db, agentId),
     ]);
     return {
       agentId,
@@ -128,6 +136,7 @@ export class KnowledgeService {
       instructions: brain?.status === 'complete' || brain?.instructions ? (brain?.instructions ?? null) : null,
       facts: (brain?.facts as Fact[] | undefined) ?? [],
       site: (brain?.site as SiteInfo | undefined) ?? {},
+      ...v2,
     };
   }
 
@@ -199,7 +208,52 @@ export class KnowledgeService {
           status: 'pending',
           build_id: buildId,
           phase: discover ? 'discover' : 'read',
+          v2_step: null,
           discover,
+          build_pages: sql<number[]>`${sql.val(ids)}::integer[]` as never,
+          pages_total: ids.length,
+          pages_done: 0,
+          error: null,
+          requested_at: new Date(),
+          started_at: null,
+          finished_at: null,
+          updated_at: new Date(),
+        })
+        .where('agent_id', '=', agent.id)
+        .execute();
+      await this.jobs.send(BUILD_QUEUE, { agentId: agent.id, buildId }, {}, trx);
+    });
+    return this.statusAnswer(agent.id, await this.brain(agent.id));
+  }
+
+  /**
+   * Queues a knowledge-v2 build step as a build job (brain-status reports it as after generate-brain):
+   * `schema` (the questions from the website), `extract` (the facts; with `pages` those are read
+   * first, as generate-brain reads them) or `recompile` (the instructions from the facts now).
+   */
+  async queueV2(accountId: number, agentId: number, step: 'schema' | 'extract' | 'recompile', pages?: Array<{ url: string; is_primary: boolean }>) {
+    const agent = await this.agents.get(accountId, agentId);
+    const requested = dedupePages(pages ?? []);
+    if (requested.length > this.limits.maxPages) {
+      throw new ApiError(422, 'too_many_pages', `A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
+    }
+    if (step === 'schema' && !agent.website_url) throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
+    const buildId = crypto.randomUUID();
+    await this.db.transaction().execute(async (trx) => {
+      await this.ensureBrain(agent, trx);
+      const brain = await trx.selectFrom('knowledge_brains').selectAll().where('agent_id', '=', agent.id).forUpdate().executeTakeFirstOrThrow();
+      if (brain.status === 'pending' || brain.status === 'processing') {
+        throw new ApiError(409, 'build_in_progress', 'A build of this agent is already running; poll brain-status until it is complete or failed');
+      }
+      const ids = requested.length ? await this.upsertPages(trx, agent, requested, true) : [];
+      await trx
+        .updateTable('knowledge_brains')
+        .set({
+          status: 'pending',
+          build_id: buildId,
+          phase: step === 'schema' ? 'schema' : ids.length ? 'read' : 'compile',
+          v2_step: step,
+          discover: false,
           build_pages: sql<number[]>`${sql.val(ids)}::integer[]` as never,
           pages_total: ids.length,
           pages_done: 0,
@@ -280,16 +334,24 @@ export class KnowledgeService {
 
   async deletePage(accountId: number, agentId: number, pageId: number): Promise<void> {
     const { agent } = await this.page(accountId, agentId, pageId);
-    await this.db.deleteFrom('knowledge_pages').where('id', '=', pageId).execute();
-    await this.changed(agent);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('knowledge_pages').where('id', '=', pageId).execute();
+      await dropSources(trx, agent.id, 'page', [pageId]);
+      await this.changed(agent, trx);
+    });
+    this.notify(agent.id);
   }
 
   async clearPages(accountId: number, agentId: number, isPrimary: boolean | undefined): Promise<void> {
     const agent = await this.agents.get(accountId, agentId);
-    let query = this.db.deleteFrom('knowledge_pages').where('agent_id', '=', agentId);
-    if (isPrimary !== undefined) query = query.where('is_primary', '=', isPrimary);
-    await query.execute();
-    await this.changed(agent);
+    await this.db.transaction().execute(async (trx) => {
+      let query = trx.deleteFrom('knowledge_pages').where('agent_id', '=', agentId);
+      if (isPrimary !== undefined) query = query.where('is_primary', '=', isPrimary);
+      const gone = await query.returning('id').execute();
+      if (gone.length) await dropSources(trx, agent.id, 'page', gone.map((p) => p.id));
+      await this.changed(agent, trx);
+    });
+    this.notify(agent.id);
   }
 
   // ---------- knowledge-base sections ----------
@@ -338,9 +400,13 @@ export class KnowledgeService {
 
   async deleteSection(accountId: number, agentId: number, topic: string) {
     const agent = await this.agents.get(accountId, agentId);
-    const row = await this.db.deleteFrom('knowledge_sections').where('agent_id', '=', agentId).where('topic', '=', topic).returning('id').executeTakeFirst();
-    if (!row) throw new ApiError(404, 'section_not_found', `No knowledge-base section "${topic}" for this agent`);
-    await this.changed(agent);
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx.deleteFrom('knowledge_sections').where('agent_id', '=', agentId).where('topic', '=', topic).returning('id').executeTakeFirst();
+      if (!row) throw new ApiError(404, 'section_not_found', `No knowledge-base section "${topic}" for this agent`);
+      await dropSources(trx, agent.id, 'kb_section', [topic]);
+      await this.changed(agent, trx);
+    });
+    this.notify(agent.id);
     return this.sectionsAnswer(agentId);
   }
 
@@ -351,6 +417,7 @@ export class KnowledgeService {
     await this.db.transaction().execute(async (trx) => {
       const updated = await trx.updateTable('knowledge_answers').set({ question, answer, updated_at: new Date() }).where('gap_id', '=', gapId).where('agent_id', '=', agent.id).returning('id').executeTakeFirst();
       if (!updated) await trx.insertInto('knowledge_answers').values({ agent_id: agent.id, question, answer, gap_id: gapId }).execute();
+      await upsertGapFact(trx, agent.id, gapId, answer);
       await this.changed(agent, trx);
     });
     this.notify(agent.id);

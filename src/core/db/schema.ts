@@ -183,6 +183,7 @@ export interface KnowledgeBrainsTable {
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
   updated_at: Generated<Date>;
+  v2_step: string | null;
 }
 
 export interface KnowledgePagesTable {
@@ -220,6 +221,63 @@ export interface KnowledgeAnswersTable {
   answer: string;
   gap_id: number | null;
   created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface FactSourceRow {
+  kind: 'page' | 'kb_section' | 'owner' | 'correction' | 'gap';
+  ref: string | number | null;
+  url?: string;
+}
+
+export interface KnowledgeQuestionsTable {
+  id: Generated<number>;
+  agent_id: number;
+  key: string;
+  question: string;
+  topic: string;
+  state: Generated<'needed' | 'not_applicable' | 'skipped'>;
+  position: Generated<number>;
+  created_at: Generated<Date>;
+}
+
+export interface KnowledgeFactsTable {
+  id: Generated<number>;
+  agent_id: number;
+  question_id: number | null;
+  text: string;
+  sources: ColumnType<FactSourceRow[], string, string>;
+  confidence: Generated<number>;
+  origin: string | null;
+  orphan: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
+export interface KnowledgeReviewsTable {
+  id: Generated<number>;
+  agent_id: number;
+  question_id: number | null;
+  fact_ids: number[];
+  created_at: Generated<Date>;
+}
+
+export interface KnowledgePreviewsTable {
+  id: string;
+  agent_id: number;
+  text: string;
+  changes: ColumnType<Array<{ fact_id: number | null; before: string | null; after: string; question_id?: number | null }>, string, string>;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  applied_at: Timestamp | null;
+}
+
+export interface KnowledgeSettingsTable {
+  agent_id: number;
+  behavior: ColumnType<Record<string, unknown>, string | undefined, string>;
+  dynamic_instructions: Generated<string>;
+  business_type: string | null;
+  overruled: ColumnType<string[], string | undefined, string>;
   updated_at: Generated<Date>;
 }
 
@@ -402,6 +460,11 @@ export interface Database {
   knowledge_sections: KnowledgeSectionsTable;
   knowledge_answers: KnowledgeAnswersTable;
   knowledge_gaps: KnowledgeGapsTable;
+  knowledge_questions: KnowledgeQuestionsTable;
+  knowledge_facts: KnowledgeFactsTable;
+  knowledge_reviews: KnowledgeReviewsTable;
+  knowledge_previews: KnowledgePreviewsTable;
+  knowledge_settings: KnowledgeSettingsTable;
   notification_destinations: NotificationDestinationsTable;
   notification_rules: NotificationRulesTable;
   notifications: NotificationsTable;

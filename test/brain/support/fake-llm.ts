@@ -25,6 +25,8 @@ export interface FakeLlm {
   /** What the next chat requests get (streamed and plain answers separately). */
   stream: Behaviour;
   plain: Behaviour;
+  /** When set, what a request gets, read from its body (undefined: `stream` or `plain`). */
+  respond?: (body: any) => Behaviour | undefined;
   close(): Promise<void>;
 }
 
@@ -45,7 +47,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     }
     const body = JSON.parse(raw);
     fake.requests.push({ body, headers: req.headers, at: Date.now() });
-    const behaviour = body.stream ? fake.stream : fake.plain;
+    const behaviour = fake.respond?.(body) ?? (body.stream ? fake.stream : fake.plain);
     if (behaviour.kind === 'hang') return; // never answers
     if (behaviour.kind === 'error') {
       res.writeHead(behaviour.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'model crashed', type: 'server_error' } }));
