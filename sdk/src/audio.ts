@@ -167,14 +167,19 @@ export function chunkBytes(chunk: AudioChunk): Uint8Array {
   throw new TypeError('audio chunks must be Uint8Array, ArrayBuffer or Int16Array');
 }
 
-/** Iterates any audio source as byte chunks: a single chunk, a ReadableStream, or an (async) iterable. */
-export async function* audioChunks(source: AudioSource): AsyncGenerator<Uint8Array> {
+/**
+ * Iterates any audio source as byte chunks: a single chunk, a ReadableStream, or an (async)
+ * iterable. `signal` cancels a ReadableStream source (its producer, e.g. a TTS request, stops).
+ */
+export async function* audioChunks(source: AudioSource, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   if (source instanceof Uint8Array || source instanceof Int16Array || source instanceof ArrayBuffer) {
     yield chunkBytes(source);
     return;
   }
   if (typeof (source as ReadableStream).getReader === 'function') {
     const reader = (source as ReadableStream<AudioChunk>).getReader();
+    const cancel = () => reader.cancel(signal?.reason).catch(() => {});
+    signal?.addEventListener('abort', cancel, { once: true });
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -182,10 +187,12 @@ export async function* audioChunks(source: AudioSource): AsyncGenerator<Uint8Arr
         yield chunkBytes(value);
       }
     } finally {
+      signal?.removeEventListener('abort', cancel);
       // Stopped early (interrupt, error): cancel the stream so its producer (a TTS request) stops too.
       reader.cancel().catch(() => {});
       reader.releaseLock();
     }
+    return;
   }
   for await (const chunk of source as AsyncIterable<AudioChunk>) yield chunkBytes(chunk);
 }

@@ -23,11 +23,13 @@ export interface WebSocketLike {
   send(data: string | ArrayBufferLike | ArrayBufferView): void;
   close(code?: number, reason?: string): void;
   onopen: ((event: any) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
+  // Handlers take `any`: the browser's, undici's and ws's event classes differ; only `data`, `code` and `reason` are read.
+  onmessage: ((event: any) => void) | null;
+  onclose: ((event: any) => void) | null;
   onerror: ((event: any) => void) | null;
 }
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+/** Any WebSocket class taking the URL first (its other constructor arguments are not used). */
+export type WebSocketConstructor = new (url: string, ...rest: any[]) => WebSocketLike;
 
 export interface ReconnectOptions {
   /** Attempts after a reconnectable close before giving up (default 5). */
@@ -141,6 +143,8 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
   private ready!: Promise<void>;
   private closeInfo?: { code: number; reason: string };
   private drainWaiters: Array<() => void> = [];
+  /** Stops the speak() calls reading their source (interrupt, or the socket closed). */
+  private readonly stoppers = new Set<(error: Error | 'interrupt') => void>();
 
   private constructor(readonly wsUrl: string, options: RenderSessionOptions) {
     super();
@@ -190,7 +194,9 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
       const timer = setTimeout(() => {
         if (settled) return;
         settled = true;
-        socket.onclose = socket.onmessage = socket.onerror = null;
+        socket.onclose = socket.onmessage = null;
+        // Keep an error handler: closing a socket still connecting reports an error (ws throws without one).
+        socket.onerror = () => {};
         try {
           socket.close();
         } catch {
@@ -201,7 +207,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
       socket.onerror = () => {
         /* the close event that follows says why */
       };
-      socket.onmessage = (message) => {
+      socket.onmessage = (message: { data: unknown }) => {
         const event = this.parse(message.data);
         if (!event) return;
         if (!settled && event.type === 'session.state_updated') {
@@ -212,7 +218,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
         }
         this.handle(event);
       };
-      socket.onclose = (close) => {
+      socket.onclose = (close: { code: number; reason?: string }) => {
         clearTimeout(timer);
         if (!settled) {
           settled = true;
@@ -286,6 +292,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
     }
     for (const u of this.utterances.values()) u.settle(error);
     this.utterances.clear();
+    for (const stop of [...this.stoppers]) stop(error);
     this.wakeDrainWaiters();
   }
 
@@ -466,10 +473,25 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
         if (first) this.utterances.set(id, utterance);
         pieces++;
       };
-      const iterator = audioChunks(audio);
+      // Reading the source stops (and a ReadableStream is cancelled) at interrupt() or a close,
+      // so a call waiting on a slow source rejects instead of hanging.
+      const controller = new AbortController();
+      let rejectStopped!: (error: Error) => void;
+      const stopped = new Promise<never>((_, reject) => (rejectStopped = reject));
+      stopped.catch(() => {});
+      const stop = (error: Error | 'interrupt') => {
+        const reason = error === 'interrupt' ? new SpeakInterruptedError(id) : error;
+        controller.abort(reason);
+        rejectStopped(reason);
+      };
+      this.stoppers.add(stop);
+      const iterator = audioChunks(audio, controller.signal);
       try {
-        for await (const chunk of iterator) {
+        for (;;) {
+          const next = await Promise.race([iterator.next(), stopped]);
+          if (next.done) break;
           if (generation !== this.generation) throw new SpeakInterruptedError(id);
+          const chunk = next.value;
           const joined = new Uint8Array(buffered.length + chunk.length);
           joined.set(buffered);
           joined.set(chunk, buffered.length);
@@ -483,7 +505,10 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
         const rest = buffered.subarray(0, buffered.length - (buffered.length % 2));
         if (rest.length || pieces === 0) await sendPiece(rest);
       } finally {
-        await iterator.return(undefined);
+        this.stoppers.delete(stop);
+        // A source stuck inside its own await cannot finish a return(): do not wait for it then.
+        if (controller.signal.aborted) void iterator.return(undefined).catch(() => {});
+        else await iterator.return(undefined);
       }
       if (options.end !== false) await this.sendRaw({ type: 'agent.speak_end' });
       return utterance;
@@ -516,6 +541,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
    */
   async interrupt(): Promise<RenderEventOf<'agent.audio_buffer_cleared'>> {
     this.generation++;
+    for (const stop of [...this.stoppers]) stop('interrupt');
     const id = newId('int');
     const cleared = this.expect(id, 'agent.interrupt');
     try {
