@@ -1,6 +1,7 @@
 /** A tiny typed event emitter that runs in browsers and Node alike (no node:events). */
 export type Listener<T> = (value: T) => void;
 
+/** Typed events: on(type, listener) returns the function that removes the listener. */
 export class Emitter<Events extends Record<string, unknown>> {
   private readonly listeners = new Map<keyof Events, Set<Listener<any>>>();
 

@@ -125,6 +125,11 @@ const newId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(counte
 /** Barrier ids: the SDK's own stage.get, whose answers are not passed on as events. */
 const BARRIER = 'sdk_ack_';
 
+/**
+ * A render-mode session's socket: `RenderSession.connect(ws_url)`, then speak(), speakText(),
+ * cue(), camera(), backdrop(), interrupt(), startListening()/stopListening(); events through
+ * on(type, listener) or waitFor(type).
+ */
 export class RenderSession extends Emitter<RenderSessionEvents> {
   /** The audio rate speak() sends. */
   readonly sampleRate: SampleRate;
