@@ -10,10 +10,10 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Compiles the SDK into sdk/dist (a clean build); throws with tsc's output when it fails. */
-export function compileSdk(): void {
-  fs.rmSync(path.join(root, 'sdk', 'dist'), { recursive: true, force: true });
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'sdk', 'tsconfig.json')], { stdio: 'pipe', cwd: root });
+/** Compiles the SDK into sdk/dist, or `outDir` (a clean build); throws with tsc's output when it fails. */
+export function compileSdk(outDir = path.join(root, 'sdk', 'dist')): void {
+  fs.rmSync(outDir, { recursive: true, force: true });
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'sdk', 'tsconfig.json'), '--outDir', outDir], { stdio: 'pipe', cwd: root });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
