@@ -62,7 +62,7 @@ export interface SpeakOptions {
   eventId?: string;
   /** What the audio says (selects expressions; may carry tags like `[smile]`). */
   text?: string;
-  /** Seal the utterance after this audio (default true); false to continue it with another speak(). */
+  /** Seal the utterance after this audio (default true); false to continue it with the next speak() (which then ignores its own eventId). */
   end?: boolean;
 }
 
@@ -148,6 +148,8 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
   private ready!: Promise<void>;
   private closeInfo?: { code: number; reason: string };
   private drainWaiters: Array<() => void> = [];
+  /** The utterance a speak() with `end: false` left open, continued by the next speak(). */
+  private openUtterance?: Utterance;
   /** Stops the speak() calls reading their source (interrupt, or the socket closed). */
   private readonly stoppers = new Set<(error: Error | 'interrupt') => void>();
 
@@ -298,6 +300,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
     for (const u of this.utterances.values()) u.settle(error);
     this.utterances.clear();
     for (const stop of [...this.stoppers]) stop(error);
+    this.openUtterance = undefined;
     this.wakeDrainWaiters();
   }
 
@@ -465,16 +468,19 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
    */
   speak(audio: AudioSource, options: SpeakOptions = {}): Promise<Utterance> {
     const generation = this.generation;
-    const id = options.eventId ?? newId('utt');
     return this.inLane(async () => {
-      const utterance = new Utterance(id);
+      // A speak() after one with `end: false` continues that utterance (the server names an
+      // utterance by the message that opened it), so it shares its id and played().
+      const continued = this.openUtterance;
+      const utterance = continued ?? new Utterance(options.eventId ?? newId('utt'));
+      const id = utterance.id;
       const pieceBytes = Math.max(2, Math.round(this.options.pieceSeconds * this.sampleRate) * 2);
       let buffered = new Uint8Array(0);
       let pieces = 0;
       const sendPiece = async (bytes: Uint8Array) => {
-        const first = pieces === 0;
-        const eventId = first ? id : `${id.slice(0, 100)}.${pieces}`;
-        await this.sendAccepted({ type: 'agent.speak', event_id: eventId, audio: toBase64(bytes), ...(first && options.text !== undefined && { text: options.text }) }, true, generation);
+        const first = pieces === 0 && !continued;
+        const eventId = first ? id : `${id.slice(0, 100)}.${newId('p')}`;
+        await this.sendAccepted({ type: 'agent.speak', event_id: eventId, audio: toBase64(bytes), ...(pieces === 0 && options.text !== undefined && { text: options.text }) }, true, generation);
         if (first) this.utterances.set(id, utterance);
         pieces++;
       };
@@ -515,7 +521,10 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
         if (controller.signal.aborted) void iterator.return(undefined).catch(() => {});
         else await iterator.return(undefined);
       }
-      if (options.end !== false) await this.sendRaw({ type: 'agent.speak_end' });
+      if (options.end !== false) {
+        this.openUtterance = undefined;
+        await this.sendRaw({ type: 'agent.speak_end' });
+      } else this.openUtterance = utterance;
       return utterance;
     });
   }
@@ -528,6 +537,8 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
     const generation = this.generation;
     const id = options.eventId ?? newId('utt');
     return this.inLane(async () => {
+      // The server seals an open caller utterance before voicing text.
+      this.openUtterance = undefined;
       const utterance = new Utterance(id);
       this.utterances.set(id, utterance);
       try {
@@ -546,6 +557,7 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
    */
   async interrupt(): Promise<RenderEventOf<'agent.audio_buffer_cleared'>> {
     this.generation++;
+    this.openUtterance = undefined;
     for (const stop of [...this.stoppers]) stop('interrupt');
     const id = newId('int');
     const cleared = this.expect(id, 'agent.interrupt');

@@ -71,6 +71,24 @@ describe('@presence/sdk RenderSession', () => {
     player.close();
   });
 
+  it('continues an utterance across speak() calls with end: false, as one utterance at the page', async () => {
+    const started = await startRender();
+    const player = await PlayerClient.open(started.player_url);
+    const session = await RenderSession.connect(started.ws_url!, { WebSocket });
+    const first = noise(0.3, 5);
+    const second = noise(0.4, 9);
+    const opened = await session.speak(first, { eventId: 'two-parts', end: false });
+    const continued = await session.speak(second);
+    assert.equal(continued.id, 'two-parts');
+    assert.equal(await opened.played(), 'ended');
+    const ended = await continued.played();
+    assert.equal(ended, 'ended');
+    await until(() => player.frames.reduce((n, f) => n + f.pcm.length, 0) >= first.length + second.length, 5000, 'all audio reached the page');
+    assert.deepEqual(Array.from(concat(...player.frames.map((f) => f.pcm))), Array.from(concat(first, second)));
+    session.close();
+    player.close();
+  });
+
   it('speaks text, sets cue, camera, backdrop and listening, and rejects a stage command the session cannot do', async () => {
     const started = await startRender();
     const session = await RenderSession.connect(started.ws_url!, { WebSocket });
