@@ -64,6 +64,8 @@ const linearToSrgb = (c: number) => (c <= 0.0031308 ? c * 12.92 : 1.055 * c ** (
 const hexRgb = (n: number): [number, number, number] => [srgbToLinear(((n >> 16) & 255) / 255), srgbToLinear(((n >> 8) & 255) / 255), srgbToLinear((n & 255) / 255)];
 const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => srgbToLinear(i / 255));
 
+const acesFit = (v: number) => (v * (v + 0.0245786) - 0.000090537) / (v * (0.983729 * v + 0.432951) + 0.238081);
+
 /** three.js's ACESFilmicToneMapping (the RRT and ODT fit), per channel after its input matrix. */
 function aces(r: number, g: number, b: number, out: Float32Array): void {
   r *= 1 / 0.6;
@@ -72,10 +74,9 @@ function aces(r: number, g: number, b: number, out: Float32Array): void {
   const ir = 0.59719 * r + 0.35458 * g + 0.04823 * b;
   const ig = 0.076 * r + 0.90834 * g + 0.01566 * b;
   const ib = 0.0284 * r + 0.13383 * g + 0.83777 * b;
-  const fit = (v: number) => (v * (v + 0.0245786) - 0.000090537) / (v * (0.983729 * v + 0.432951) + 0.238081);
-  const fr = fit(ir);
-  const fg = fit(ig);
-  const fb = fit(ib);
+  const fr = acesFit(ir);
+  const fg = acesFit(ig);
+  const fb = acesFit(ib);
   out[0] = Math.min(1, Math.max(0, 1.60475 * fr - 0.53108 * fg - 0.07367 * fb));
   out[1] = Math.min(1, Math.max(0, -0.10208 * fr + 1.10813 * fg - 0.00605 * fb));
   out[2] = Math.min(1, Math.max(0, -0.00327 * fr - 0.07276 * fg + 1.07602 * fb));
@@ -248,7 +249,7 @@ export function encodeRgbaPng(rgba: Uint8Array, width: number, height: number): 
   return new Uint8Array(Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', zlib.deflateSync(raw, { level: 9, memLevel: 9 })),
+    pngChunk('IDAT', zlib.deflateSync(raw, { level: 7, memLevel: 9 })),
     pngChunk('IEND', new Uint8Array(0)),
   ]));
 }
