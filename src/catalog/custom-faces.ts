@@ -10,6 +10,7 @@ import type { CustomFacesTable } from '../core/db/schema.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
 import { validateFaceGlb } from '../player/faces/validate.js';
+import { renderCustomStill } from '../player/stills.js';
 import { KOKORO_VOICES } from '../speech/voices/kokoro.js';
 import type { CustomFace, StudioCatalog } from './catalog.js';
 import type { Gender } from './faces.js';
@@ -154,6 +155,9 @@ export class CustomFaces {
     if (!row) throw new ApiError(409, 'avatar_exists', `A face with avatar_id "${avatarId}" already exists; choose another`);
     const face = toFace(row as MetadataRow);
     this.catalog.setCustomFace(face, input.accountId);
+    // The player shows this still from a page's first frame (src/player/stills.ts). Rendered now, in
+    // a worker thread; a face whose still fails still works (the page then waits for the live head).
+    await renderCustomStill(avatarId, glb).catch(() => {});
     return face;
   }
 

@@ -3,6 +3,8 @@
  * script is the esbuild bundle under /assets/player/. Works in a frame on any site and from phone
  * to desktop sizes.
  */
+import type { PageStill } from './stills.js';
+
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const STYLE = `
@@ -11,6 +13,9 @@ const STYLE = `
 html,body{margin:0;height:100%;background:#1c1e22;color:var(--fg);font:15px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow:hidden;-webkit-tap-highlight-color:transparent}
 #stage{position:fixed;inset:0;width:100%;height:100%;display:block;touch-action:manipulation}
 #backdrop{position:fixed;inset:0;overflow:hidden;pointer-events:none}
+#still{position:fixed;pointer-events:none;user-select:none;--k:max(calc(100vh * var(--a)),min(calc(100vh * var(--b)),calc(100vw * var(--c))));left:calc(50% + var(--k) * var(--x0));top:calc(50% - var(--k) * var(--y1));width:calc(var(--k) * (var(--x1) - var(--x0)));height:calc(var(--k) * (var(--y1) - var(--y0)))}
+body[data-still=gone] #still{display:none}
+body[data-still][data-state=loading] [data-for=loading]{background:transparent;justify-content:flex-end;padding-bottom:max(28px,env(safe-area-inset-bottom))}
 #backdrop canvas{position:absolute;left:0;top:0;transform-origin:0 0;will-change:transform,opacity}
 .overlay{position:fixed;inset:0;display:none;align-items:center;justify-content:center;flex-direction:column;gap:12px;text-align:center;padding:24px}
 .overlay p{margin:0;max-width:28em}
@@ -18,7 +23,7 @@ html,body{margin:0;height:100%;background:#1c1e22;color:var(--fg);font:15px/1.4 
 .card{background:var(--panel);backdrop-filter:blur(8px);-webkit-backdrop-filter:blur(8px);border-radius:14px;padding:20px 24px;display:flex;flex-direction:column;gap:8px;align-items:center}
 body[data-state=loading] [data-for=loading],body[data-state=ended] [data-for=ended],body[data-state=invalid] [data-for=invalid]{display:flex}
 body[data-state=loading] [data-for=loading]{background:#1c1e22}
-body[data-state=ended] #stage,body[data-state=invalid] #stage,body[data-state=ended] #backdrop,body[data-state=invalid] #backdrop{filter:blur(6px) brightness(.6)}
+body[data-state=ended] #stage,body[data-state=invalid] #stage,body[data-state=ended] #still,body[data-state=invalid] #still,body[data-state=ended] #backdrop,body[data-state=invalid] #backdrop{filter:blur(6px) brightness(.6)}
 .pill{position:fixed;top:12px;left:50%;transform:translateX(-50%);display:none;align-items:center;gap:8px;background:var(--panel);border-radius:999px;padding:6px 14px;font-size:13px;backdrop-filter:blur(6px);-webkit-backdrop-filter:blur(6px)}
 body[data-state=reconnecting] [data-for=reconnecting]{display:flex}
 .spin{width:22px;height:22px;border-radius:50%;border:2.5px solid rgba(255,255,255,.2);border-top-color:#fff;animation:spin 0.9s linear infinite}
@@ -66,6 +71,8 @@ export interface PageOptions {
   scriptUrl: string;
   workletUrl: string;
   faceUrl?: string | null;
+  /** The face's still picture (stills.ts), shown under the 3D canvas until the live head has drawn. */
+  still?: PageStill | null;
   title?: string;
 }
 
@@ -88,9 +95,16 @@ export function playerPage(o: PageOptions): string {
   // JSON inside <script type="application/json">: escape "<" so no tag can close it.
   const config = JSON.stringify({ ws: o.wsPath, worklet: o.workletUrl, face: o.faceUrl ?? null }).replace(/</g, '\\u003c');
   const preload = o.faceUrl ? `<link rel="preload" href="${esc(o.faceUrl)}" as="fetch" crossorigin="anonymous">` : '';
-  return `${head(o.title ?? 'Presence', `\n<link rel="preload" href="${esc(o.scriptUrl)}" as="script">\n${preload}`)}
-<body data-state="loading">
-<div id="backdrop" aria-hidden="true"></div>
+  // The still first: the one thing the first paint needs. Its place is the camera rig's rule in CSS
+  // (faces/still.ts, StillPlacement), so it paints where the live head will be before any script runs.
+  const s = o.still;
+  const stillPreload = s ? `\n<link rel="preload" href="${esc(s.url)}" as="image" fetchpriority="high">` : '';
+  const stillImg = s
+    ? `\n<img id="still" src="${esc(s.url)}" width="${s.width}" height="${s.height}" alt="" aria-hidden="true" fetchpriority="high" elementtiming="face-still" style="${Object.entries(s.placement).map(([k, v]) => `--${k}:${Number(v)}`).join(';')}">`
+    : '';
+  return `${head(o.title ?? 'Presence', `${stillPreload}\n<link rel="preload" href="${esc(o.scriptUrl)}" as="script">\n${preload}`)}
+<body data-state="loading"${s ? ' data-still="shown"' : ''}>
+<div id="backdrop" aria-hidden="true"></div>${stillImg}
 <canvas id="stage" aria-label="Live avatar"></canvas>
 <div class="overlay" data-for="loading" role="status"><div class="spin"></div><p class="detail">Connecting…</p></div>
 <div class="pill" data-for="reconnecting" role="status"><div class="spin"></div><span>Reconnecting…</span></div>

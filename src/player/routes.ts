@@ -12,6 +12,7 @@ import { BUILTIN_FACES } from '../catalog/faces.js';
 import { ensureFacesInBackground } from './faces/background.js';
 import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
+import { CUSTOM_STILLS_DIR, Stills } from './stills.js';
 
 /** What the page needs to know about a player link. */
 export interface PlayerLink {
@@ -59,6 +60,7 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json; charset=utf-8',
   '.glb': 'model/gltf-binary',
   '.txt': 'text/plain; charset=utf-8',
+  '.png': 'image/png',
 };
 
 function sendFile(reply: FastifyReply, file: string, immutable: boolean) {
@@ -89,6 +91,18 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
   };
   // Build now (in the background) so the first visitor does not wait.
   bundle().catch((error) => app.log.error({ err: error }, 'player bundle build failed'));
+  const isBuiltin = (id: string) => BUILTIN_FACES.some((f) => f.avatar_id === id);
+  const stills = new Stills(facesDir, CUSTOM_STILLS_DIR);
+  /** The face's still for the page; an uploaded face without one (another node took the upload, or it predates stills) gets it rendered for later pages. */
+  const stillFor = (faceUrl: string | null | undefined) => {
+    const still = stills.forFace(faceUrl, isBuiltin);
+    const id = faceUrl ? /^\/assets\/faces\/([\w-]{1,64})\.glb$/.exec(faceUrl)?.[1] : undefined;
+    if (!still && id && !isBuiltin(id) && deps.customFace) {
+      const load = deps.customFace;
+      stills.ensureCustom(id, () => load(id)).catch((error) => app.log.warn({ err: error, avatar_id: id }, 'still picture not rendered'));
+    }
+    return still;
+  };
 
   app.get<{ Params: { player_key: string } }>('/p/:player_key', { schema: { hide: true } }, async (request, reply) => {
     reply.headers(FRAME_HEADERS);
@@ -106,6 +120,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       scriptUrl: `/assets/player/main.js?v=${version}`,
       workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
       faceUrl: link.faceUrl ?? null,
+      still: stillFor(link.faceUrl),
       title: link.title,
     }));
   });
@@ -121,6 +136,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       scriptUrl: `/assets/player/main.js?v=${version}`,
       workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
       faceUrl: found.faceUrl,
+      still: stillFor(found.faceUrl),
       title: found.title,
     }));
   });
@@ -133,6 +149,8 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
   });
 
   app.get<{ Params: { file: string } }>('/assets/faces/:file', { schema: { hide: true } }, async (request, reply) => {
+    const still = /^([\w-]{1,64})\.still\.png$/.exec(request.params.file);
+    if (still) return sendFile(reply, stills.files(still[1], isBuiltin(still[1])).png, false);
     const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
     if (!match) return reply.code(404).type('text/plain').send('not found');
     const id = match[1];

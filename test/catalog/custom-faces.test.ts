@@ -182,6 +182,14 @@ forEachEngine('custom faces', (engine) => {
     it('a session starts with it, and the player is told its model_url', async () => {
       const agentId = await makeAgent(t, { avatar_id: faceId, voice_id: 'am_eric' });
       const s = await started(t, { agent_id: agentId });
+      // The player page shows the face's still picture, rendered at upload, from its first frame.
+      const html = await (await fetch(s.player_url)).text();
+      const stillUrl = /<img id="still" src="([^"]+)"/.exec(html)?.[1];
+      assert.ok(stillUrl?.startsWith(`/assets/faces/${faceId}.still.png`), 'the page carries the still rendered at upload');
+      const still = await fetch(t.url + stillUrl);
+      assert.equal(still.status, 200);
+      assert.equal(still.headers.get('content-type'), 'image/png');
+      assert.equal(Buffer.from(await still.arrayBuffer()).toString('latin1', 1, 4), 'PNG');
       const player = await openPlayer(s.player_url);
       try {
         const hello = player.messages.find((m) => m.type === 'hello');

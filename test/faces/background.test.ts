@@ -27,7 +27,9 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     const glb = fs.readFileSync(path.join(dir, 'face01.glb'));
     assert.equal(glb.toString('latin1', 0, 4), 'glTF');
     const stamp = JSON.parse(fs.readFileSync(path.join(dir, '.faces-stamp.json'), 'utf8'));
-    assert.deepEqual(Object.keys(stamp), ['face01']);
+    assert.deepEqual(Object.keys(stamp), ['face01', 'face01.still'], 'the face and its still picture are stamped');
+    assert.equal(fs.readFileSync(path.join(dir, 'face01.still.png')).toString('latin1', 1, 4), 'PNG');
+    assert.ok(JSON.parse(fs.readFileSync(path.join(dir, 'face01.still.json'), 'utf8')).placement.b > 0);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
 
     // A process killed while writing the stamp (before, it was truncated then written) left it

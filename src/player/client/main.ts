@@ -64,6 +64,17 @@ let fps = 0;
 let firstFrame: number | null = null;
 let faceFrame: number | null = null;
 let pixelScale = 1;
+/** The face's still picture (server-rendered, in the page's HTML): when it was painted and when the live head replaced it (ms since navigation start). */
+const stillEl = document.getElementById('still') as HTMLImageElement | null;
+const still = { url: stillEl?.getAttribute('src') ?? null, painted: null as number | null, hidden: null as number | null };
+if (stillEl && typeof PerformanceObserver === 'function' && PerformanceObserver.supportedEntryTypes?.includes('element')) {
+  // Element Timing: when the still was actually on screen (buffered: it usually paints before this script runs).
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries() as (PerformanceEntry & { identifier?: string; renderTime?: number; loadTime?: number })[]) {
+      if (e.identifier === 'face-still' && still.painted === null) still.painted = Math.round(e.renderTime || e.loadTime || e.startTime);
+    }
+  }).observe({ type: 'element', buffered: true });
+}
 /** Timed stage changes waiting for their moment on the session clock. */
 let timed: { t: number; run: () => void }[] = [];
 
@@ -352,7 +363,16 @@ function frame(): void {
 
   if (lastInterrupt.received !== null && lastInterrupt.closed === null && mixer.value('jawOpen') < 0.05) lastInterrupt.closed = performance.now();
   if (firstFrame === null) firstFrame = performance.now();
-  if (faceFrame === null && faceReady) faceFrame = performance.now();
+  if (faceFrame === null && faceReady) {
+    faceFrame = performance.now();
+    // The live head is in this frame: the still goes at the next one, once this frame is on screen.
+    if (stillEl) {
+      requestAnimationFrame(() => {
+        document.body.dataset.still = 'gone';
+        still.hidden = performance.now();
+      });
+    }
+  }
   if (faceReady && hello && !readySent && channel) {
     readySent = true;
     channel.send({ type: 'ready', audio: audio.unlocked });
@@ -412,6 +432,10 @@ const presence = Object.freeze({
     return { firstFrame, faceFrame, steps };
   },
   get lastInterrupt() { return { ...lastInterrupt }; },
+  /** The still picture under the canvas: its URL (null: none), when it painted and when the live head replaced it (ms since navigation start). */
+  get still() { return { ...still, hidden: still.hidden === null ? null : Math.round(still.hidden) }; },
+  /** Whether the live head has drawn (its first frame: `timings.faceFrame`). */
+  get liveFace() { return faceFrame !== null; },
   /** Current morph weights; the animation is advanced to this instant (not just the last frame). */
   morphs: () => {
     if (performance.now() / 1000 - last > 0.004) animate();

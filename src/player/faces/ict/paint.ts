@@ -80,12 +80,21 @@ const hash2 = (x: number, y: number, s: number): number => {
 };
 
 type P2 = [number, number];
-function distToPolyline(px: number, py: number, pts: P2[]): { d: number; t: number } {
+/** A polyline with its segment lengths and bounding box worked out once (the painters ask per texel). */
+interface Polyline { pts: P2[]; lens: number[]; total: number; minX: number; maxX: number; minY: number; maxY: number }
+function polyline(pts: P2[]): Polyline {
+  const lens = pts.slice(1).map((p, i) => Math.hypot(p[0] - pts[i][0], p[1] - pts[i][1]));
+  const xs = pts.map((p) => p[0]);
+  const ys = pts.map((p) => p[1]);
+  return { pts, lens, total: lens.reduce((a, b) => a + b, 0), minX: Math.min(...xs), maxX: Math.max(...xs), minY: Math.min(...ys), maxY: Math.max(...ys) };
+}
+/** Whether the point is certainly farther than `d` from the polyline (outside its box grown by d). */
+const beyond = (px: number, py: number, line: Polyline, d: number) => px < line.minX - d || px > line.maxX + d || py < line.minY - d || py > line.maxY + d;
+function distToPolyline(px: number, py: number, line: Polyline): { d: number; t: number } {
+  const { pts, lens, total } = line;
   let best = Infinity;
   let bestT = 0;
   let acc = 0;
-  const lens = pts.slice(1).map((p, i) => Math.hypot(p[0] - pts[i][0], p[1] - pts[i][1]));
-  const total = lens.reduce((a, b) => a + b, 0);
   for (let i = 0; i < pts.length - 1; i++) {
     const [ax, ay] = pts[i];
     const [bx, by] = pts[i + 1];
@@ -143,6 +152,9 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
   const innerLip = Array.from({ length: 8 }, (_, k) => xy(60 + k));
   const browR = Array.from({ length: 5 }, (_, k) => xy(17 + k));
   const browL = Array.from({ length: 5 }, (_, k) => xy(22 + k));
+  // Worked out once: these were rebuilt for every texel, most of a face's build time.
+  const outerLipLoop = polyline([...outerLip, outerLip[0]]);
+  const browLines = [[polyline(browR), -1], [polyline(browL), 1]] as const;
   const lipZ = Math.min(lm[48][2], lm[54][2]) - 0.6;
   const noseTip = lm[30];
   const chin = lm[8];
@@ -180,9 +192,8 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
         const red = (nose * 0.35 + cheek * 0.28) * redAmt;
         c = [c[0] * (1 + red * 0.25), c[1] * (1 - red * 0.22), c[2] * (1 - red * 0.15)];
         // Lips: inside the outer contour (soft edge), a touch darker towards the inner line.
-        const dOuter = distToPolyline(px, py, [...outerLip, outerLip[0]]).d;
-        const inOuter = insidePolygon(px, py, outerLip) && pz > lipZ - 2.5;
-        const lipMask = g === 1 ? 1 : inOuter ? smoothstep(0, 0.18, dOuter) : 0;
+        const inOuter = g !== 1 && pz > lipZ - 2.5 && !beyond(px, py, outerLipLoop, 0) && insidePolygon(px, py, outerLip);
+        const lipMask = g === 1 ? 1 : inOuter ? smoothstep(0, 0.18, distToPolyline(px, py, outerLipLoop).d) : 0;
         if (lipMask > 0) {
           const lines = 0.9 + 0.1 * noise(u * 1800, v * 80);
           c = c.map((k, i) => mix(k, lip[i] * lines, lipMask)) as number[];
@@ -203,8 +214,11 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
         }
         if (g === 0) {
           // Brows, hair by hair: strands across a band along the brow landmarks.
-          for (const [brow, side] of [[browR, -1], [browL, 1]] as const) {
-            const { d, t } = distToPolyline(px, py, brow);
+          for (const [line, side] of browLines) {
+            // Farther than (0.52 + 0.15) / 0.9 from the line is always skipped below.
+            if (beyond(px, py, line, 0.75)) continue;
+            const brow = line.pts;
+            const { d, t } = distToPolyline(px, py, line);
             const halfW = 0.42 * (1 - 0.55 * t) + 0.1;
             const lift = py > brow[Math.round(t * 4)][1] ? 0.9 : 1.15; // grows more below the line
             if (d * lift > halfW + 0.15 || pz < lipZ - 3) continue;
