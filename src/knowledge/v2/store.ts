@@ -36,6 +36,8 @@ export interface KnownFact {
   text: string;
   /** From the owner (owner, correction or gap source): said before what a page says. */
   owner: boolean;
+  /** The owner's answer to a knowledge gap (said with source `gap_answer`, as before v2). */
+  gap: boolean;
 }
 
 /** Text compared as the owner means it: case, spacing and end punctuation do not count. */
@@ -121,6 +123,7 @@ export async function engineView(db: Db, agentId: number) {
     question: questionOf(f),
     text: f.text,
     owner: isOwned(f.sources as FactSource[]),
+    gap: (f.sources as FactSource[]).some((s) => s.kind === 'gap'),
   }));
   return { knownFacts, overruled: settings.overruled, behavior: settings.behavior, dynamicInstructions: settings.dynamicInstructions };
 }
