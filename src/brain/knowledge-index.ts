@@ -125,7 +125,7 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
   // Facts read from a page or section are already there as that page's own units.
   for (const fact of snapshot.knownFacts ?? []) {
     if (!fact.owner) continue;
-    add({ kind: 'fact', text: fact.text, context: fact.question ?? '', heading: fact.question ?? '', source: { kind: 'owner', title: fact.question ?? 'The owner' }, primary: true });
+    add({ kind: 'fact', text: fact.text, context: fact.question ?? '', heading: fact.question ?? '', source: fact.gap ? { kind: 'gap_answer', title: fact.question ?? 'Answer' } : { kind: 'owner', title: fact.question ?? 'The owner' }, primary: true });
   }
   for (const answer of snapshot.answers) {
     add({ kind: 'answer', text: answer.answer, context: answer.question, heading: answer.question, source: { kind: 'gap_answer', title: answer.question }, primary: true });

@@ -15,7 +15,7 @@ import { canonicalUrl } from './reader/urls.js';
 import type { WebsiteReader, Discovery } from './reader/reader.js';
 import { ReaderError } from './reader/fetch.js';
 import type { Fact, SiteInfo } from './compile.js';
-import { dropSources, engineView, upsertGapFact, type Behavior, type KnownFact } from './v2/store.js';
+import { copyV2, dropSources, engineView, upsertGapFact, type Behavior, type KnownFact } from './v2/store.js';
 
 export const BUILD_QUEUE = 'knowledge.build';
 export const PAGE_QUEUE = 'knowledge.page';
@@ -459,6 +459,7 @@ export class KnowledgeService {
         FROM knowledge_pages WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
       await sql`INSERT INTO knowledge_sections (agent_id, topic, title, content) SELECT ${target.id}, topic, title, content FROM knowledge_sections WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
       await sql`INSERT INTO knowledge_answers (agent_id, question, answer) SELECT ${target.id}, question, answer FROM knowledge_answers WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
+      await copyV2(trx, sourceId, target.id);
     });
     this.notify(target.id);
   }

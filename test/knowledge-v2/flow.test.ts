@@ -146,6 +146,23 @@ forEachEngine('knowledge v2 end to end', (engine) => {
         assert.ok(after.find((f: any) => f.id === keep.id).owner);
         for (const f of rest) assert.ok(!after.some((x: any) => x.id === f.id));
       });
+
+      test('behavior and dynamic instructions reach the next conversation: unknown_answer is said, visitor values fill the instructions', async () => {
+        const agent = await agentWithWebsite(t, `${site.url}/`, undefined, 'Ava');
+        const v2 = (path: string) => `/v1/agent/${agent}/v2${path}`;
+        assert.equal((await t.request('PATCH', v2('/behavior'), { body: { unknown_answer: 'Please ask Rosalind at the counter.', tone: 'formal' } })).status, 200);
+        assert.equal((await t.request('PATCH', v2('/dynamic-instructions'), { body: { instructions: 'Call the visitor {{visitor.first_name}}; plan {{visitor.plan}}.' } })).status, 200);
+        const { row } = await t.context.sessions.start(t.accountId, { agent_id: agent, mode: 'conversation' }, { id: 'visitor-7', values: { first_name: 'Maria' } });
+        await t.request('POST', `/v1/sessions/${row.id}/commands`, { body: { type: 'visitor.message', text: 'Do you repair motorbikes?' } });
+        const turns = await waitForTurns(t, row.id, 2);
+        await t.request('POST', `/v1/sessions/${row.id}/stop`);
+        assert.match(turns.filter((x) => x.role === 'agent').at(-1)!.text, /Please ask Rosalind at the counter\./);
+        if (llm) {
+          const system: string = llm.requests.filter((r) => r.body.stream).at(-1)!.body.messages[0].content;
+          assert.match(system, /Call the visitor Maria; plan \./);
+          assert.match(system, /Your tone is formal\./);
+        }
+      });
     });
   }
 });

@@ -304,6 +304,19 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.ok(ops.body.results[0].fact_id);
   });
 
+  test('a duplicated agent keeps the v2 knowledge: questions and states, facts with their page sources on its own pages, behavior', async () => {
+    await t.request('PATCH', v2('/behavior'), { body: { tone: 'casual' } });
+    const original = await brainOf();
+    const copy = await t.request('POST', `/v1/agent/${agent}/duplicate`);
+    assert.equal(copy.status, 200, JSON.stringify(copy.body));
+    const twin = (await t.request('GET', `/v1/agent/${copy.body.id}/v2/brain`)).body;
+    assert.deepEqual(twin.questions.map((q: any) => [q.key, q.state, q.answered]), original.questions.map((q: any) => [q.key, q.state, q.answered]));
+    assert.deepEqual(twin.facts.map((f: any) => f.text), original.facts.map((f: any) => f.text));
+    const twinPages = (await t.request('GET', `/v1/agent/${copy.body.id}/pages/list`)).body;
+    for (const fact of twin.facts) for (const source of fact.sources) if (source.kind === 'page' && !source.gone) assert.ok(twinPages.some((p: any) => p.id === source.ref && p.url === source.url));
+    assert.equal((await t.request('GET', `/v1/agent/${copy.body.id}/v2/behavior`)).body.tone, 'casual');
+  });
+
   test('permissions: GET needs read, POST and PATCH setup (403, nothing changes); another account\'s agent is 404 agent_not_found', async () => {
     const reader = await t.keyFor(t.accountId, ['read']);
     assert.equal((await t.request('GET', v2('/brain'), { key: reader })).status, 200);

@@ -36,6 +36,8 @@ export interface KnownFact {
   text: string;
   /** From the owner (owner, correction or gap source): said before what a page says. */
   owner: boolean;
+  /** The owner's answer to a knowledge gap (said with source `gap_answer`, as before v2). */
+  gap: boolean;
 }
 
 /** Text compared as the owner means it: case, spacing and end punctuation do not count. */
@@ -121,6 +123,7 @@ export async function engineView(db: Db, agentId: number) {
     question: questionOf(f),
     text: f.text,
     owner: isOwned(f.sources as FactSource[]),
+    gap: (f.sources as FactSource[]).some((s) => s.kind === 'gap'),
   }));
   return { knownFacts, overruled: settings.overruled, behavior: settings.behavior, dynamicInstructions: settings.dynamicInstructions };
 }
@@ -146,4 +149,41 @@ export function behaviorLines(behavior: Behavior): string[] {
   if (behavior.handover) lines.push(`When to hand the visitor over to a person: ${behavior.handover}`);
   if (behavior.unknown_answer) lines.push(`When you cannot answer, say: "${behavior.unknown_answer}"`);
   return lines;
+}
+
+/**
+ * A duplicated agent gets the v2 knowledge too: questions (same keys and states), facts (page
+ * sources pointing at the copy's pages; a gap answer, whose gap stays with the original, becomes
+ * the owner's), behavior, dynamic instructions and overruled words. Previews and reviews are not copied.
+ */
+export async function copyV2(trx: Transaction<Database>, sourceId: number, targetId: number): Promise<void> {
+  await sql`INSERT INTO knowledge_settings (agent_id, behavior, dynamic_instructions, business_type, overruled)
+    SELECT ${targetId}, behavior, dynamic_instructions, business_type, overruled FROM knowledge_settings WHERE agent_id = ${sourceId}
+    ON CONFLICT (agent_id) DO NOTHING`.execute(trx);
+  await sql`INSERT INTO knowledge_questions (agent_id, key, question, topic, state, position)
+    SELECT ${targetId}, key, question, topic, state, position FROM knowledge_questions WHERE agent_id = ${sourceId} ORDER BY id
+    ON CONFLICT (agent_id, key) DO NOTHING`.execute(trx);
+  const [oldQuestions, newQuestions, oldPages, newPages, facts] = await Promise.all([
+    trx.selectFrom('knowledge_questions').select(['id', 'key']).where('agent_id', '=', sourceId).execute(),
+    trx.selectFrom('knowledge_questions').select(['id', 'key']).where('agent_id', '=', targetId).execute(),
+    trx.selectFrom('knowledge_pages').select(['id', 'url']).where('agent_id', '=', sourceId).execute(),
+    trx.selectFrom('knowledge_pages').select(['id', 'url']).where('agent_id', '=', targetId).execute(),
+    trx.selectFrom('knowledge_facts').selectAll().where('agent_id', '=', sourceId).orderBy('id').execute(),
+  ]);
+  const questionKey = new Map(oldQuestions.map((q) => [q.id, q.key]));
+  const questionId = new Map(newQuestions.map((q) => [q.key, q.id]));
+  const pageUrl = new Map(oldPages.map((p) => [String(p.id), p.url]));
+  const pageId = new Map(newPages.map((p) => [p.url, p.id]));
+  for (const fact of facts) {
+    const sources = (fact.sources as FactSource[]).map((s): FactSource => {
+      if (s.kind === 'page') return { ...s, ref: pageId.get(pageUrl.get(String(s.ref)) ?? '') ?? s.ref };
+      if (s.kind === 'gap') return { kind: 'owner', ref: null };
+      return s;
+    });
+    const key = fact.question_id === null ? undefined : questionKey.get(fact.question_id);
+    await trx
+      .insertInto('knowledge_facts')
+      .values({ agent_id: targetId, question_id: key ? (questionId.get(key) ?? null) : null, text: fact.text, sources: JSON.stringify(sources), confidence: fact.confidence, origin: fact.origin, orphan: fact.orphan })
+      .execute();
+  }
 }
