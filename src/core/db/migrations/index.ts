@@ -11,6 +11,7 @@ import * as m0012 from './0012_notifications.js';
 import * as m0013 from './0013_session_visitor.js';
 import * as m0014 from './0014_reports.js';
 import * as m0015 from './0015_conversation_days.js';
+import * as m0024 from './0024_console.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0013_session_visitor': m0013,
   '0014_reports': m0014,
   '0015_conversation_days': m0015,
+  '0024_console': m0024,
 };
