@@ -7,6 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -67,6 +68,10 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
     assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
     assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
   }
+
+  it('the client\'s TypeScript checks (its own DOM and JSX settings)', () => {
+    execFileSync(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '--noEmit', '-p', 'src/console/client'], { stdio: 'pipe' });
+  });
 
   it('signs in with a link, once; the token leaves the address bar; a second use shows the sign-in page with an error', async () => {
     const link = await t.context.consoleSignIns.createLink(t.accountId);

@@ -57,7 +57,7 @@ export function Overview() {
         <li>
           <strong>{live ?? '—'}</strong> live sessions now
           <small>{capacity ? ` of ${capacity} this server takes` : ''}{planLimit ? `; your plan allows ${planLimit} at once` : ''}</small>
-          {live !== null && <div><a href={href('/conversations?running=1')}>See what is live</a></div>}
+          {live !== null && <div><a href={href('/conversations')}>Conversations</a></div>}
         </li>
         <li><strong>{data.usage ? data.usage.session_minutes : '—'}</strong> minutes this month</li>
         <li><strong>{data.usage ? `$${data.usage.balance}` : '—'}</strong> balance <a href={href('/billing')}>Billing</a></li>
