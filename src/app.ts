@@ -79,6 +79,9 @@ import { llmClient } from './brain/llm.js';
 import { ConversationQueries } from './conversation/queries.js';
 import { ReportsService } from './reports/service.js';
 import { reportRoutes } from './reports/routes.js';
+import { keyRoutes } from './accounts/routes.js';
+import { ConsoleSignIns } from './console/signin.js';
+import { consoleRoutes } from './console/routes.js';
 
 export interface AppContext {
   config: Config;
@@ -113,6 +116,8 @@ export interface AppContext {
   deliveries: DeliveryEngine;
   /** Data handoffs: rules, details found after each conversation, `missingDetails` while it runs. */
   handoff: Handoff;
+  /** The console's sign-in links and sessions (the first start prints a link). */
+  consoleSignIns: ConsoleSignIns;
 }
 
 /** Billing (src/billing) in the app's context. */
@@ -323,7 +328,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   }, stripe);
 
   shards = await shardsStarting;
-  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, shards, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing };
+  // The console signs in with links or keys for a cookie that every /v1 route takes too.
+  const consoleSignIns = new ConsoleSignIns(database.db, () => config.publicUrl);
+  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, shards, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing, consoleSignIns };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -343,7 +350,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   });
   await registerOpenApi(app, config.publicUrl);
   referenceRoutes(app, () => config.publicUrl);
-  registerApiAuth(app, new ApiKeyAuthenticator(accounts), new RateLimiter(config.rateLimitPerSecond));
+  const authenticator = new ApiKeyAuthenticator(accounts);
+  // A revoked key answers 401 at once, and the console sign-ins made with it end.
+  accounts.onKeyRevoked.push((keyId) => authenticator.forgetKey(keyId), (keyId) => consoleSignIns.endForKey(keyId));
+  registerApiAuth(app, authenticator, new RateLimiter(config.rateLimitPerSecond), consoleSignIns.authenticate);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -390,7 +400,15 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText()], shards ? await shards.metrics() : []));
   });
 
-  if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces);
+  if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces, consoleSignIns);
+  keyRoutes(app, accounts);
+  consoleRoutes(app, {
+    signIns: consoleSignIns,
+    authenticateKey: (authorization) => authenticator.authenticate(authorization),
+    account: (accountId) => accounts.require(accountId),
+    publicUrl: () => config.publicUrl,
+    sessionCapacity: config.sessionCapacity,
+  });
   catalogRoutes(app, studio, customFaces);
   agentRoutes(app, agents, previews);
   knowledgeRoutes(app, knowledge);

@@ -25,8 +25,9 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   const first = await bootstrap(context.accounts);
   if (first) {
     app.log.info({ account_id: first.account.id }, 'first start: created account "default" (paid, balance 100.00) and an API key with all permissions');
-    // The key is printed once, on stdout, never logged.
-    process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\n`);
+    // The key is printed once, on stdout, never logged; beside it a one-time link into the console.
+    const link = await context.consoleSignIns.createLink(first.account.id);
+    process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\nOpen the console (this link signs you in once, for ten minutes; later: npx presence console-link):\n  ${link.url}\n\n`);
   }
 
   // The built-in faces are generated once (tens of seconds on first start, cached in build/faces),

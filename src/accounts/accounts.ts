@@ -41,6 +41,18 @@ function toAccount(row: { id: number; name: string; plan: Plan; balance_cents: n
   };
 }
 
+/** `sk_live_` and eight more characters: enough to tell an account's keys apart, far too few to guess the rest. */
+const KEY_PREFIX_LENGTH = 16;
+
+export interface ApiKeyInfo {
+  id: number;
+  name: string | null;
+  prefix: string;
+  permissions: Permission[];
+  created_at: string;
+  last_used_at: string | null;
+}
+
 const negativeBalance = () => new ApiError(422, 'invalid_balance', 'balance cannot be negative');
 
 /**
@@ -77,6 +89,12 @@ export class AccountStore implements KeyLookup {
     const account = await this.get(id);
     if (!account) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
     return account;
+  }
+
+  /** The oldest account's id (the first start's `default`), or undefined with none. */
+  async firstAccountId(): Promise<number | undefined> {
+    const row = await this.db.selectFrom('accounts').select('id').orderBy('id').limit(1).executeTakeFirst();
+    return row?.id;
   }
 
   async count(): Promise<number> {
@@ -119,8 +137,11 @@ export class AccountStore implements KeyLookup {
     this.cache.delete(accountId);
   }
 
+  /** Called with a key's id once it is revoked (the authenticator's cache, console sign-ins made with it). */
+  readonly onKeyRevoked: Array<(keyId: number) => void | Promise<void>> = [];
+
   /** Creates a key and returns it in clear text: the only time it is ever seen. */
-  async createKey(accountId: number, permissions: Permission[]): Promise<{ key: string; permissions: Permission[]; account_id: number }> {
+  async createKey(accountId: number, permissions: Permission[], name?: string): Promise<{ key: string; permissions: Permission[]; account_id: number; id: number; name: string | null; prefix: string; created_at: string }> {
     await this.require(accountId);
     const unknown = permissions.filter((p) => !PERMISSIONS.includes(p));
     if (unknown.length || permissions.length === 0) {
@@ -128,11 +149,50 @@ export class AccountStore implements KeyLookup {
     }
     const ordered = PERMISSIONS.filter((p) => permissions.includes(p));
     const key = randomToken(API_KEY_PREFIX, 32);
-    await this.db
+    const row = await this.db
       .insertInto('api_keys')
-      .values({ account_id: accountId, key_hash: sha256Hex(key), key_hint: key.slice(0, 12), permissions: ordered, revoked_at: null })
+      .values({ account_id: accountId, key_hash: sha256Hex(key), key_hint: key.slice(0, KEY_PREFIX_LENGTH), permissions: ordered, revoked_at: null, name: name ?? null })
+      .returning(['id', 'created_at'])
+      .executeTakeFirstOrThrow();
+    return { key, permissions: ordered, account_id: accountId, id: row.id, name: name ?? null, prefix: key.slice(0, KEY_PREFIX_LENGTH), created_at: new Date(row.created_at).toISOString() };
+  }
+
+  /** The account's live keys, oldest first: never the secret, only its first characters. */
+  async listKeys(accountId: number): Promise<ApiKeyInfo[]> {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .select(['id', 'name', 'key_hint', 'permissions', 'created_at', 'last_used_at'])
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .orderBy('id')
       .execute();
-    return { key, permissions: ordered, account_id: accountId };
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      prefix: r.key_hint,
+      permissions: PERMISSIONS.filter((p) => (r.permissions as string[]).includes(p)),
+      created_at: new Date(r.created_at).toISOString(),
+      last_used_at: r.last_used_at ? new Date(r.last_used_at).toISOString() : null,
+    }));
+  }
+
+  /** Revokes one of the account's keys; another account's, unknown or already revoked: 404. */
+  async revokeKey(accountId: number, keyId: number): Promise<void> {
+    const row = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: new Date() })
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) throw new ApiError(404, 'key_not_found', `API key ${keyId} not found`);
+    for (const hook of this.onKeyRevoked) await hook(keyId);
+  }
+
+  /** Records that a key was used just now (the authenticator calls this at most once a minute per key). */
+  async touchKey(keyId: number): Promise<void> {
+    await this.db.updateTable('api_keys').set({ last_used_at: new Date() }).where('id', '=', keyId).execute();
   }
 
   async findByHash(hash: string) {

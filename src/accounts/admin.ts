@@ -13,6 +13,7 @@ import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../
 import { isLoopback } from '../core/net.js';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
+import type { ConsoleSignIns } from '../console/signin.js';
 
 /** Where a running server tells the operator CLI how to reach it (embedded database only). */
 export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
@@ -23,6 +24,8 @@ export const adminCommands = {
   'accounts.create': z.object({ name: z.string().min(1), plan, balance: z.string().optional() }).strict(),
   'accounts.set': z.object({ id: z.number().int(), plan: plan.optional(), balance: z.string().optional() }).strict(),
   'keys.create': z.object({ account: z.number().int(), permissions: z.array(z.enum(PERMISSIONS)).min(1) }).strict(),
+  // Without `account`: the first account (the one the first start made).
+  'console.link': z.object({ account: z.number().int().optional(), ttl: z.number().int().min(1).max(7 * 24 * 3600).optional() }).strict(),
   // The file travels base64-encoded in the JSON body; without `account` the face is global.
   'faces.add': z.object({
     file_base64: z.string().min(1),
@@ -36,7 +39,7 @@ export const adminCommands = {
 };
 export type AdminCommand = keyof typeof adminCommands;
 
-export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces): Promise<unknown> {
+export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces, signIns?: ConsoleSignIns): Promise<unknown> {
   const schema = adminCommands[command as AdminCommand];
   if (!schema) throw new ApiError(400, 'unknown_command', `unknown admin command "${command}"`);
   const parsed = schema.safeParse(args);
@@ -49,6 +52,13 @@ export async function runAdminCommand(store: AccountStore, command: string, args
       return store.update(a.id, { plan: a.plan, balanceCents: a.balance === undefined ? undefined : decimalToCents(a.balance) });
     case 'keys.create':
       return store.createKey(a.account, a.permissions as Permission[]);
+    case 'console.link': {
+      if (!signIns) throw new ApiError(500, 'unavailable', 'console links are not available here');
+      const accountId = a.account ?? (await store.firstAccountId());
+      if (accountId === undefined) throw new ApiError(404, 'account_not_found', 'there is no account yet: start the server once (npm start) or run "presence accounts create"');
+      await store.require(accountId);
+      return signIns.createLink(accountId, a.ttl);
+    }
     case 'faces.add': {
       if (!faces) throw new ApiError(500, 'unavailable', 'custom faces are not available here');
       const face = await faces.add({
@@ -66,7 +76,7 @@ export async function runAdminCommand(store: AccountStore, command: string, args
 }
 
 /** POST /internal/admin: loopback only, and only with the token the server wrote into DATA_DIR. */
-export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces): void {
+export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces, signIns?: ConsoleSignIns): void {
   // Room for `faces add`: a face file up to the limit (and a little over, so an oversized one gets
   // the validator's message), base64-encoded.
   const bodyLimit = Math.ceil(((faces?.maxBytes ?? DEFAULT_FACE_MAX_BYTES) + 1024 * 1024) * 4 / 3) + 64 * 1024;
@@ -77,6 +87,6 @@ export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore,
       return;
     }
     const body = request.body as { command?: string; args?: unknown } | undefined;
-    return runAdminCommand(store, String(body?.command ?? ''), body?.args, faces);
+    return runAdminCommand(store, String(body?.command ?? ''), body?.args, faces, signIns);
   });
 }

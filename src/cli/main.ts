@@ -1,5 +1,5 @@
 /**
- * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create`,
+ * The operator command line (contract.md): `presence serve | accounts create | accounts set | keys create | console-link`,
  * `faces add` (bring your own face) and `faces generate` (a new face from a seed and dials, stored
  * like an uploaded one).
  * Each command prints one JSON object on stdout; errors go to stderr with a non-zero exit.
@@ -18,19 +18,22 @@ import { CustomFaces } from '../catalog/custom-faces.js';
 import { adminFile, runAdminCommand } from '../accounts/admin.js';
 import { ApiError } from '../core/errors.js';
 import { adjustTo } from '../billing/ledger.js';
+import { ConsoleSignIns } from '../console/signin.js';
 
 const USAGE = `usage:
   presence serve
   presence accounts create --name NAME --plan free|paid [--balance 25.00]
   presence accounts set --id ID [--plan free|paid] [--balance 25.00]
   presence keys create --account ID --permissions read,setup,sessions,delete
+  presence console-link [--account ID] [--ttl SECONDS]
   presence faces add --file PATH --name NAME --gender f|m [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID]
   presence faces generate --name NAME --gender f|m [--seed N] [--age 20-75] [--build -1..1] [--skin 0..1] [--id ID] [--description TEXT] [--voice KOKORO_VOICE] [--account ID] [--out FILE.glb]`;
 
 class UsageError extends Error {}
 
 async function toCommand(argv: string[], config: Config): Promise<{ command: string; args: Record<string, unknown> }> {
-  const [noun, verb, ...rest] = argv;
+  // `console-link` is a single word; the rest are `noun verb`.
+  const [noun, verb, ...rest] = argv[0] === 'console-link' ? [argv[0], '', ...argv.slice(1)] : argv;
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -38,6 +41,7 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
       id: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' },
       file: { type: 'string' }, gender: { type: 'string' }, description: { type: 'string' }, voice: { type: 'string' },
       seed: { type: 'string' }, age: { type: 'string' }, build: { type: 'string' }, skin: { type: 'string' }, out: { type: 'string' },
+      ttl: { type: 'string' },
     },
     strict: true,
   });
@@ -46,6 +50,12 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
     return Number(value);
   };
   const key = `${noun} ${verb}`;
+  if (noun === 'console-link') {
+    return {
+      command: 'console.link',
+      args: { ...(values.account !== undefined && { account: int('account', values.account) }), ...(values.ttl !== undefined && { ttl: int('ttl', values.ttl) }) },
+    };
+  }
   if (key === 'accounts create') {
     if (!values.name) throw new UsageError('--name is required');
     if (!values.plan) throw new UsageError('--plan is required (free or paid)');
@@ -149,7 +159,7 @@ async function locally(config: Config, command: string, args: unknown): Promise<
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const faces = new CustomFaces(database.db, new StudioCatalog(), { maxBytes: config.faceMaxBytes });
-    return await runAdminCommand(new AccountStore(database.db, adjustTo), command, args, faces);
+    return await runAdminCommand(new AccountStore(database.db, adjustTo), command, args, faces, new ConsoleSignIns(database.db, () => config.publicUrl));
   } finally {
     await database.close();
   }

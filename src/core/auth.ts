@@ -14,10 +14,16 @@ export const API_KEY_PREFIX = 'sk_live_';
 const KEY_SHAPE = /^sk_live_[A-Za-z0-9_-]{16,128}$/;
 
 export interface Principal {
-  keyId: number;
+  /** The API key behind the request (a console sign-in made with a key carries it too); null for a sign-in link's. */
+  keyId: number | null;
   accountId: number;
   permissions: ReadonlySet<Permission>;
+  /** Set when the request came with the console's session cookie rather than a Bearer key. */
+  consoleSessionId?: number;
 }
+
+/** The console's cookie sign-in (src/console): the principal of a request without a Bearer key, if its cookie is a live session. */
+export type CookieAuthenticator = (request: FastifyRequest) => Promise<Principal | undefined>;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +34,12 @@ declare module 'fastify' {
 export interface KeyLookup {
   /** The live key with this hash, or undefined. */
   findByHash(hash: string): Promise<{ id: number; accountId: number; permissions: Permission[] } | undefined>;
+  /** Records a key's use (GET /v1/keys shows `last_used_at`). */
+  touchKey?(keyId: number): Promise<void>;
 }
+
+/** How often a key's `last_used_at` is written at most: once a minute keeps writes off the hot path. */
+const TOUCH_INTERVAL_MS = 60_000;
 
 /** Which permission a /v1 route needs (contract.md, Permissions). */
 export function requiredPermission(method: string, path: string): Permission {
@@ -54,6 +65,7 @@ const invalidKey = () => new ApiError(401, 'invalid_api_key', 'Missing or invali
  */
 export class ApiKeyAuthenticator {
   private cache = new Map<string, { principal: Principal | null; expires: number }>();
+  private touched = new Map<number, number>();
 
   constructor(private readonly keys: KeyLookup, private readonly cacheMs = 10_000) {}
 
@@ -74,11 +86,28 @@ export class ApiKeyAuthenticator {
       this.cache.set(hash, { principal, expires: now + this.cacheMs });
     }
     if (!principal) throw invalidKey();
+    await this.touch(principal.keyId!, now);
     return principal;
+  }
+
+  /**
+   * Writes `last_used_at` when this key's last write here is over a minute old (awaited, so the
+   * next read shows it; one write a minute per key); a failed write is tried again at the next use.
+   */
+  async touch(keyId: number, now = Date.now()): Promise<void> {
+    if (!this.keys.touchKey || (this.touched.get(keyId) ?? 0) > now - TOUCH_INTERVAL_MS) return;
+    if (this.touched.size > 10_000) this.touched.clear();
+    this.touched.set(keyId, now);
+    await this.keys.touchKey(keyId).catch(() => this.touched.delete(keyId));
   }
 
   forget(): void {
     this.cache.clear();
+  }
+
+  /** A revoked key answers 401 from now on in this process (not after the cache's lifetime). */
+  forgetKey(keyId: number): void {
+    for (const [hash, entry] of this.cache) if (entry.principal?.keyId === keyId) this.cache.delete(hash);
   }
 }
 
@@ -98,13 +127,16 @@ function routedPath(request: FastifyRequest): string {
   }
 }
 
-export function registerApiAuth(app: FastifyInstance, authenticator: ApiKeyAuthenticator, limiter: RateLimiter): void {
+export function registerApiAuth(app: FastifyInstance, authenticator: ApiKeyAuthenticator, limiter: RateLimiter, cookie?: CookieAuthenticator): void {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const path = routedPath(request);
     if (!path.startsWith('/v1/') || request.routeOptions.config?.public) return;
-    const principal = await authenticator.authenticate(request.headers.authorization);
-    const wait = limiter.take(principal.keyId);
+    // A Bearer key wins; without one, the console's session cookie (which checks the Origin itself).
+    const fromCookie = request.headers.authorization === undefined && cookie ? await cookie(request) : undefined;
+    const principal = fromCookie ?? (await authenticator.authenticate(request.headers.authorization));
+    // Sign-ins share their key's budget; a link's sign-in has its own (negative ids never meet key ids).
+    const wait = limiter.take(principal.keyId ?? -(principal.consoleSessionId ?? 0));
     if (wait > 0) {
       throw new ApiError(429, 'rate_limited', 'Too many requests for this API key; retry later.', { 'Retry-After': String(Math.ceil(wait)) });
     }

@@ -21,6 +21,28 @@ export interface ApiKeysTable {
   permissions: string[];
   created_at: Generated<Date>;
   revoked_at: Date | null;
+  name: string | null;
+  last_used_at: Date | null;
+}
+
+export interface ConsoleLinksTable {
+  id: Generated<number>;
+  account_id: number;
+  token_hash: string;
+  expires_at: Date;
+  used_at: Date | null;
+  created_at: Generated<Date>;
+}
+
+export interface ConsoleSessionsTable {
+  id: Generated<number>;
+  account_id: number;
+  token_hash: string;
+  permissions: string[];
+  key_id: number | null;
+  created_at: Generated<Date>;
+  expires_at: Date;
+  ended_at: Date | null;
 }
 
 export interface Languages {
@@ -447,6 +469,8 @@ export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  console_links: ConsoleLinksTable;
+  console_sessions: ConsoleSessionsTable;
   agents: AgentsTable;
   sessions: SessionsTable;
   usage_records: UsageRecordsTable;

@@ -11,6 +11,7 @@ import * as m0012 from './0012_notifications.js';
 import * as m0013 from './0013_session_visitor.js';
 import * as m0014 from './0014_reports.js';
 import * as m0015 from './0015_conversation_days.js';
+import * as m0024 from './0024_console.js';
 import * as m0025 from './0025_knowledge_v2.js';
 
 export const migrations: Record<string, Migration> = {
@@ -25,5 +26,6 @@ export const migrations: Record<string, Migration> = {
   '0013_session_visitor': m0013,
   '0014_reports': m0014,
   '0015_conversation_days': m0015,
+  '0024_console': m0024,
   '0025_knowledge_v2': m0025,
 };

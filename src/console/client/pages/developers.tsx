@@ -1,0 +1,95 @@
+/** Developers: API keys (create with permissions, the secret shown once, list with prefix and last use, revoke) and the reference links. */
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { Page, ErrorAlert, Field, Loading, Dialog, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
+
+const ALL = ['read', 'setup', 'sessions', 'delete'];
+
+export function Developers() {
+  const keys = useLoad(() => api.get<{ keys: any[] }>('/v1/keys'));
+  const [name, setName] = useState('');
+  const [perms, setPerms] = useState<string[]>(['read']);
+  const [error, setError] = useState<unknown>(null);
+  const [secret, setSecret] = useState<any>(null);
+  const [revoking, setRevoking] = useState<any>(null);
+  const mine = me.value?.permissions ?? [];
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const created = await api.post('/v1/keys', { ...(name.trim() && { name: name.trim() }), permissions: perms });
+      setSecret(created);
+      setError(null);
+      setName('');
+      await keys.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const revoke = async () => {
+    const key = revoking;
+    setRevoking(null);
+    try {
+      await api.del(`/v1/keys/${key.id}`);
+      setError(null);
+      await keys.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <Page title="Developers">
+      <p>
+        The HTTP API does everything this console does. Reference: <a href="/docs">API reference</a> ·{' '}
+        <a href="/docs/render-protocol">Render protocol</a> · <a href="/openapi.json">OpenAPI document</a>
+      </p>
+      <ErrorAlert error={error || keys.error} />
+      {keys.data ? (
+        <table>
+          <caption>API keys</caption>
+          <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+          <tbody>
+            {keys.data.keys.map((k) => (
+              <tr key={k.id}>
+                <td>{k.name ?? <em>unnamed</em>}</td>
+                <td><code>{k.prefix}…</code></td>
+                <td>{k.permissions.join(', ')}</td>
+                <td>{fmtDate(k.created_at)}</td>
+                <td>{k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
+                <td><button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} aria-label={`Revoke ${k.name ?? k.prefix}`} onClick={() => setRevoking(k)}>Revoke</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : <Loading what="keys" />}
+      <section aria-labelledby="new-key">
+        <h2 id="new-key">Create a key</h2>
+        <form onSubmit={create}>
+          <Field label="Key name" error={fieldError(error, 'name')}>
+            {(id, d) => <input id={id} value={name} maxLength={100} aria-describedby={d} onInput={(e) => setName(e.currentTarget.value)} />}
+          </Field>
+          <fieldset>
+            <legend>Permissions</legend>
+            {ALL.map((p) => (
+              <label key={p} class="inline" title={mine.includes(p) ? undefined : `Your sign-in lacks "${p}", so a key you make cannot have it`}>
+                <input type="checkbox" checked={perms.includes(p)} disabled={!mine.includes(p)} onChange={(e) => setPerms(e.currentTarget.checked ? [...perms, p] : perms.filter((x) => x !== p))} /> {p}
+              </label>
+            ))}
+            {fieldError(error, 'permissions') && <span class="error" role="alert">{fieldError(error, 'permissions')}</span>}
+          </fieldset>
+          <button type="submit" disabled={!!lacking('setup')} title={lacking('setup')}>Create key</button>
+        </form>
+      </section>
+      <Dialog title="Your new API key" open={!!secret} onClose={() => setSecret(null)}>
+        <p>Copy it now: it is shown this once.</p>
+        <Field label="API key">{(id) => <input id={id} readOnly value={secret?.key ?? ''} size={60} onFocus={(e) => e.currentTarget.select()} />}</Field>
+        <button type="button" onClick={() => setSecret(null)}>Done</button>
+      </Dialog>
+      <Dialog title={`Revoke ${revoking?.name ?? revoking?.prefix ?? 'key'}?`} open={!!revoking} onClose={() => setRevoking(null)}>
+        <p>Anything using this key stops working at once.</p>
+        <button type="button" class="danger" onClick={revoke}>Revoke key</button>
+        <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
+      </Dialog>
+    </Page>
+  );
+}
