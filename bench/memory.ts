@@ -1,0 +1,152 @@
+/**
+ * Memory benchmark: the server's resident memory (RSS, and its peak VmHWM) on the embedded
+ * database, as an operator sizing a small virtual machine would see it.
+ *
+ *   node --import tsx bench/memory.ts [sessions]          (default 50)
+ *   BENCH_SECONDS=15 BENCH_SETTLE=10 node --import tsx bench/memory.ts 50
+ *
+ * Phases, each a fresh `presence serve` process (bin/presence.js, as `npm start` runs it):
+ *   1. first start: a new DATA_DIR (the database is created), idle BENCH_SETTLE s after /readyz;
+ *   2. restart: the same DATA_DIR, idle BENCH_SETTLE s after /readyz;
+ *   3. N render sessions, each streaming 24 kHz audio at real time to a connected player
+ *      (bench/realtime-load.mjs), for BENCH_SECONDS; RSS sampled every second (its highest shown);
+ *   4. the same process BENCH_SETTLE s after every session stopped.
+ * Speech engines as configured in the environment (here: flite and pocketsphinx when installed;
+ * no Kokoro or sherpa-onnx model). Prints a table; bench/README.md keeps the figures.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/support/ports.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '..');
+const SESSIONS = Number(process.argv[2] ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const SETTLE = Number(process.env.BENCH_SETTLE ?? 10);
+const WORKERS = 2;
+
+type Row = { phase: string; rssMb: number; peakMb: number; heapMb: number; note: string };
+
+function status(pid: number): { rssMb: number; peakMb: number } {
+  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(text.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Server {
+  url: string;
+  key?: string;
+  child: ChildProcess;
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataDir: string): Promise<Server> {
+  const port = await freePort();
+  const began = Date.now();
+  const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
+    cwd: ROOT,
+    env: { ...process.env, REALTIME_SHARDS: '0', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.once('exit', () => child.kill('SIGKILL'));
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('server exited before it was ready');
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  return {
+    url,
+    key: output.match(/sk_live_[A-Za-z0-9_-]+/)?.[0],
+    child,
+    readyMs: Date.now() - began,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+async function heapMb(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  return Number(metrics.match(/^presence_heap_used_bytes (\d+)/m)?.[1] ?? NaN) / 1e6;
+}
+
+async function idle(server: Server, phase: string, note: string): Promise<Row> {
+  await sleep(SETTLE * 1000);
+  return { phase, ...status(server.child.pid!), heapMb: await heapMb(server.url), note };
+}
+
+async function api(url: string, key: string, method: string, route: string, body?: unknown) {
+  const response = await fetch(url + route, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
+  return response.json() as Promise<any>;
+}
+
+/** N render sessions streaming for SECONDS; the highest RSS seen meanwhile. */
+async function withSessions(server: Server, key: string): Promise<Row> {
+  const agent = await api(server.url, key, 'POST', '/v1/agent/create', { name: 'bench-memory', concurrency_limit: 1000 });
+  const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
+  for (let i = 0; i < SESSIONS; i++) sessions.push(await api(server.url, key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
+  const workers = Array.from({ length: WORKERS }, (_, w) => new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: sessions.filter((_, i) => i % WORKERS === w), seconds: SECONDS, warmup: 2 } }));
+  const next = (worker: Worker) => new Promise<any>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  await Promise.all(workers.map(next)); // every socket open
+  const done = workers.map((worker) => {
+    const measuring = next(worker);
+    worker.postMessage('start');
+    return measuring.then(() => next(worker));
+  });
+  let highest = 0;
+  let finished = false;
+  void Promise.all(done).finally(() => (finished = true));
+  while (!finished) {
+    highest = Math.max(highest, status(server.child.pid!).rssMb);
+    await sleep(1000);
+  }
+  const results = await Promise.all(done);
+  for (const worker of workers) void worker.terminate();
+  const heap = await heapMb(server.url);
+  const peak = status(server.child.pid!).peakMb;
+  for (const s of sessions) await api(server.url, key, 'POST', `/v1/sessions/${s.session_id}/stop`);
+  const lost = results.reduce((sum, r) => sum + (r.missing ?? 0), 0);
+  return { phase: `${SESSIONS} render sessions`, rssMb: highest, peakMb: peak, heapMb: heap, note: `highest RSS over ${SECONDS} s of streaming; ${lost} frames lost` };
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-memory-'));
+  const rows: Row[] = [];
+  try {
+    let server = await startServer(dataDir);
+    const key = server.key;
+    if (!key) throw new Error('the first start printed no API key');
+    rows.push(await idle(server, 'first start, idle', `new DATA_DIR; ready in ${(server.readyMs / 1000).toFixed(1)} s; ${SETTLE} s after /readyz`));
+    await server.stop();
+    server = await startServer(dataDir);
+    rows.push(await idle(server, 'restart, idle', `same DATA_DIR; ready in ${(server.readyMs / 1000).toFixed(1)} s; ${SETTLE} s after /readyz`));
+    rows.push(await withSessions(server, key));
+    rows.push(await idle(server, 'after the sessions', `${SETTLE} s after every session stopped`));
+    await server.stop();
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  const mb = (n: number) => n.toFixed(0).padStart(8);
+  console.log(`\nServer memory (MB), embedded database, ${os.availableParallelism()} cores, Node ${process.version}`);
+  console.log(`${'phase'.padEnd(24)}${'RSS'.padStart(8)}${'peak'.padStart(8)}${'JS heap'.padStart(9)}  note`);
+  for (const r of rows) console.log(`${r.phase.padEnd(24)}${mb(r.rssMb)}${mb(r.peakMb)}${mb(r.heapMb).padStart(9)}  ${r.note}`);
+}
+
+await main();
+process.exit(0);
