@@ -12,7 +12,7 @@ const LAYERS = [
   ['agents'],
   ['knowledge', 'embed', 'sessions'],
   ['realtime', 'brain'],
-  ['conversation', 'billing', 'reference', 'player'],
+  ['conversation', 'billing', 'reference', 'player', 'knowledge-v2'],
   ['handoff', 'notifications', 'reports', 'liveavatar', 'console'],
   // The composition root, and the programs that start it.
   ['app.ts'],

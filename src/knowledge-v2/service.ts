@@ -10,21 +10,21 @@
 import crypto from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
-import type { Db } from '../../core/db/database.js';
-import type { Database } from '../../core/db/schema.js';
-import { ApiError, ValidationFailed, validationItem } from '../../core/errors.js';
-import type { KnowledgeAgent, KnowledgeService } from '../service.js';
-import { extractPage } from '../extract.js';
-import { decodeBody, ReaderError, ROBOTS_AGENT } from '../reader/fetch.js';
-import { CLOSED, PRICE, TIME, hasHours } from '../patterns.js';
-import { buildIndex } from '../../brain/knowledge-index.js';
-import { rank } from '../../brain/retrieve.js';
-import { analyseQuestion, terms, type Intent } from '../../brain/text.js';
+import type { Db } from '../core/db/database.js';
+import type { Database } from '../core/db/schema.js';
+import { ApiError, ValidationFailed, validationItem } from '../core/errors.js';
+import type { KnowledgeAgent, KnowledgeService } from '../knowledge/service.js';
+import { extractPage } from '../knowledge/extract.js';
+import { decodeBody, ReaderError, ROBOTS_AGENT } from '../knowledge/reader/fetch.js';
+import { CLOSED, PRICE, TIME, hasHours } from '../knowledge/patterns.js';
+import { buildIndex } from '../brain/knowledge-index.js';
+import { rank } from '../brain/retrieve.js';
+import { analyseQuestion, terms, type Intent } from '../brain/text.js';
 import { businessTypeOf, COMMON_QUESTIONS, keyOf, languageOf, schemaFor, type SchemaQuestion } from './questions.js';
 import {
   DEFAULT_BEHAVIOR, READ_KINDS, behaviorLines, dynamicVariables, ensureSettings, isOwned, overrule, renderDynamic, sameText, settingsOf,
   type AnyDb, type Behavior, type FactSource,
-} from './store.js';
+} from '../knowledge/v2/store.js';
 import type { KnowledgeModel } from './model.js';
 
 /** A correction preview lives this long (the contract: at least an hour). */

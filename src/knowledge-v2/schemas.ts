@@ -1,6 +1,6 @@
 /** Request and response schemas of the knowledge-v2 routes (validation and the OpenAPI document). */
 import { z } from 'zod';
-import { storableText, WebUrl, PageRequest } from '../schemas.js';
+import { storableText, WebUrl, PageRequest } from '../knowledge/schemas.js';
 
 /** An id in a body: a string or an integer, compared as text. */
 export const BodyId = z.union([z.number().int(), z.string().max(100)]).describe('An id (an integer, or the same as a string)');

@@ -4,9 +4,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { AgentIdParams } from '../../agents/schemas.js';
-import { BrainStatusResponse } from '../schemas.js';
-import type { KnowledgeService } from '../service.js';
+import { AgentIdParams } from '../agents/schemas.js';
+import { BrainStatusResponse } from '../knowledge/schemas.js';
+import type { KnowledgeService } from '../knowledge/service.js';
 import { toId, type KnowledgeV2 } from './service.js';
 import {
   AnswerRequest, BehaviorResponse, BehaviorUpdateRequest, BrainView, CompletionResponse, ConsolidateResponse, CorrectionApplyRequest,
