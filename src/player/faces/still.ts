@@ -210,7 +210,6 @@ export function encodeRgbaPng(rgba: Uint8Array, width: number, height: number): 
   for (let y = 0; y < height; y++) {
     const row = y * stride;
     let best = Infinity;
-    let bestFilter = 0;
     for (let f = 0; f < 5; f++) {
       let sum = 0;
       for (let x = 0; x < stride; x++) {
@@ -234,12 +233,10 @@ export function encodeRgbaPng(rgba: Uint8Array, width: number, height: number): 
       }
       if (sum < best) {
         best = sum;
-        bestFilter = f;
         raw[y * (stride + 1)] = f;
         raw.set(trial, y * (stride + 1) + 1);
       }
     }
-    void bestFilter;
   }
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
@@ -333,7 +330,7 @@ async function sceneOf(doc: Document): Promise<Scene> {
     const mesh = node.getMesh();
     if (!mesh) continue;
     const isBody = /^(Body|Torso|Shirt)/i.test(node.getName());
-    // normals go through the inverse transpose; for the rotations and uniform scales of face rigs the matrix itself does
+    // Normals should go through the inverse transpose; for the rotations and uniform scales of face rigs the matrix itself does.
     for (const prim of mesh.listPrimitives()) {
       if (prim.getMode() !== 4) continue;
       const local = read(prim.getAttribute('POSITION'), 3);
