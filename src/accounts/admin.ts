@@ -13,7 +13,6 @@ import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../
 import { isLoopback } from '../core/net.js';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
-import type { ConsoleSignIns } from '../console/signin.js';
 
 /** Where a running server tells the operator CLI how to reach it (embedded database only). */
 export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
@@ -39,7 +38,12 @@ export const adminCommands = {
 };
 export type AdminCommand = keyof typeof adminCommands;
 
-export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces, signIns?: ConsoleSignIns): Promise<unknown> {
+/** Makes console sign-in links (the console's `ConsoleSignIns`, passed in: the console sits above accounts). */
+export interface ConsoleLinks {
+  createLink(accountId: number, ttlSeconds?: number): Promise<unknown>;
+}
+
+export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces, signIns?: ConsoleLinks): Promise<unknown> {
   const schema = adminCommands[command as AdminCommand];
   if (!schema) throw new ApiError(400, 'unknown_command', `unknown admin command "${command}"`);
   const parsed = schema.safeParse(args);
@@ -76,7 +80,7 @@ export async function runAdminCommand(store: AccountStore, command: string, args
 }
 
 /** POST /internal/admin: loopback only, and only with the token the server wrote into DATA_DIR. */
-export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces, signIns?: ConsoleSignIns): void {
+export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces, signIns?: ConsoleLinks): void {
   // Room for `faces add`: a face file up to the limit (and a little over, so an oversized one gets
   // the validator's message), base64-encoded.
   const bodyLimit = Math.ceil(((faces?.maxBytes ?? DEFAULT_FACE_MAX_BYTES) + 1024 * 1024) * 4 / 3) + 64 * 1024;

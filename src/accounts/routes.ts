@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.js';
 import { PERMISSIONS } from '../core/auth.js';
-import { DeleteQuery } from '../agents/schemas.js';
+import { DeleteQuery } from '../core/validation.js';
 import type { AccountStore } from './accounts.js';
 
 const PermissionList = z.array(z.enum(PERMISSIONS)).min(1).max(4);

@@ -180,4 +180,4 @@ export const PreviewResponse = z.object({
 }).meta({ id: 'PreviewResponse' });
 
 export const AgentIdParams = z.object({ agent_id: z.coerce.number().int().min(1).max(2_147_483_647) });
-export const DeleteQuery = z.object({ confirm: z.literal('true') });
+export { DeleteQuery } from '../core/validation.js';

@@ -66,6 +66,9 @@ export function registerValidation(app: FastifyInstance): void {
 }
 
 /** A path id: digits only, as an integer (FastAPI's int_parsing error otherwise). */
+/** The query of every DELETE: `confirm=true` (the contract's permission map). */
+export const DeleteQuery = z.object({ confirm: z.literal('true') });
+
 export const pathInt = z.coerce.number().int().min(1).max(2_147_483_647);
 
 /**
