@@ -42,7 +42,7 @@ export interface Unit {
   next?: string;
   /** The sentence before, said first when this one opens with a pronoun ("He speaks Spanish."). */
   previous?: string;
-  /** From an old background page that newer pages may contradict. */
+  /** From a page dated well before the site's newest (newer pages may contradict it). */
   stale?: boolean;
   /** For identity units: what the unit says (the business's name, its town, the agent). */
   identity?: 'business' | 'town' | 'agent';

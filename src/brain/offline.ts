@@ -9,7 +9,7 @@ import type { AnswerEngine, AnswerEvent, AnswerRequest, AnswerSource } from './e
 import type { BrainKnowledge } from './knowledge.js';
 import type { GapRecorder } from './gaps.js';
 import type { KnowledgeIndex, Unit } from './knowledge-index.js';
-import { analyseQuestion, terms } from './text.js';
+import { analyseQuestion, MEASURE_IN_TEXT, terms } from './text.js';
 import { answers, evidenceFor, rank, type Candidate, type SemanticQuery } from './retrieve.js';
 import { phrase, speakable } from './phrasing.js';
 import { askedLastTurn, askForDetail, shapeOf, smallTalkReply, type Persona } from './small-talk.js';
@@ -111,7 +111,8 @@ export function composeReply(index: KnowledgeIndex, agentName: string, request: 
     return { text: "Sorry, I didn't quite catch that. Could you ask me in another way?", kind: 'small_talk', smallTalk: 'unclear', sources: [] };
   }
   const candidates = rank(index, analysed, followUpTerms(request as AnswerRequest, question), 40, semantic);
-  const best = candidates[0];
+  // "How long…?": the best unit that states a duration (one that does not cannot answer it).
+  const best = analysed.measure ? candidates.find((c) => MEASURE_IN_TEXT[analysed.measure!].test(c.unit.text)) : candidates[0];
   const prefix = shape.greeted ? 'Hi! ' : '';
   if (!answers(best, analysed)) {
     // The owner's own words for "I don't know" (knowledge v2 behavior `unknown_answer`), when set.

@@ -108,7 +108,7 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     }
     // A FAQ whose whole question is inside the visitor's ("is there a limit on invoices?" in "is there
     // a limit on how many invoices I can send?") answers it, whatever other words the visitor used.
-    if (unit.kind === 'faq' && unit.context === unit.heading && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t))) {
+    if (unit.kind === 'faq' && unit.context === unit.heading && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t) || question.saidTerms.includes(t))) {
       covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
     }
     const sim = similarities.get(id) ?? 0;

@@ -15,7 +15,7 @@ const STOP = new Set(
   right say she should so some something such tell than thank thanks that thats the their theirs them then there
   theres these they this those through thus to too under until up upon us very want wanna was wasn we were weren what
   whats when where which while who whom whose why will with won would wouldn yeah yes yet you your youre yours yourself
-  yourselves hi hello hey bring take make made use buy sell sold offer offered provide see look find stuff thing things
+  yourselves hi hello hey take make made use buy sell sold offer offered provide see look find stuff thing things
   kind sort way today tonight currently still already maybe possible possibly able anybody somebody someone
   come comes coming happen happens happened whenever anytime taking takes took making makes bringing brings getting using
   uses looking finding buying offers offering providing provides seeing work works working many`.split(/\s+/),
@@ -28,9 +28,9 @@ const FOLD: Record<string, string> = {
   restroom: 'toilet', bathroom: 'toilet', washroom: 'toilet', career: 'job', vacanc: 'job', hire: 'job', hir: 'job',
   voucher: 'gift', reserv: 'book', booking: 'book', appoint: 'book', appointment: 'book', wheelchair: 'access', accessibl: 'access',
   mail: 'email', cancellat: 'cancel',
-  install: 'fit', installs: 'fit', installed: 'fit', installing: 'fit', installation: 'fit', installer: 'fit', further: 'far', allow: 'welcom', permit: 'welcom', monthli: 'month', hourli: 'hour',
+  install: 'fit', installs: 'fit', installed: 'fit', installing: 'fit', installation: 'fit', installer: 'fit', further: 'far', allow: 'welcom', permit: 'welcom', bring: 'welcom', monthli: 'month', hourli: 'hour',
   annual: 'year', yearli: 'year', identif: 'id', hous: 'home', ahead: 'advanc', earli: 'advanc', notic: 'advanc',
-  teeth: 'tooth', unlimit: 'limit', move: 'import', migrat: 'import', exclud: 'includ', incl: 'includ', inc: 'includ', owner: 'found', own: 'found', founder: 'found', establish: 'found', e: '', telephon: 'phone', tel: 'phone', mobil: 'phone',
+  teeth: 'tooth', refit: 'fit', unlimit: 'limit', move: 'import', migrat: 'import', exclud: 'includ', incl: 'includ', inc: 'includ', owner: 'found', own: 'found', founder: 'found', establish: 'found', e: '', telephon: 'phone', tel: 'phone', mobil: 'phone',
 };
 
 /** "a will", "my will" is the document, not the future tense. */
@@ -109,6 +109,8 @@ export interface Question {
   intents: Set<Intent>;
   /** Every term, intent words included (for retrieval). */
   allTerms: string[];
+  /** Every term as the visitor said it, shape words ("how long", "the bakery") included. */
+  saidTerms: string[];
 }
 
 /**
@@ -134,7 +136,7 @@ export function analyseQuestion(text: string): Question {
   if (intents.has('email') && !/\b(where|located|street|directions)\b/.test(normal)) intents.delete('address');
   const all = terms(asked);
   const measure = MEASURES.find(([, pattern]) => pattern.test(normal))?.[0];
-  return { terms: [...new Set(all.filter((t) => !intentWords.has(t)))], intents, allTerms: [...new Set(all)], ...(measure && { measure }) };
+  return { terms: [...new Set(all.filter((t) => !intentWords.has(t)))], intents, allTerms: [...new Set(all)], saidTerms: [...new Set(terms(text))], ...(measure && { measure }) };
 }
 
 const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];

@@ -196,11 +196,17 @@ export function extractPage(html: string, url: string): ExtractedPage {
     const inContent = el.parentElement?.closest('main, article, [role="main"]');
     if (el.tagName === 'NAV' || el.getAttribute('role') === 'navigation' || !inContent) el.remove();
   }
-  // Lists whose every item is only a link are navigation (a blog's index, "related pages"), not content.
-  for (const list of Array.from(document.querySelectorAll('ul, ol'))) {
+  // Lists whose every item is only a link are navigation (a blog's index, "related pages"), not
+  // content, unless they are all the page has (then the page is read as it is rather than failed).
+  const linkLists = Array.from(document.querySelectorAll('ul, ol')).filter((list) => {
     const items = Array.from(list.querySelectorAll('li'));
-    if (items.length && items.every((li) => { const linked = Array.from(li.querySelectorAll('a')).map((a) => text(a)).join(' '); return linked && linked.length >= text(li).length - 1; })) list.remove();
-  }
+    return items.length > 0 && items.every((li) => {
+      const linked = Array.from(li.querySelectorAll('a')).map((a) => text(a)).join(' ');
+      return linked && linked.length >= text(li).length - 1;
+    });
+  });
+  const listed = linkLists.reduce((sum, list) => sum + text(list).length, 0);
+  if (text(document.body).length - listed >= 80) for (const list of linkLists) list.remove();
   // Paragraphs that are only links ("See today's menu", "Parking · Directions") are calls to action, not content.
   for (const el of Array.from(document.querySelectorAll('p'))) {
     const all = text(el);
