@@ -20,6 +20,13 @@ const LAYERS = [
   ['cli'],
 ];
 
+/**
+ * Arrows known to run up, each waiting for its fix; reported as warnings, not errors, so nothing new
+ * can hide among them. catalog → player: uploaded faces are validated and their stills rendered by
+ * the face code that still lives in player/ until faces get their own room (issue 30, item 1).
+ */
+const KNOWN_UPWARD = [{ room: 'catalog', from: '^src/catalog/custom-faces\\.ts$', to: '^src/player/(stills|faces/validate)\\.ts$' }];
+
 const folder = (name) => (name.endsWith('.ts') ? `src/${name.replace('.', '\\.')}$` : `src/${name}/`);
 const known = LAYERS.flat();
 
@@ -31,7 +38,7 @@ const layerRules = LAYERS.flatMap((layer, level) =>
       comment: `${name} (layer ${level}) may import only its own files and lower layers: ${allowed.slice(1).join(', ') || 'none'}`,
       severity: 'error',
       from: { path: `^${folder(name)}` },
-      to: { path: '^src/', pathNot: `^(${allowed.map(folder).join('|')})` },
+      to: { path: '^src/', pathNot: [`^(${allowed.map(folder).join('|')})`, ...KNOWN_UPWARD.filter((k) => k.room === name).map((k) => k.to)] },
     };
   }),
 );
@@ -39,6 +46,13 @@ const layerRules = LAYERS.flatMap((layer, level) =>
 module.exports = {
   forbidden: [
     ...layerRules,
+    ...KNOWN_UPWARD.map((known, i) => ({
+      name: `known-upward-${i + 1}`,
+      comment: 'An arrow known to run up (see KNOWN_UPWARD): to be fixed, not copied.',
+      severity: 'warn',
+      from: { path: known.from },
+      to: { path: known.to },
+    })),
     {
       name: 'no-circular',
       comment: 'No import circles, not even inside a folder.',
