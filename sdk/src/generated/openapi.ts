@@ -4,6 +4,360 @@
  */
 
 export interface paths {
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's API keys (never their secrets) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "keys": [
+                         *         {
+                         *           "id": 42,
+                         *           "name": "Ada",
+                         *           "prefix": "Prefix",
+                         *           "permissions": [
+                         *             "read"
+                         *           ],
+                         *           "created_at": "2026-11-23T09:30:00.000Z",
+                         *           "last_used_at": "2026-11-23T09:30:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ApiKeyList"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an API key: the secret is answered this once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Ada",
+                     *       "permissions": [
+                     *         "read"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateApiKeyRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": 42,
+                         *       "name": "Ada",
+                         *       "prefix": "Prefix",
+                         *       "permissions": [
+                         *         "read"
+                         *       ],
+                         *       "created_at": "2026-11-23T09:30:00.000Z",
+                         *       "key": "Key"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CreatedApiKey"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key: from then on it answers 401 */
+        delete: {
+            parameters: {
+                query: {
+                    /** @example true */
+                    confirm: "true";
+                };
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    key_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/avatars": {
         parameters: {
             query?: never;
@@ -5015,6 +5369,3087 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/probe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A quick look at a website (reachable, language, kind of business, pages, robots.txt); changes nothing */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://bakery.example.com/opening-hours"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProbeRequestInput"] | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "url": "https://bakery.example.com/opening-hours",
+                         *       "reachable": true,
+                         *       "language": "en",
+                         *       "business_type": "Business type",
+                         *       "page_count": 3,
+                         *       "robots": {
+                         *         "disallow": [
+                         *           "Disallow"
+                         *         ],
+                         *         "sitemaps": [
+                         *           "Sitemap"
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ProbeResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/schema/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Generate the questions this business must answer, from its website (a build job: poll brain-status) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "agent_id": 42,
+                         *       "brain_status": "none",
+                         *       "progress": {
+                         *         "pages_done": 3,
+                         *         "pages_total": 3
+                         *       },
+                         *       "phase": "reading",
+                         *       "error": "The website answered 503",
+                         *       "engine": "offline",
+                         *       "requested_at": "2026-11-23T09:30:00.000Z",
+                         *       "started_at": "2026-11-23T09:30:00.000Z",
+                         *       "finished_at": "2026-11-23T09:30:00.000Z",
+                         *       "instructions": "Mention the weekend opening hours when asked about visits.",
+                         *       "facts": [
+                         *         {
+                         *           "topic": "opening-hours",
+                         *           "text": "Hello! We open at eight tomorrow.",
+                         *           "source": {
+                         *             "kind": "Kind",
+                         *             "title": "Opening hours",
+                         *             "url": "https://bakery.example.com/opening-hours"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["BrainStatusResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/extract": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extract the facts answering the questions from the pages (a build job: poll brain-status) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "pages": [
+                     *         {
+                     *           "url": "https://bakery.example.com/opening-hours",
+                     *           "is_primary": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ExtractRequestInput"] | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "agent_id": 42,
+                         *       "brain_status": "none",
+                         *       "progress": {
+                         *         "pages_done": 3,
+                         *         "pages_total": 3
+                         *       },
+                         *       "phase": "reading",
+                         *       "error": "The website answered 503",
+                         *       "engine": "offline",
+                         *       "requested_at": "2026-11-23T09:30:00.000Z",
+                         *       "started_at": "2026-11-23T09:30:00.000Z",
+                         *       "finished_at": "2026-11-23T09:30:00.000Z",
+                         *       "instructions": "Mention the weekend opening hours when asked about visits.",
+                         *       "facts": [
+                         *         {
+                         *           "topic": "opening-hours",
+                         *           "text": "Hello! We open at eight tomorrow.",
+                         *           "source": {
+                         *             "kind": "Kind",
+                         *             "title": "Opening hours",
+                         *             "url": "https://bakery.example.com/opening-hours"
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["BrainStatusResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/brain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the agent knows: questions, facts with their sources, review items, completion */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "agent_id": 42,
+                         *       "business_type": "Business type",
+                         *       "brain_status": "Brain status",
+                         *       "questions": [
+                         *         {
+                         *           "id": 42,
+                         *           "question": "Do you bake gluten-free bread?",
+                         *           "topic": "opening-hours",
+                         *           "state": "needed",
+                         *           "answered": true,
+                         *           "key": "Key"
+                         *         }
+                         *       ],
+                         *       "facts": [
+                         *         {
+                         *           "id": 42,
+                         *           "question_id": 42,
+                         *           "text": "Hello! We open at eight tomorrow.",
+                         *           "sources": [
+                         *             {
+                         *               "kind": "page",
+                         *               "ref": "Ref",
+                         *               "url": "https://bakery.example.com/opening-hours",
+                         *               "gone": true
+                         *             }
+                         *           ],
+                         *           "confidence": 0.8,
+                         *           "orphan": true,
+                         *           "owner": true
+                         *         }
+                         *       ],
+                         *       "review": [
+                         *         {
+                         *           "id": 42,
+                         *           "question_id": 42,
+                         *           "fact_ids": [
+                         *             42
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "completion": {
+                         *         "total": 3,
+                         *         "answered": 3,
+                         *         "percent": 3,
+                         *         "missing": [
+                         *           {
+                         *             "question_id": 42,
+                         *             "question": "Do you bake gluten-free bread?",
+                         *             "topic": "opening-hours",
+                         *             "times_asked": 3
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["BrainView"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/completion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many needed questions are answered, and what is missing (most asked first) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "total": 3,
+                         *       "answered": 3,
+                         *       "percent": 3,
+                         *       "missing": [
+                         *         {
+                         *           "question_id": 42,
+                         *           "question": "Do you bake gluten-free bread?",
+                         *           "topic": "opening-hours",
+                         *           "times_asked": 3
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CompletionResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/recompile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rebuild the instructions from the facts and behavior now (a build job: poll brain-status) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "agent_id": 42,
+                         *       "brain_status": "Brain status"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["RecompileResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The owner's answer to a question (a fact with source owner) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "question_id": 42,
+                     *       "answer": "Yes, every Friday."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AnswerRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "total": 3,
+                         *       "answered": 3,
+                         *       "percent": 3,
+                         *       "missing": [
+                         *         {
+                         *           "question_id": 42,
+                         *           "question": "Do you bake gluten-free bread?",
+                         *           "topic": "opening-hours",
+                         *           "times_asked": 3
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CompletionResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/questions/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a question needed, not applicable or skipped */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "question_id": 42,
+                     *       "state": "needed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuestionStateRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "total": 3,
+                         *       "answered": 3,
+                         *       "percent": 3,
+                         *       "missing": [
+                         *         {
+                         *           "question_id": 42,
+                         *           "question": "Do you bake gluten-free bread?",
+                         *           "topic": "opening-hours",
+                         *           "times_asked": 3
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CompletionResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/knowledge/ops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add, change and remove facts in one atomic batch */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "ops": [
+                     *         {
+                     *           "op": "add",
+                     *           "text": "Hello! We open at eight tomorrow.",
+                     *           "question_id": 42
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KnowledgeOpsRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "results": [
+                         *         {
+                         *           "op": "add",
+                         *           "fact_id": 42
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["KnowledgeOpsResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/review/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resolve a disagreement: keep one fact, or replace them with your text */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "review_id": 42,
+                     *       "fact_id": 42
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReviewResolveRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "resolved": 3,
+                         *       "fact": {
+                         *         "id": 42,
+                         *         "question_id": 42,
+                         *         "text": "Hello! We open at eight tomorrow.",
+                         *         "sources": [
+                         *           {
+                         *             "kind": "page",
+                         *             "ref": "Ref",
+                         *             "url": "https://bakery.example.com/opening-hours",
+                         *             "gone": true
+                         *           }
+                         *         ],
+                         *         "confidence": 0.8,
+                         *         "orphan": true,
+                         *         "owner": true
+                         *       },
+                         *       "dropped": [
+                         *         3
+                         *       ],
+                         *       "review": [
+                         *         {
+                         *           "id": 42,
+                         *           "question_id": 42,
+                         *           "fact_ids": [
+                         *             42
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ReviewResolveResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/consolidate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Merge facts saying the same thing (their sources kept) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "merged": [
+                         *         {
+                         *           "fact_id": 42,
+                         *           "merged_ids": [
+                         *             42
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "facts_before": 3,
+                         *       "facts_after": 3
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ConsolidateResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/correction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview what the owner's sentence changes (nothing changes yet) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "text": "Hello! We open at eight tomorrow."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CorrectionRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "preview_id": "preview_01",
+                         *       "text": "Hello! We open at eight tomorrow.",
+                         *       "engine": "offline",
+                         *       "expires_at": "2026-11-23T09:30:00.000Z",
+                         *       "changes": [
+                         *         {
+                         *           "fact_id": 42,
+                         *           "before": "Before",
+                         *           "after": "After",
+                         *           "question_id": 42,
+                         *           "matched": [
+                         *             "Matched"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CorrectionPreview"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/correction/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Apply a previewed correction, exactly as previewed (once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "preview_id": 42
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CorrectionApplyRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "preview_id": "preview_01",
+                         *       "changes": [
+                         *         {
+                         *           "fact_id": 42,
+                         *           "before": "Before",
+                         *           "after": "After"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["CorrectionApplyResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/behavior": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How the agent speaks */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "unknown_answer": "Unknown answer",
+                         *       "tone": "friendly",
+                         *       "answer_length": "short",
+                         *       "never_discuss": [
+                         *         "Never discus"
+                         *       ],
+                         *       "handover": "Handover"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["BehaviorResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change how the agent speaks (only the fields sent) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "unknown_answer": "Unknown answer",
+                     *       "tone": "friendly",
+                     *       "answer_length": "short",
+                     *       "never_discuss": [
+                     *         "Never discus"
+                     *       ],
+                     *       "handover": "Handover"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BehaviorUpdateRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "unknown_answer": "Unknown answer",
+                         *       "tone": "friendly",
+                         *       "answer_length": "short",
+                         *       "never_discuss": [
+                         *         "Never discus"
+                         *       ],
+                         *       "handover": "Handover"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["BehaviorResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/dynamic-instructions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Instructions filled from the visitor values in each conversation */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "instructions": "Mention the weekend opening hours when asked about visits.",
+                         *       "variables": [
+                         *         "Variable"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["DynamicInstructionsResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Set the dynamic instructions ({{visitor.<name>}} placeholders) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "instructions": "Mention the weekend opening hours when asked about visits."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DynamicInstructionsUpdateInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "instructions": "Mention the weekend opening hours when asked about visits.",
+                         *       "variables": [
+                         *         "Variable"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["DynamicInstructionsResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/dynamic-instructions/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Render dynamic instructions with visitor values (a name without a value renders empty) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "values": {
+                     *         "key": "Key"
+                     *       },
+                     *       "instructions": "Mention the weekend opening hours when asked about visits."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DynamicPreviewRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "rendered": "Rendered",
+                         *       "variables": [
+                         *         "Variable"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["DynamicPreviewResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/orphans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Facts whose every source is gone (a page deleted, a section removed) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "orphans": [
+                         *         {
+                         *           "id": 42,
+                         *           "question_id": 42,
+                         *           "text": "Hello! We open at eight tomorrow.",
+                         *           "sources": [
+                         *             {
+                         *               "kind": "page",
+                         *               "ref": "Ref",
+                         *               "url": "https://bakery.example.com/opening-hours",
+                         *               "gone": true
+                         *             }
+                         *           ],
+                         *           "confidence": 0.8,
+                         *           "orphan": true,
+                         *           "owner": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["OrphansResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/{agent_id}/v2/orphans/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep orphans (they become the owner's) or drop them */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @example 42 */
+                    agent_id: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "fact_ids": [
+                     *         42
+                     *       ],
+                     *       "action": "keep"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OrphanResolveRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "orphans": [
+                         *         {
+                         *           "id": 42,
+                         *           "question_id": 42,
+                         *           "text": "Hello! We open at eight tomorrow.",
+                         *           "sources": [
+                         *             {
+                         *               "kind": "page",
+                         *               "ref": "Ref",
+                         *               "url": "https://bakery.example.com/opening-hours",
+                         *               "gone": true
+                         *             }
+                         *           ],
+                         *           "confidence": 0.8,
+                         *           "orphan": true,
+                         *           "owner": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["OrphansResponse"];
+                    };
+                };
+                /** @description No API key, or an unknown or revoked one */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key lacks the permission this route needs */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "missing_permission",
+                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such record (of this account) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /** @description Too many requests for this key; see Retry-After */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/agent/{agent_id}/v2/gaps": {
@@ -13047,86 +16482,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        SessionCommandInput: {
-            /** @constant */
-            type: "agent.speak_text";
-            event_id?: string;
-            text: string;
-            /** @enum {string} */
-            cue?: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
-        } | {
-            /** @constant */
-            type: "agent.interrupt";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "agent.cue";
-            event_id?: string;
-            /** @enum {string} */
-            cue: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
-            intensity?: number;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "agent.start_listening";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "agent.stop_listening";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "stage.camera";
-            event_id?: string;
-            /** @enum {string} */
-            camera: "far" | "mid" | "close" | "auto";
-            hold?: boolean;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "stage.backdrop";
-            event_id?: string;
-            backdrop: string | null;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "visitor.message";
-            event_id?: string;
-            text: string;
-        };
-        AvatarInput: {
-            avatar_id: string;
-            name: string;
-            /** @enum {string} */
-            gender: "f" | "m";
-            description: string;
-            default_voice_id: string;
-            /** @description URL path of the GLB with viseme_* and ARKit morph targets */
-            model_url: string;
-            /** @description Generator parameters of a built-in face; empty for a custom face */
-            look: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            source: "builtin" | "custom";
-            /** @description Custom faces: the morph target names found in the file */
-            morphs?: string[];
-            /** @description Custom faces: the size of the GLB */
-            size_bytes?: number;
-        };
-        BackdropInput: {
-            backdrop_id: string;
-            name: string;
-            description: string;
-            /** @enum {string} */
-            kind: "gradient" | "room" | "bokeh";
-            colors: {
-                top: string;
-                bottom: string;
-                accent: string;
-            };
-            blur: number;
-        };
         LanguagesInput: {
             /**
              * @description ISO 639-1 code, e.g. "en"
@@ -13354,6 +16709,86 @@ export interface components {
             end_reason: string | null;
             duration_seconds: number | null;
         };
+        SessionCommandInput: {
+            /** @constant */
+            type: "agent.speak_text";
+            event_id?: string;
+            text: string;
+            /** @enum {string} */
+            cue?: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
+        } | {
+            /** @constant */
+            type: "agent.interrupt";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "agent.cue";
+            event_id?: string;
+            /** @enum {string} */
+            cue: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
+            intensity?: number;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "agent.start_listening";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "agent.stop_listening";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "stage.camera";
+            event_id?: string;
+            /** @enum {string} */
+            camera: "far" | "mid" | "close" | "auto";
+            hold?: boolean;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "stage.backdrop";
+            event_id?: string;
+            backdrop: string | null;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "visitor.message";
+            event_id?: string;
+            text: string;
+        };
+        AvatarInput: {
+            avatar_id: string;
+            name: string;
+            /** @enum {string} */
+            gender: "f" | "m";
+            description: string;
+            default_voice_id: string;
+            /** @description URL path of the GLB with viseme_* and ARKit morph targets */
+            model_url: string;
+            /** @description Generator parameters of a built-in face; empty for a custom face */
+            look: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            source: "builtin" | "custom";
+            /** @description Custom faces: the morph target names found in the file */
+            morphs?: string[];
+            /** @description Custom faces: the size of the GLB */
+            size_bytes?: number;
+        };
+        BackdropInput: {
+            backdrop_id: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            kind: "gradient" | "room" | "bokeh";
+            colors: {
+                top: string;
+                bottom: string;
+                accent: string;
+            };
+            blur: number;
+        };
         EmbedStartRequestInput: {
             embed_key: string;
             /** @description The visitor: the widget keeps a random one per browser and site; a site may pass its own */
@@ -13496,6 +16931,237 @@ export interface components {
                 created_at: string;
                 updated_at: string;
             }[];
+        };
+        ProbeRequestInput: {
+            /** @description The site to look at; absent: the agent's website_url */
+            url?: string;
+        };
+        ProbeResponseInput: {
+            url: string;
+            /** @description The URL answered 2xx (after redirects) */
+            reachable: boolean;
+            /** @description Base ISO 639-1 code of the site, or null */
+            language: string | null;
+            /** @description A word or two naming the kind of business, or null */
+            business_type: string | null;
+            /** @description Pages found from the sitemap and the home page's links (own host, allowed by robots.txt) */
+            page_count: number;
+            /** @description null without a robots.txt; else the rules that apply to the reader */
+            robots: {
+                disallow: string[];
+                sitemaps: string[];
+            } | null;
+        };
+        ExtractRequestInput: {
+            /** @description Pages to read first (they become the agent's pages); absent: the agent's pages */
+            pages?: components["schemas"]["PageRequestInput"][];
+        };
+        FactSourceInput: {
+            /** @enum {string} */
+            kind: "page" | "kb_section" | "owner" | "correction" | "gap";
+            /** @description page: the page's id; kb_section: its topic; owner: null; correction: the preview_id; gap: the gap's id */
+            ref: string | number | null;
+            /** @description page: the page's URL */
+            url?: string;
+            /** @description The page or section is gone (orphans only) */
+            gone?: boolean;
+        };
+        FactInput: {
+            id: number;
+            question_id: number | null;
+            text: string;
+            sources: components["schemas"]["FactSourceInput"][];
+            confidence: number;
+            /** @description Every source is gone; kept until resolved (orphans/resolve) */
+            orphan: boolean;
+            /** @description The owner's word (a source owner, correction or gap): it wins over pages */
+            owner: boolean;
+        };
+        QuestionInput: {
+            id: number;
+            question: string;
+            topic: string;
+            /** @enum {string} */
+            state: "needed" | "not_applicable" | "skipped";
+            answered: boolean;
+            /** @description Stable name of the question in its schema */
+            key: string;
+        };
+        ReviewItemInput: {
+            id: number;
+            question_id: number | null;
+            fact_ids: number[];
+        };
+        CompletionResponseInput: {
+            /** @description Questions in state needed */
+            total: number;
+            answered: number;
+            percent: number;
+            /** @description Needed questions not answered, most important first */
+            missing: {
+                question_id: number;
+                question: string;
+                topic: string;
+                /** @description Times visitors asked it (open gaps) */
+                times_asked: number;
+            }[];
+        };
+        BrainViewInput: {
+            agent_id: number;
+            business_type: string | null;
+            brain_status: string;
+            questions: components["schemas"]["QuestionInput"][];
+            facts: components["schemas"]["FactInput"][];
+            review: components["schemas"]["ReviewItemInput"][];
+            completion: components["schemas"]["CompletionResponseInput"];
+        };
+        AnswerRequestInput: {
+            /** @description An id (an integer, or the same as a string) */
+            question_id: number | string;
+            answer: string;
+        };
+        QuestionStateRequestInput: {
+            /** @description An id (an integer, or the same as a string) */
+            question_id: number | string;
+            /** @enum {string} */
+            state: "needed" | "not_applicable" | "skipped";
+        };
+        KnowledgeOpInput: {
+            /** @constant */
+            op: "add";
+            text: string;
+            question_id?: (number | string) | null;
+        } | {
+            /** @constant */
+            op: "change";
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+            text: string;
+        } | {
+            /** @constant */
+            op: "remove";
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+        };
+        KnowledgeOpsRequestInput: {
+            ops: components["schemas"]["KnowledgeOpInput"][];
+        };
+        KnowledgeOpsResponseInput: {
+            results: {
+                /** @enum {string} */
+                op: "add" | "change" | "remove";
+                fact_id: number;
+            }[];
+        };
+        ReviewResolveRequestInput: {
+            /** @description An id (an integer, or the same as a string) */
+            review_id: number | string;
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+        } | {
+            /** @description An id (an integer, or the same as a string) */
+            review_id: number | string;
+            text: string;
+        };
+        ReviewResolveResponseInput: {
+            resolved: number;
+            fact: components["schemas"]["FactInput"];
+            dropped: number[];
+            review: components["schemas"]["ReviewItemInput"][];
+        };
+        ConsolidateResponseInput: {
+            merged: {
+                fact_id: number;
+                merged_ids: number[];
+            }[];
+            facts_before: number;
+            facts_after: number;
+        };
+        CorrectionRequestInput: {
+            text: string;
+        };
+        CorrectionPreviewInput: {
+            preview_id: string;
+            text: string;
+            /** @enum {string} */
+            engine: "offline" | "llm";
+            expires_at: string;
+            changes: {
+                fact_id: number | null;
+                before: string | null;
+                after: string;
+                question_id: number | null;
+                /** @description Offline: the words the sentence and the fact share */
+                matched?: string[];
+            }[];
+        };
+        CorrectionApplyRequestInput: {
+            /** @description An id (an integer, or the same as a string) */
+            preview_id: number | string;
+        };
+        CorrectionApplyResponseInput: {
+            preview_id: string;
+            changes: {
+                fact_id: number;
+                before: string | null;
+                after: string;
+            }[];
+        };
+        RecompileResponseInput: {
+            agent_id: number;
+            brain_status: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BehaviorResponseInput: {
+            /** @description When set, the agent's reply to a question it cannot answer contains it */
+            unknown_answer: string | null;
+            /** @enum {string} */
+            tone: "friendly" | "formal" | "casual";
+            /** @enum {string} */
+            answer_length: "short" | "medium" | "long";
+            /** @description Subjects the agent never discusses */
+            never_discuss: string[];
+            /** @description When the agent hands the visitor over to a person */
+            handover: string | null;
+        };
+        BehaviorUpdateRequestInput: {
+            /** @description When set, the agent's reply to a question it cannot answer contains it */
+            unknown_answer?: string | null;
+            /** @enum {string} */
+            tone?: "friendly" | "formal" | "casual";
+            /** @enum {string} */
+            answer_length?: "short" | "medium" | "long";
+            /** @description Subjects the agent never discusses */
+            never_discuss?: string[];
+            /** @description When the agent hands the visitor over to a person */
+            handover?: string | null;
+        };
+        DynamicInstructionsResponseInput: {
+            instructions: string;
+            variables: string[];
+        };
+        DynamicInstructionsUpdateInput: {
+            /** @description Text with {{visitor.<name>}} placeholders */
+            instructions: string;
+        };
+        DynamicPreviewRequestInput: {
+            values: {
+                [key: string]: string;
+            };
+            instructions?: string;
+        };
+        DynamicPreviewResponseInput: {
+            rendered: string;
+            variables: string[];
+        };
+        OrphansResponseInput: {
+            orphans: components["schemas"]["FactInput"][];
+        };
+        OrphanResolveRequestInput: {
+            fact_ids: (number | string)[];
+            /** @enum {string} */
+            action: "keep" | "drop";
         };
         GapInput: {
             id: number;
@@ -14048,85 +17714,33 @@ export interface components {
                 };
             };
         };
-        SessionCommand: {
-            /** @constant */
-            type: "agent.speak_text";
-            event_id?: string;
-            text: string;
-            /** @enum {string} */
-            cue?: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
-        } | {
-            /** @constant */
-            type: "agent.interrupt";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "agent.cue";
-            event_id?: string;
-            /** @enum {string} */
-            cue: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
-            intensity?: number;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "agent.start_listening";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "agent.stop_listening";
-            event_id?: string;
-        } | {
-            /** @constant */
-            type: "stage.camera";
-            event_id?: string;
-            /** @enum {string} */
-            camera: "far" | "mid" | "close" | "auto";
-            hold?: boolean;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "stage.backdrop";
-            event_id?: string;
-            backdrop: string | null;
-            at_seconds?: number;
-        } | {
-            /** @constant */
-            type: "visitor.message";
-            event_id?: string;
-            text: string;
+        ApiKeyInput: {
+            id: number;
+            name: string | null;
+            /** @description The key's first characters (`sk_live_` and a few more), enough to tell keys apart */
+            prefix: string;
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+            created_at: string;
+            /** @description When the key was last used (to the minute), or null */
+            last_used_at: string | null;
         };
-        Avatar: {
-            avatar_id: string;
-            name: string;
-            /** @enum {string} */
-            gender: "f" | "m";
-            description: string;
-            default_voice_id: string;
-            /** @description URL path of the GLB with viseme_* and ARKit morph targets */
-            model_url: string;
-            /** @description Generator parameters of a built-in face; empty for a custom face */
-            look: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            source: "builtin" | "custom";
-            /** @description Custom faces: the morph target names found in the file */
-            morphs?: string[];
-            /** @description Custom faces: the size of the GLB */
-            size_bytes?: number;
+        ApiKeyListInput: {
+            keys: components["schemas"]["ApiKeyInput"][];
         };
-        Backdrop: {
-            backdrop_id: string;
-            name: string;
-            description: string;
-            /** @enum {string} */
-            kind: "gradient" | "room" | "bokeh";
-            colors: {
-                top: string;
-                bottom: string;
-                accent: string;
-            };
-            blur: number;
+        CreateApiKeyRequestInput: {
+            name?: string;
+            /** @description A subset of the caller's own permissions */
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+        };
+        CreatedApiKeyInput: {
+            id: number;
+            name: string | null;
+            /** @description The key's first characters (`sk_live_` and a few more), enough to tell keys apart */
+            prefix: string;
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+            created_at: string;
+            /** @description The secret, shown this once */
+            key: string;
         };
         Languages: {
             /**
@@ -14355,6 +17969,86 @@ export interface components {
             end_reason: string | null;
             duration_seconds: number | null;
         };
+        SessionCommand: {
+            /** @constant */
+            type: "agent.speak_text";
+            event_id?: string;
+            text: string;
+            /** @enum {string} */
+            cue?: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
+        } | {
+            /** @constant */
+            type: "agent.interrupt";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "agent.cue";
+            event_id?: string;
+            /** @enum {string} */
+            cue: "neutral" | "smile" | "happy" | "laugh" | "sad" | "surprised" | "angry" | "thinking" | "concerned" | "wink" | "nod" | "shake";
+            intensity?: number;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "agent.start_listening";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "agent.stop_listening";
+            event_id?: string;
+        } | {
+            /** @constant */
+            type: "stage.camera";
+            event_id?: string;
+            /** @enum {string} */
+            camera: "far" | "mid" | "close" | "auto";
+            hold?: boolean;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "stage.backdrop";
+            event_id?: string;
+            backdrop: string | null;
+            at_seconds?: number;
+        } | {
+            /** @constant */
+            type: "visitor.message";
+            event_id?: string;
+            text: string;
+        };
+        Avatar: {
+            avatar_id: string;
+            name: string;
+            /** @enum {string} */
+            gender: "f" | "m";
+            description: string;
+            default_voice_id: string;
+            /** @description URL path of the GLB with viseme_* and ARKit morph targets */
+            model_url: string;
+            /** @description Generator parameters of a built-in face; empty for a custom face */
+            look: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            source: "builtin" | "custom";
+            /** @description Custom faces: the morph target names found in the file */
+            morphs?: string[];
+            /** @description Custom faces: the size of the GLB */
+            size_bytes?: number;
+        };
+        Backdrop: {
+            backdrop_id: string;
+            name: string;
+            description: string;
+            /** @enum {string} */
+            kind: "gradient" | "room" | "bokeh";
+            colors: {
+                top: string;
+                bottom: string;
+                accent: string;
+            };
+            blur: number;
+        };
         EmbedStartRequest: {
             embed_key: string;
             /** @description The visitor: the widget keeps a random one per browser and site; a site may pass its own */
@@ -14497,6 +18191,237 @@ export interface components {
                 created_at: string;
                 updated_at: string;
             }[];
+        };
+        ProbeRequest: {
+            /** @description The site to look at; absent: the agent's website_url */
+            url?: string;
+        };
+        ProbeResponse: {
+            url: string;
+            /** @description The URL answered 2xx (after redirects) */
+            reachable: boolean;
+            /** @description Base ISO 639-1 code of the site, or null */
+            language: string | null;
+            /** @description A word or two naming the kind of business, or null */
+            business_type: string | null;
+            /** @description Pages found from the sitemap and the home page's links (own host, allowed by robots.txt) */
+            page_count: number;
+            /** @description null without a robots.txt; else the rules that apply to the reader */
+            robots: {
+                disallow: string[];
+                sitemaps: string[];
+            } | null;
+        };
+        ExtractRequest: {
+            /** @description Pages to read first (they become the agent's pages); absent: the agent's pages */
+            pages?: components["schemas"]["PageRequest"][];
+        };
+        FactSource: {
+            /** @enum {string} */
+            kind: "page" | "kb_section" | "owner" | "correction" | "gap";
+            /** @description page: the page's id; kb_section: its topic; owner: null; correction: the preview_id; gap: the gap's id */
+            ref: string | number | null;
+            /** @description page: the page's URL */
+            url?: string;
+            /** @description The page or section is gone (orphans only) */
+            gone?: boolean;
+        };
+        Fact: {
+            id: number;
+            question_id: number | null;
+            text: string;
+            sources: components["schemas"]["FactSource"][];
+            confidence: number;
+            /** @description Every source is gone; kept until resolved (orphans/resolve) */
+            orphan: boolean;
+            /** @description The owner's word (a source owner, correction or gap): it wins over pages */
+            owner: boolean;
+        };
+        Question: {
+            id: number;
+            question: string;
+            topic: string;
+            /** @enum {string} */
+            state: "needed" | "not_applicable" | "skipped";
+            answered: boolean;
+            /** @description Stable name of the question in its schema */
+            key: string;
+        };
+        ReviewItem: {
+            id: number;
+            question_id: number | null;
+            fact_ids: number[];
+        };
+        CompletionResponse: {
+            /** @description Questions in state needed */
+            total: number;
+            answered: number;
+            percent: number;
+            /** @description Needed questions not answered, most important first */
+            missing: {
+                question_id: number;
+                question: string;
+                topic: string;
+                /** @description Times visitors asked it (open gaps) */
+                times_asked: number;
+            }[];
+        };
+        BrainView: {
+            agent_id: number;
+            business_type: string | null;
+            brain_status: string;
+            questions: components["schemas"]["Question"][];
+            facts: components["schemas"]["Fact"][];
+            review: components["schemas"]["ReviewItem"][];
+            completion: components["schemas"]["CompletionResponse"];
+        };
+        AnswerRequest: {
+            /** @description An id (an integer, or the same as a string) */
+            question_id: number | string;
+            answer: string;
+        };
+        QuestionStateRequest: {
+            /** @description An id (an integer, or the same as a string) */
+            question_id: number | string;
+            /** @enum {string} */
+            state: "needed" | "not_applicable" | "skipped";
+        };
+        KnowledgeOp: {
+            /** @constant */
+            op: "add";
+            text: string;
+            question_id?: (number | string) | null;
+        } | {
+            /** @constant */
+            op: "change";
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+            text: string;
+        } | {
+            /** @constant */
+            op: "remove";
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+        };
+        KnowledgeOpsRequest: {
+            ops: components["schemas"]["KnowledgeOp"][];
+        };
+        KnowledgeOpsResponse: {
+            results: {
+                /** @enum {string} */
+                op: "add" | "change" | "remove";
+                fact_id: number;
+            }[];
+        };
+        ReviewResolveRequest: {
+            /** @description An id (an integer, or the same as a string) */
+            review_id: number | string;
+            /** @description An id (an integer, or the same as a string) */
+            fact_id: number | string;
+        } | {
+            /** @description An id (an integer, or the same as a string) */
+            review_id: number | string;
+            text: string;
+        };
+        ReviewResolveResponse: {
+            resolved: number;
+            fact: components["schemas"]["Fact"];
+            dropped: number[];
+            review: components["schemas"]["ReviewItem"][];
+        };
+        ConsolidateResponse: {
+            merged: {
+                fact_id: number;
+                merged_ids: number[];
+            }[];
+            facts_before: number;
+            facts_after: number;
+        };
+        CorrectionRequest: {
+            text: string;
+        };
+        CorrectionPreview: {
+            preview_id: string;
+            text: string;
+            /** @enum {string} */
+            engine: "offline" | "llm";
+            expires_at: string;
+            changes: {
+                fact_id: number | null;
+                before: string | null;
+                after: string;
+                question_id: number | null;
+                /** @description Offline: the words the sentence and the fact share */
+                matched?: string[];
+            }[];
+        };
+        CorrectionApplyRequest: {
+            /** @description An id (an integer, or the same as a string) */
+            preview_id: number | string;
+        };
+        CorrectionApplyResponse: {
+            preview_id: string;
+            changes: {
+                fact_id: number;
+                before: string | null;
+                after: string;
+            }[];
+        };
+        RecompileResponse: {
+            agent_id: number;
+            brain_status: string;
+        } & {
+            [key: string]: unknown;
+        };
+        BehaviorResponse: {
+            /** @description When set, the agent's reply to a question it cannot answer contains it */
+            unknown_answer: string | null;
+            /** @enum {string} */
+            tone: "friendly" | "formal" | "casual";
+            /** @enum {string} */
+            answer_length: "short" | "medium" | "long";
+            /** @description Subjects the agent never discusses */
+            never_discuss: string[];
+            /** @description When the agent hands the visitor over to a person */
+            handover: string | null;
+        };
+        BehaviorUpdateRequest: {
+            /** @description When set, the agent's reply to a question it cannot answer contains it */
+            unknown_answer?: string | null;
+            /** @enum {string} */
+            tone?: "friendly" | "formal" | "casual";
+            /** @enum {string} */
+            answer_length?: "short" | "medium" | "long";
+            /** @description Subjects the agent never discusses */
+            never_discuss?: string[];
+            /** @description When the agent hands the visitor over to a person */
+            handover?: string | null;
+        };
+        DynamicInstructionsResponse: {
+            instructions: string;
+            variables: string[];
+        };
+        DynamicInstructionsUpdate: {
+            /** @description Text with {{visitor.<name>}} placeholders */
+            instructions: string;
+        };
+        DynamicPreviewRequest: {
+            values: {
+                [key: string]: string;
+            };
+            instructions?: string;
+        };
+        DynamicPreviewResponse: {
+            rendered: string;
+            variables: string[];
+        };
+        OrphansResponse: {
+            orphans: components["schemas"]["Fact"][];
+        };
+        OrphanResolveRequest: {
+            fact_ids: (number | string)[];
+            /** @enum {string} */
+            action: "keep" | "drop";
         };
         Gap: {
             id: number;
@@ -15048,6 +18973,34 @@ export interface components {
                     max: number | null;
                 };
             };
+        };
+        ApiKey: {
+            id: number;
+            name: string | null;
+            /** @description The key's first characters (`sk_live_` and a few more), enough to tell keys apart */
+            prefix: string;
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+            created_at: string;
+            /** @description When the key was last used (to the minute), or null */
+            last_used_at: string | null;
+        };
+        ApiKeyList: {
+            keys: components["schemas"]["ApiKey"][];
+        };
+        CreateApiKeyRequest: {
+            name?: string;
+            /** @description A subset of the caller's own permissions */
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+        };
+        CreatedApiKey: {
+            id: number;
+            name: string | null;
+            /** @description The key's first characters (`sk_live_` and a few more), enough to tell keys apart */
+            prefix: string;
+            permissions: ("read" | "setup" | "sessions" | "delete")[];
+            created_at: string;
+            /** @description The secret, shown this once */
+            key: string;
         };
         /** @description An error: `detail` is a `{code, message}` object, or a sentence for routing errors (404 Not Found, 413, bad URL). */
         Error: {
