@@ -7,17 +7,45 @@
 import type { FastifyRequest } from 'fastify';
 import pino from 'pino';
 
-const SECRET_QUERY = /([?&](?:token|key|secret|api_key)=)[^&#]*/gi;
 /** Our secrets and keys by their prefixes: API keys, visitor signing and webhook secrets, session tokens, embed keys. */
 const PREFIXED_SECRET = /\b(sk_live_|vsec_|whsec_|st_|pk_)[A-Za-z0-9_-]{8,}/g;
 /** PostgreSQL's "Key (column)=(value) already exists" and similar details carry row values. */
 const ROW_VALUES = /(\)=\()[^)]*(\))/g;
 
 export function maskUrl(url: string): string {
-  return url
-    .replace(SECRET_QUERY, '$1***')
-    .replace(/\/p\/[A-Za-z0-9_-]{8,}/, '/p/***')
-    .replace(/\/preview\/[^/?#]+/, '/preview/***');
+  const queryAt = url.indexOf('?');
+  const path = (queryAt < 0 ? url : url.slice(0, queryAt)).replace(/\/p\/[A-Za-z0-9_-]{8,}/, '/p/***').replace(/\/preview\/[^/?#]+/, '/preview/***');
+  if (queryAt < 0) return path;
+  const hashAt = url.indexOf('#', queryAt);
+  const query = url.slice(queryAt + 1, hashAt < 0 ? undefined : hashAt);
+  return `${path}?${query.split('&').map(maskQueryPair).join('&')}${hashAt < 0 ? '' : '#***'}`;
+}
+
+/** Parameter names that say their value is a credential, whatever it looks like. */
+const SECRET_NAME = /token|key|secret|pass(word|wd)?$|auth|signature|sig$|credential/i;
+/** A value shaped like a credential: one of our prefixed secrets, a JWT, or a long random-looking string. */
+const SECRET_VALUE = /\b(sk_live_|vsec_|whsec_|st_|pk_)[A-Za-z0-9_-]{8,}|^ey[A-Za-z0-9_-]{10,}\.|^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9_\-.~+/=]{24,}$/;
+
+/**
+ * One `name=value` of a query, its value masked when the name or the value looks like a secret,
+ * judged after percent-decoding: `?%74oken=st_…` is `token=st_…` to the server, so it is to the log.
+ */
+function maskQueryPair(pair: string): string {
+  const equals = pair.indexOf('=');
+  if (equals < 0) return SECRET_VALUE.test(decodedLoosely(pair)) ? '***' : pair;
+  const name = decodedLoosely(pair.slice(0, equals));
+  const value = decodedLoosely(pair.slice(equals + 1));
+  return SECRET_NAME.test(name) || SECRET_VALUE.test(value) ? `${pair.slice(0, equals)}=***` : pair;
+}
+
+/** Percent-decoding (and + as space) that never throws: a bad escape is read as written. */
+function decodedLoosely(text: string): string {
+  const plus = text.replace(/\+/g, ' ');
+  try {
+    return decodeURIComponent(plus);
+  } catch {
+    return plus.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
 }
 
 export function maskSecrets(text: string): string {

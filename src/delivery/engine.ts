@@ -29,7 +29,8 @@ import { statusError, verdict } from './outcomes.js';
 export const DELIVERY_QUEUE = 'delivery.attempt';
 export const DEFAULT_USER_AGENT = 'Presence-DataHandoff/1.0';
 /** Headers the service sets on every delivery; an owner's custom headers never replace them. */
-export const RESERVED_HEADERS = ['content-type', 'user-agent', 'x-service-timestamp', 'x-service-signature', 'x-service-delivery', 'host', 'content-length', 'transfer-encoding', 'connection'];
+/** Headers a webhook's custom headers cannot set: ours on every delivery, and the hop-by-hop ones (RFC 9110 7.6.1) that would corrupt the request. */
+export const RESERVED_HEADERS = ['content-type', 'user-agent', 'x-service-timestamp', 'x-service-signature', 'x-service-delivery', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'proxy-connection'];
 /** Finished deliveries are kept in the log this long. */
 const LOG_RETENTION_DAYS = 30;
 

@@ -25,6 +25,14 @@ export function verifySignature(secret: string, header: string | undefined, time
   return safeEqual(header, signature(secret, Number(timestamp), payload));
 }
 
+/**
+ * A webhook's custom headers shown to a key without `setup`: names kept, values masked, since they
+ * carry the receiver's own secrets (`Authorization: Bearer …`) as `whsec_` carries ours.
+ */
+export function maskHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(headers).map((name) => [name, '•'.repeat(8)]));
+}
+
 /** A secret shown to a key without `setup` (contract: masked). */
 export function maskSecret(secret: string): string {
   return `${SECRET_PREFIX}${'•'.repeat(8)}${secret.slice(-4)}`;

@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import { ApiError, ValidationFailed, validationItem, type ValidationItem } from '../core/errors.js';
-import { maskSecret, newWebhookSecret } from '../delivery/signing.js';
+import { maskHeaders, maskSecret, newWebhookSecret } from '../delivery/signing.js';
 import { RESERVED_HEADERS, type DeliveryOutcomeEvent } from '../delivery/engine.js';
 import { BUILT_INS, checkTemplate, defaultTemplate } from './templates.js';
 import { FORMATS, methodFor, type Format } from './formats.js';
@@ -101,7 +101,7 @@ export class HandoffRules {
       agent_id: rule.agentId,
       name: rule.name,
       details: rule.details,
-      destination: rule.destination,
+      destination: showSecret || !rule.destination.headers ? rule.destination : { ...rule.destination, headers: maskHeaders(rule.destination.headers) },
       enabled: rule.enabled,
       state: rule.state,
       ...(rule.destination.type === 'webhook' && { secret: showSecret ? rule.secret : maskSecret(rule.secret) }),

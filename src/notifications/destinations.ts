@@ -9,6 +9,7 @@
 import type { Db } from '../core/db/database.js';
 import type { NotificationDestinationsTable } from '../core/db/schema.js';
 import { ApiError } from '../core/errors.js';
+import { maskHeaders } from '../delivery/signing.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ensureSetting } from '../core/settings.js';
 import type { Selectable } from 'kysely';
@@ -58,7 +59,7 @@ export function destinationView(row: DestinationRow, showSecret: boolean): Desti
   };
   if (row.type === 'webhook') {
     view.url = row.url ?? '';
-    view.headers = row.headers ?? {};
+    view.headers = showSecret ? row.headers ?? {} : maskHeaders(row.headers ?? {});
     view.secret = showSecret ? row.secret! : maskSecret(row.secret!);
   } else {
     view.chat = { id: row.chat_id!, title: row.chat_title };

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { AgentIdParams } from '../agents/schemas.js';
 import { storableText, WebUrl } from '../knowledge/schemas.js';
 import { pathInt } from '../core/validation.js';
+import { RESERVED_HEADERS } from '../delivery/engine.js';
 import { CATEGORY } from './builder.js';
 import { CLOCK_TIME, isTimeZone } from './quiet-hours.js';
 import { LIMITS } from './destinations.js';
@@ -103,7 +104,7 @@ const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, 'a he
 const Headers = z
   .record(HeaderName, z.string().max(1000).refine((v) => !/[\r\n\0]/.test(v), { message: 'header values must be one line' }))
   .refine((h) => Object.keys(h).length <= LIMITS.headers, { message: `at most ${LIMITS.headers} headers` })
-  .refine((h) => !Object.keys(h).some((k) => /^(x-service-|content-type$|content-length$|host$|user-agent$)/i.test(k)), { message: 'headers cannot set X-Service-*, Content-Type, Content-Length, Host or User-Agent' });
+  .refine((h) => !Object.keys(h).some((k) => /^x-service-/i.test(k) || RESERVED_HEADERS.includes(k.toLowerCase())), { message: 'headers cannot set X-Service-*, Content-Type, Content-Length, Host, User-Agent or hop-by-hop headers (Connection, Transfer-Encoding, Keep-Alive, TE, Trailer, Upgrade)' });
 
 const WebhookDestinationIn = z
   .object({ url: WebUrl, name: NonBlank(100).optional(), headers: Headers.optional(), enabled: z.boolean().optional() })

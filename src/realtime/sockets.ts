@@ -14,7 +14,7 @@ import type { VisitorInputs } from './visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';
 import { handOffUpgrades } from './shards/handoff.js';
-import { bearer, renderSessionFor } from './socket-auth.js';
+import { renderSessionFor, renderToken } from './socket-auth.js';
 
 export { helloFor } from './attach.js';
 
@@ -34,12 +34,13 @@ export function registerSessionSockets(app: FastifyInstance, sessions: SessionSe
   const inputStates = new WeakMap<RealtimeSession, PlayerInputState>();
   const deps = (log: SocketDeps['log']): SocketDeps => ({ realtime, studio, log, inputs, liveFor, inputStates });
 
-  app.get<{ Params: { session_id: string }; Querystring: { token?: string; sample_rate?: string } }>(
+  app.get<{ Params: { session_id: string }; Querystring: { token?: string | string[]; sample_rate?: string | string[] } }>(
     '/v1/sessions/:session_id/render',
     { websocket: true, config: { public: true }, schema: { hide: true } },
     (socket, request) => {
-      const token = request.query.token ?? bearer(request.headers.authorization);
-      serveRenderSocket(socket, () => renderSessionFor(sessions, request.params.session_id, token), request.query.sample_rate, deps(request.log));
+      const token = renderToken(request.query.token, request.headers.authorization);
+      const sampleRate = typeof request.query.sample_rate === 'string' ? request.query.sample_rate : undefined;
+      serveRenderSocket(socket, () => renderSessionFor(sessions, request.params.session_id, token), sampleRate, deps(request.log));
     },
   );
 

@@ -54,7 +54,8 @@ export class ReportsService {
     return {
       accountId,
       from: from?.start,
-      before: to?.endExclusive,
+      // The day after 9999-12-31 is written +010000-01-01, which neither the queries nor PostgreSQL read: no conversation starts that late, so it is no bound.
+      before: to && to.endExclusive.getUTCFullYear() <= 9999 ? to.endExclusive : undefined,
       agentId: query.agent_id,
       visitorId: query.visitor_id,
       minDurationSeconds: query.min_duration_seconds,

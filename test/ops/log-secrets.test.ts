@@ -43,6 +43,12 @@ test('URLs with tokens are masked: player, preview and render links', () => {
   assert.equal(maskUrl('/preview/12.1795450000.abcdef0123?x=1'), '/preview/***?x=1');
   assert.equal(maskUrl('/p/AbCdEfGhIjKlMnOpQrStUvWx/ws'), '/p/***/ws');
   assert.equal(maskUrl('/v1/sessions/1/render?token=st_secret&sample_rate=16000'), '/v1/sessions/1/render?token=***&sample_rate=16000');
+  // Issue 27: by the value's shape and after decoding, not by a few literal names.
+  assert.equal(maskUrl('/v1/sessions/1/render?%74oken=st_abcdefgh12&sample_rate=16000'), '/v1/sessions/1/render?%74oken=***&sample_rate=16000');
+  assert.equal(maskUrl('/v1/agent/list?access_token=sk_live_abcdefgh12'), '/v1/agent/list?access_token=***');
+  assert.equal(maskUrl('/v1/agent/list?apikey=sk_live_abcdefgh12&limit=5'), '/v1/agent/list?apikey=***&limit=5');
+  assert.equal(maskUrl('/v1/agent/list?q=sk%5Flive%5Fabcdefgh12'), '/v1/agent/list?q=***');
+  assert.equal(maskUrl('/v1/reports/stats?date_to=2026-11-23&agent_id=4'), '/v1/reports/stats?date_to=2026-11-23&agent_id=4');
 });
 
 test('a real server at debug level logs no secret, whatever the routes it served', async () => {

@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { SessionService, SessionRow } from '../../sessions/service.js';
 import type { ShardPool } from './pool.js';
-import { bearer, renderSessionFor } from '../socket-auth.js';
+import { renderSessionFor, renderToken } from '../socket-auth.js';
 
 type UpgradeListener = (request: IncomingMessage, socket: Socket, head: Buffer) => void;
 
@@ -62,7 +62,8 @@ export function handOffUpgrades(app: FastifyInstance, sessions: SessionService, 
     if (key === undefined) return undefined;
     if (render) {
       const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
-      row = await renderSessionFor(sessions, key, query.get('token') ?? bearer(request.headers.authorization));
+      const tokens = query.getAll('token');
+      row = await renderSessionFor(sessions, key, renderToken(tokens.length <= 1 ? tokens[0] : tokens, request.headers.authorization));
     } else {
       row = await sessions.byPlayerKey(key);
     }
