@@ -55,7 +55,11 @@ export async function runAdminCommand(store: AccountStore, command: string, args
     case 'accounts.set':
       return store.update(a.id, { plan: a.plan, balanceCents: a.balance === undefined ? undefined : decimalToCents(a.balance) });
     case 'keys.create':
-      return store.createKey(a.account, a.permissions as Permission[]);
+    {
+      // The contract fixes what `keys create` prints: the key, its permissions and its account.
+      const { key, permissions, account_id } = await store.createKey(a.account, a.permissions as Permission[]);
+      return { key, permissions, account_id };
+    }
     case 'console.link': {
       if (!signIns) throw new ApiError(500, 'unavailable', 'console links are not available here');
       const accountId = a.account ?? (await store.firstAccountId());
