@@ -22,6 +22,8 @@ export interface Candidate {
   intentsMet: Intent[];
   /** Cosine similarity of the unit's vector to the question's (0 without embeddings). */
   similarity: number;
+  /** The question's object (its last content word: "bathroom" in "can you fit a new bathroom?") is in the unit or its headings. */
+  objectMet: boolean;
 }
 
 /** The question's vector and the similarity at which meaning alone answers (optional embeddings). */
@@ -93,6 +95,9 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
   const candidates: Candidate[] = [];
   // The business's name answers only a question about a name ("what is the bakery called?").
   const asksName = terms.includes('name') || terms.includes('call');
+  // What the question is about: its last content word, the object of its verb ("fit a new bathroom",
+  // "a free plan"). A unit that shares only the verb or an adjective is about something else.
+  const object = terms.length >= 2 ? terms[terms.length - 1] : undefined;
   for (const [id, matchedQuery] of hits) {
     const unit = index.units[id]!;
     if (unit.identity === 'business' && !asksName) continue;
@@ -108,9 +113,9 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     }
     // A FAQ whose whole question is inside the visitor's ("is there a limit on invoices?" in "is there
     // a limit on how many invoices I can send?") answers it, whatever other words the visitor used.
-    if (unit.kind === 'faq' && unit.context === unit.heading && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t) || question.saidTerms.includes(t))) {
-      covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
-    }
+    const faqQuestion = unit.kind === 'faq' && unit.context === unit.heading;
+    const faqInside = faqQuestion && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t) || question.saidTerms.includes(t));
+    if (faqInside) covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
     const sim = similarities.get(id) ?? 0;
     // A unit close enough in meaning covers the question as well as one that shares its words.
     const lexical = total ? covered / total : 1;
@@ -154,7 +159,11 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     // The footer's "Contact details" block answers only when the pages themselves do not.
     if (unit.heading === 'Contact details') score -= 0.08;
     if (!terms.length && (intents.has('phone') || intents.has('email') || intents.has('address')) && /\b(call|phone|email|find us|address|located)\b/i.test(unit.text)) score += 0.1;
-    candidates.push({ unit, score, coverage, evidence, intentsMet, similarity: sim });
+    // A FAQ asking the visitor's question (inside it, or the same but for the object's wording:
+    // "bring to my first appointment?" for "…first visit?") is about the same thing.
+    const sameFaq = faqInside || (faqQuestion && terms.length >= 3 && terms.slice(0, -1).every((t) => unit.contextTerms.has(t)));
+    const objectMet = !object || sameFaq || unit.textTerms.has(object) || unit.contextTerms.has(object) || matchedQuery.has(object) || (semantic !== undefined && sim >= semantic.minSimilarity);
+    candidates.push({ unit, score, coverage, evidence, intentsMet, similarity: sim, objectMet });
   }
   candidates.sort((a, b) => b.score - a.score || a.unit.id - b.unit.id);
   return candidates.slice(0, limit);
@@ -185,5 +194,8 @@ export function answers(candidate: Candidate | undefined, question: Question): b
   if (question.measure && !MEASURE_IN_TEXT[question.measure].test(candidate.unit.text)) return false;
   // Hours and prices change: an old page's are not said as today's.
   if (candidate.unit.stale && (question.intents.has('hours') || question.intents.has('price'))) return false;
+  // A unit without the question's object answers another question ("a new boiler is fitted in a day"
+  // is not "can you fit a new bathroom?").
+  if (!candidate.objectMet) return false;
   return candidate.coverage >= MIN_COVERAGE;
 }

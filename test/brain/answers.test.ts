@@ -33,6 +33,7 @@ const PAGES: Record<string, string> = {
   '/faq-bold': LAYOUT('New customers', `<h1>New customers</h1><p>Here is what new customers ask us.</p><p><strong>Do I need to be home for the visit?</strong> Someone over 18 must be there to let the engineer in.</p><p><b>How do I book?</b></p><p>Book online or call the office; we confirm within two hours.</p>`),
   '/faq-jsonld': LAYOUT('Guarantee', `<h1>Guarantee</h1><p>Answers to the questions customers ask most.</p><div id="faq-widget"></div>`, `<script type="application/ld+json">${JSON_LD}</script>`),
   '/news/prices-2019': LAYOUT('Our 2019 prices', `<article><h1>Our 2019 prices</h1><p>Published 3 March 2019</p><p>A boiler service costs £65.</p></article>`),
+  '/radiators': LAYOUT('Radiators', `<h1>Radiators</h1><p>We fit new radiators in a morning, with thermostatic valves.</p><p>Old radiators are taken away for recycling.</p><h2>Showers</h2><p>We repair leaking showers.</p><p>Shower pumps are serviced yearly.</p><p>An electric shower is checked for safety.</p>`),
   '/prices': LAYOUT('Prices', `<h1>Prices</h1><p>Prices updated January 2025.</p><table><thead><tr><th>Service</th><th>Price</th></tr></thead><tbody><tr><td>Boiler service</td><td>£95</td></tr><tr><td>Drain unblocking</td><td>£150</td></tr></tbody></table>`),
 };
 
@@ -145,5 +146,15 @@ forEachEngine('answers: identity and FAQ shapes', (engine) => {
     await addPage(t, agent, `${site.url}/news/prices-2019`, false);
     const text = await assertAnswers(t, agent, 'How much is a boiler service?', [/£95/]);
     assert.doesNotMatch(text, /£65/);
+  });
+
+  test("a sentence that shares the question's verb but not its object does not answer it: \"I don't know\"", async () => {
+    const agent = await agentWithWebsite(t, null, undefined, 'Sam');
+    await addPage(t, agent, `${site.url}/radiators`);
+    await assertAnswers(t, agent, 'Can you fit a new radiator?', [/in a morning/]);
+    // Only the radiator sentence says "fit" and "new"; the showers are only repaired and serviced.
+    const unknown = await ask(t, agent, 'Can you fit a new shower?');
+    assert.equal(unknown.done.answered, false, unknown.text);
+    assert.doesNotMatch(unknown.text, /radiator/i);
   });
 });
