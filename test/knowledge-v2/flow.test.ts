@@ -39,9 +39,16 @@ function scriptModel(llm: FakeLlm): void {
       return json({ changes: [{ fact_id: fact ? Number(fact[1]) : null, after: 'On Saturdays we are open from 7 am and close at 4 pm.' }] });
     }
     if (body.stream) {
-      // Says the first passage it was given, as a model grounded in its prompt would; else it does not know.
+      // Says the first passage it was given that speaks of the question (it, or the heading it is
+      // filed under, shares one of the question's longer words), as a model grounded in its prompt
+      // would; else it does not know. Retrieval may hand a model loosely related passages: judging
+      // them is the model's part.
       const system: string = body.messages[0].content;
-      const first = /Knowledge that may answer the question:\n- (.*?) \[/.exec(system)?.[1];
+      const asked: string = String(body.messages[body.messages.length - 1].content).toLowerCase();
+      const words = asked.match(/[a-z]{5,}/g) ?? [];
+      const block = /Knowledge that may answer the question:\n((?:- .*\n?)*)/.exec(system)?.[1] ?? '';
+      const passages = [...block.matchAll(/^- (.*?) \[(.*)\]$/gm)].map((m) => ({ text: m[1]!, filed: `${m[1]} ${m[2]}`.toLowerCase() }));
+      const first = passages.find((p) => words.some((w) => p.filed.includes(w.replace(/s$/, ''))))?.text;
       return { kind: 'stream', steps: [{ text: first ?? '[NO_ANSWER] I do not know that, I will pass it on.' }] };
     }
     return undefined;
