@@ -71,7 +71,9 @@ forEachEngine('empty bodies', (engine) => {
           assert.notEqual(response.status, 500, `${method} ${template} with ${type}: ${body}`);
           assert.notEqual(response.status, 415, `${method} ${template} with ${type}: ${body}`);
           assert.doesNotMatch(body, /json_invalid/, `${method} ${template} with ${type}`);
-          assert.equal(response.status, baseline.status, `${method} ${template} with ${type}: ${body}`);
+          // A route that starts a build (v2 recompile) refuses a second one while the first runs.
+          const buildRunning = baseline.status === 200 && response.status === 409 && /build_in_progress/.test(body);
+          if (!buildRunning) assert.equal(response.status, baseline.status, `${method} ${template} with ${type}: ${body}`);
         }
         checked.push(`${method} ${template}`);
       }

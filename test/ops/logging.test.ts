@@ -28,9 +28,9 @@ describe('structured logs [embedded database]', () => {
     await server.request('GET', '/healthz');
     const lines = (server.stdout() + server.stderr()).split('\n').filter((l) => l.trim() !== '');
     const banner = lines.filter((l) => !l.startsWith('{'));
-    // Only the first-start banner is not JSON.
-    assert.ok(banner.length <= 2, `non-JSON lines: ${JSON.stringify(banner)}`);
-    for (const line of banner) assert.ok(/Presence API key|sk_live_/.test(line), `unexpected non-JSON line: ${line}`);
+    // Only the first-start banner is not JSON: the key and the console's sign-in link.
+    assert.ok(banner.length <= 4, `non-JSON lines: ${JSON.stringify(banner)}`);
+    for (const line of banner) assert.ok(/Presence API key|sk_live_|Open the console|\/console\/login\?token=/.test(line), `unexpected non-JSON line: ${line}`);
     for (const line of lines.filter((l) => l.startsWith('{'))) {
       const entry = JSON.parse(line);
       assert.equal(typeof entry.level, 'number');
