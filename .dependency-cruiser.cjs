@@ -6,14 +6,14 @@
  */
 const LAYERS = [
   ['core'],
-  ['speech', 'delivery', 'faces'],
+  ['speech', 'delivery'],
   ['catalog'],
   ['accounts'],
   ['agents'],
   ['knowledge', 'embed', 'sessions'],
   ['realtime', 'brain'],
   ['conversation', 'billing', 'reference', 'player', 'knowledge-v2'],
-  ['handoff', 'notifications', 'reports', 'liveavatar', 'console'],
+  ['handoff', 'notifications', 'reports', 'console'],
   // The composition root, and the programs that start it.
   ['app.ts'],
   ['server.ts'],
