@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundledLicences, buildOnce, readManifest, writeAtomic } from '../core/bundle-files.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
@@ -48,12 +49,6 @@ function sourceHash(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-function writeAtomic(file: string, data: Uint8Array | string): void {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
-}
-
 export function shellHtml(entry: string, css: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -71,46 +66,12 @@ export function shellHtml(entry: string, css: string): string {
 `;
 }
 
-function licenseText(inputs: string[]): string {
-  const packages = new Set<string>();
-  for (const input of inputs) {
-    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
-    if (m) packages.add(m[1]);
-  }
-  const sections = [...packages].sort().map((name) => {
-    const root = path.join(REPO_ROOT, 'node_modules', name);
-    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string; license?: string };
-    const file = fs.readdirSync(root).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-    const text = file ? fs.readFileSync(path.join(root, file), 'utf8').trim() : `Licence: ${pkg.license ?? 'see the package'}`;
-    return `${name} ${pkg.version ?? ''} (${pkg.license ?? 'licence in the text below'})\n\n${text}`;
-  });
-  return `The Presence console bundles the following packages.\n\n${sections.join('\n\n' + '-'.repeat(72) + '\n\n')}\n`;
-}
-
-let pending: Promise<ConsoleBuild> | null = null;
-
 /** Builds the console if it is missing or stale (or `force`). */
-export function ensureConsoleBuild(options: { force?: boolean; outDir?: string } = {}): Promise<ConsoleBuild> {
-  if (!options.force && !options.outDir && pending) return pending;
-  const run = buildConsole(options.outDir ?? CONSOLE_BUILD_DIR, !!options.force);
-  if (!options.outDir) pending = run.catch((e) => {
-    pending = null;
-    throw e;
-  });
-  return run;
-}
-
-function readManifest(dir: string): Manifest | null {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
-  } catch {
-    return null;
-  }
-}
+export const ensureConsoleBuild = buildOnce(CONSOLE_BUILD_DIR, (dir, force) => buildConsole(dir, force));
 
 async function buildConsole(dir: string, force: boolean): Promise<ConsoleBuild> {
   const source = sourceHash();
-  const existing = readManifest(dir);
+  const existing = readManifest<Manifest>(dir);
   if (!force && existing && existing.source === source && Object.keys(existing.files).every((f) => fs.existsSync(path.join(dir, f)))) {
     return { dir, html: shellHtml(existing.entry, existing.css), entry: existing.entry, files: existing.files };
   }
@@ -145,7 +106,7 @@ async function buildConsole(dir: string, force: boolean): Promise<ConsoleBuild> 
     if (/^main-.*\.js$/.test(name)) entry = name;
     if (/^main-.*\.css$/.test(name)) css = name;
   }
-  const licenses = licenseText(Object.keys(result.metafile.inputs));
+  const licenses = bundledLicences(REPO_ROOT, Object.keys(result.metafile.inputs), 'console');
   writeAtomic(path.join(dir, 'licenses.txt'), licenses);
   files['licenses.txt'] = { bytes: Buffer.byteLength(licenses) };
   writeAtomic(path.join(dir, 'manifest.json'), JSON.stringify({ source, entry, css, files } satisfies Manifest, null, 2));

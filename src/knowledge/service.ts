@@ -182,11 +182,7 @@ export class KnowledgeService {
     }
     const buildId = crypto.randomUUID();
     await this.db.transaction().execute(async (trx) => {
-      await this.ensureBrain(agent, trx);
-      const brain = await trx.selectFrom('knowledge_brains').selectAll().where('agent_id', '=', agent.id).forUpdate().executeTakeFirstOrThrow();
-      if (brain.status === 'pending' || brain.status === 'processing') {
-        throw new ApiError(409, 'build_in_progress', 'A build of this agent is already running; poll brain-status until it is complete or failed');
-      }
+      await this.lockIdleBrain(trx, agent);
       let discover = false;
       let ids: number[] = [];
       if (requested.length) {
@@ -202,26 +198,7 @@ export class KnowledgeService {
         }
         ids = existing.map((p) => p.id).slice(0, this.limits.maxPages);
       }
-      await trx
-        .updateTable('knowledge_brains')
-        .set({
-          status: 'pending',
-          build_id: buildId,
-          phase: discover ? 'discover' : 'read',
-          v2_step: null,
-          discover,
-          build_pages: sql<number[]>`${sql.val(ids)}::integer[]` as never,
-          pages_total: ids.length,
-          pages_done: 0,
-          error: null,
-          requested_at: new Date(),
-          started_at: null,
-          finished_at: null,
-          updated_at: new Date(),
-        })
-        .where('agent_id', '=', agent.id)
-        .execute();
-      await this.jobs.send(BUILD_QUEUE, { agentId: agent.id, buildId }, {}, trx);
+      await this.queueBuild(trx, agent.id, buildId, { phase: discover ? 'discover' : 'read', v2Step: null, discover, ids });
     });
     return this.statusAnswer(agent.id, await this.brain(agent.id));
   }
@@ -240,34 +217,49 @@ export class KnowledgeService {
     if (step === 'schema' && !agent.website_url) throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
     const buildId = crypto.randomUUID();
     await this.db.transaction().execute(async (trx) => {
-      await this.ensureBrain(agent, trx);
-      const brain = await trx.selectFrom('knowledge_brains').selectAll().where('agent_id', '=', agent.id).forUpdate().executeTakeFirstOrThrow();
-      if (brain.status === 'pending' || brain.status === 'processing') {
-        throw new ApiError(409, 'build_in_progress', 'A build of this agent is already running; poll brain-status until it is complete or failed');
-      }
+      await this.lockIdleBrain(trx, agent);
       const ids = requested.length ? await this.upsertPages(trx, agent, requested, true) : [];
-      await trx
-        .updateTable('knowledge_brains')
-        .set({
-          status: 'pending',
-          build_id: buildId,
-          phase: step === 'schema' ? 'schema' : ids.length ? 'read' : 'compile',
-          v2_step: step,
-          discover: false,
-          build_pages: sql<number[]>`${sql.val(ids)}::integer[]` as never,
-          pages_total: ids.length,
-          pages_done: 0,
-          error: null,
-          requested_at: new Date(),
-          started_at: null,
-          finished_at: null,
-          updated_at: new Date(),
-        })
-        .where('agent_id', '=', agent.id)
-        .execute();
-      await this.jobs.send(BUILD_QUEUE, { agentId: agent.id, buildId }, {}, trx);
+      await this.queueBuild(trx, agent.id, buildId, { phase: step === 'schema' ? 'schema' : ids.length ? 'read' : 'compile', v2Step: step, discover: false, ids });
     });
     return this.statusAnswer(agent.id, await this.brain(agent.id));
+  }
+
+  /** Locks the agent's brain row for a new build; 409 while one is pending or running. */
+  private async lockIdleBrain(trx: Transaction<Database>, agent: KnowledgeAgent): Promise<void> {
+    await this.ensureBrain(agent, trx);
+    const brain = await trx.selectFrom('knowledge_brains').selectAll().where('agent_id', '=', agent.id).forUpdate().executeTakeFirstOrThrow();
+    if (brain.status === 'pending' || brain.status === 'processing') {
+      throw new ApiError(409, 'build_in_progress', 'A build of this agent is already running; poll brain-status until it is complete or failed');
+    }
+  }
+
+  /** Marks the brain pending for build `buildId` and queues its durable job, in the caller's transaction. */
+  private async queueBuild(
+    trx: Transaction<Database>,
+    agentId: number,
+    buildId: string,
+    build: { phase: string; v2Step: 'schema' | 'extract' | 'recompile' | null; discover: boolean; ids: number[] },
+  ): Promise<void> {
+    await trx
+      .updateTable('knowledge_brains')
+      .set({
+        status: 'pending',
+        build_id: buildId,
+        phase: build.phase as never,
+        v2_step: build.v2Step,
+        discover: build.discover,
+        build_pages: sql<number[]>`${sql.val(build.ids)}::integer[]` as never,
+        pages_total: build.ids.length,
+        pages_done: 0,
+        error: null,
+        requested_at: new Date(),
+        started_at: null,
+        finished_at: null,
+        updated_at: new Date(),
+      })
+      .where('agent_id', '=', agentId)
+      .execute();
+    await this.jobs.send(BUILD_QUEUE, { agentId, buildId }, {}, trx);
   }
 
   /** Inserts new pages (pending) and returns the ids of all, existing ones included, in order. */

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundledLicences, buildOnce, readManifest, writeAtomic } from '../core/bundle-files.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
@@ -49,58 +50,15 @@ function sourceHash(): string {
   return h.digest('hex').slice(0, 16);
 }
 
-function readManifest(dir: string): Manifest | null {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as Manifest;
-  } catch {
-    return null;
-  }
-}
-
-function writeAtomic(file: string, data: Uint8Array | string): void {
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
-}
-
 /** Served beside the bundle: the licences of the third-party packages bundled into it. */
 export const LICENSES_FILE = 'licenses.txt';
 
-/** The packages (under node_modules) a build included, with their licence files' text. */
-function licenseText(metafiles: ({ inputs: Record<string, unknown> } | undefined)[]): string {
-  const packages = new Set<string>();
-  for (const meta of metafiles) {
-    for (const input of Object.keys(meta?.inputs ?? {})) {
-      const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
-      if (m) packages.add(m[1]);
-    }
-  }
-  const sections = [...packages].sort().map((name) => {
-    const root = path.join(REPO_ROOT, 'node_modules', name);
-    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version?: string; license?: string };
-    const file = fs.readdirSync(root).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-    const text = file ? fs.readFileSync(path.join(root, file), 'utf8').trim() : `Licence: ${pkg.license ?? 'see the package'}`;
-    return `${name} ${pkg.version ?? ''} (${pkg.license ?? 'licence in the text below'})\n\n${text}`;
-  });
-  return `The Presence player page bundles the following packages.\n\n${sections.join('\n\n' + '-'.repeat(72) + '\n\n')}\n`;
-}
-
-let pending: Promise<PlayerBuild> | null = null;
-
 /** Builds the player bundle if it is missing or stale (or `force`). */
-export function ensurePlayerBuild(options: { force?: boolean; outDir?: string } = {}): Promise<PlayerBuild> {
-  if (!options.force && !options.outDir && pending) return pending;
-  const run = buildPlayer(options.outDir ?? PLAYER_BUILD_DIR, !!options.force);
-  if (!options.outDir) pending = run.catch((e) => {
-    pending = null;
-    throw e;
-  });
-  return run;
-}
+export const ensurePlayerBuild = buildOnce(PLAYER_BUILD_DIR, (dir, force) => buildPlayer(dir, force));
 
 async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
   const source = sourceHash();
-  const existing = readManifest(dir);
+  const existing = readManifest<Manifest>(dir);
   if (!force && existing && existing.source === source && Object.keys(existing.files).every((f) => fs.existsSync(path.join(dir, f)))) {
     return { dir, version: existing.version, files: existing.files };
   }
@@ -131,7 +89,7 @@ async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
     writeAtomic(o.path, o.contents);
     files[path.basename(o.path)] = { bytes: o.contents.byteLength };
   }
-  const licenses = licenseText([page.metafile, worklet.metafile]);
+  const licenses = bundledLicences(REPO_ROOT, [page.metafile, worklet.metafile].flatMap((m) => Object.keys(m?.inputs ?? {})), 'player page');
   writeAtomic(path.join(dir, LICENSES_FILE), licenses);
   files[LICENSES_FILE] = { bytes: Buffer.byteLength(licenses) };
   writeAtomic(path.join(dir, 'manifest.json'), JSON.stringify({ source, version, files } satisfies Manifest, null, 2));
