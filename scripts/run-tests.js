@@ -9,6 +9,10 @@
 // a `// @timed` first line) then run one at a time, so another file's CPU load cannot skew what
 // they measure. Each file's output is printed whole when it ends; a closing table lists the
 // slowest files and any failures.
+//
+// The parallel files start longest first, by the seconds test/durations.json records for each
+// (files it does not know count as long): a two-minute file started last would otherwise run
+// alone at the end while the other core idles. `npm test -- --record-durations` rewrites it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +28,13 @@ function find(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const recordDurations = args.includes('--record-durations');
+const filters = args.filter((a) => a !== '--record-durations');
+const DURATIONS_FILE = 'test/durations.json';
+const knownSeconds = fs.existsSync(DURATIONS_FILE) ? JSON.parse(fs.readFileSync(DURATIONS_FILE, 'utf8')) : {};
+const UNKNOWN_FILE_SECONDS = 120;
+const expectedSeconds = (file) => knownSeconds[file] ?? UNKNOWN_FILE_SECONDS;
 const files = find('test')
   .map((f) => f.split(path.sep).join('/'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
@@ -39,7 +49,7 @@ if (!process.env.TEST_DATABASE_URL) {
 
 const isTimed = (file) => /^\/\/ @timed\b/m.test(fs.readFileSync(file, 'utf8'));
 const timed = files.filter(isTimed);
-const parallel = files.filter((f) => !timed.includes(f));
+const parallel = files.filter((f) => !timed.includes(f)).sort((a, b) => expectedSeconds(b) - expectedSeconds(a));
 const totals = { pass: 0, fail: 0, skipped: 0, cancelled: 0, todo: 0 };
 const results = [];
 
@@ -138,6 +148,13 @@ if (failures.length) {
   for (const r of failures) console.log(`  ${r.file}: ${r.why}`);
   console.log('\nwhat the failed files said:');
   for (const r of failures) console.log(`\n--- ${r.file}\n${r.detail}`);
+}
+if (recordDurations) {
+  const recorded = { ...knownSeconds };
+  for (const r of results) recorded[r.file] = Math.round(r.seconds);
+  const sorted = Object.fromEntries(Object.entries(recorded).filter(([f]) => fs.existsSync(f)).sort(([a], [b]) => a.localeCompare(b)));
+  fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`durations written to ${DURATIONS_FILE}`);
 }
 if (totals.cancelled) totals.fail += totals.cancelled;
 console.log(`\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped; ${results.length} files in ${((Date.now() - started) / 60000).toFixed(1)} min`);
