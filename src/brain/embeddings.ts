@@ -5,6 +5,7 @@
  * bicycles" although they share no word. Lexical search stays the base: embeddings only add
  * candidates and rank them, and any failure of the endpoint falls back to lexical search alone.
  */
+import { LRUCache } from 'lru-cache';
 import crypto from 'node:crypto';
 import OpenAI from 'openai';
 
@@ -53,12 +54,14 @@ export class OpenAiEmbedder implements Embedder {
  * change only embeds the units that changed. Bounded: `capacity` vectors in all.
  */
 export class CachedEmbedder implements Embedder {
-  private readonly vectors = new Map<string, Float32Array>();
+  private readonly vectors: LRUCache<string, Float32Array>;
 
   constructor(
     private readonly inner: Embedder,
-    private readonly capacity = 20_000,
-  ) {}
+    capacity = 20_000,
+  ) {
+    this.vectors = new LRUCache({ max: capacity });
+  }
 
   get name(): string {
     return this.inner.name;
@@ -92,9 +95,7 @@ export class CachedEmbedder implements Embedder {
   }
 
   private remember(key: string, vector: Float32Array): void {
-    this.vectors.delete(key);
     this.vectors.set(key, vector);
-    while (this.vectors.size > this.capacity) this.vectors.delete(this.vectors.keys().next().value!);
   }
 }
 

@@ -10,6 +10,7 @@
  * the agent is (identity.ts) becomes `identity` units. A page dated two years or more before the
  * site's newest dated page (an old blog post's prices) is `stale`: the engine prefers newer pages.
  */
+import { LRUCache } from 'lru-cache';
 import crypto from 'node:crypto';
 import MiniSearch from 'minisearch';
 import { parseBlocks, type Block } from '../knowledge/blocks.js';
@@ -166,9 +167,11 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
 
 /** Per-agent indexes, most recently used kept, at most `capacity` of them. */
 export class IndexCache {
-  private readonly entries = new Map<number, KnowledgeIndex>();
+  private readonly entries: LRUCache<number, KnowledgeIndex>;
 
-  constructor(private readonly capacity = 100) {}
+  constructor(capacity = 100) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   static key(version: number, systemPrompt: string | null, agentName = ''): string {
     return `${version}:${crypto.createHash('sha1').update(`${agentName}\u0000${systemPrompt ?? ''}`).digest('base64url').slice(0, 12)}`;
@@ -176,16 +179,11 @@ export class IndexCache {
 
   get(agentId: number, key: string): KnowledgeIndex | undefined {
     const entry = this.entries.get(agentId);
-    if (!entry || entry.key !== key) return undefined;
-    this.entries.delete(agentId);
-    this.entries.set(agentId, entry);
-    return entry;
+    return entry && entry.key === key ? entry : undefined;
   }
 
   set(agentId: number, index: KnowledgeIndex): void {
-    this.entries.delete(agentId);
     this.entries.set(agentId, index);
-    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
 
   drop(agentId: number): void {

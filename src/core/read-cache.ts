@@ -3,10 +3,14 @@
  * this process is the only writer so invalidating on write keeps it exact. On PostgreSQL, where
  * other nodes write too, it is disabled and every read goes to the database.
  */
-export class ReadCache<K, V> {
-  private readonly entries = new Map<K, V>();
+import { LRUCache } from 'lru-cache';
 
-  constructor(readonly enabled: boolean, private readonly maxEntries = 10_000) {}
+export class ReadCache<K extends {}, V extends {}> {
+  private readonly entries: LRUCache<K, V>;
+
+  constructor(readonly enabled: boolean, maxEntries = 10_000) {
+    this.entries = new LRUCache({ max: maxEntries });
+  }
 
   get(key: K): V | undefined {
     return this.enabled ? this.entries.get(key) : undefined;
@@ -14,7 +18,6 @@ export class ReadCache<K, V> {
 
   set(key: K, value: V): V {
     if (!this.enabled) return value;
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as K);
     this.entries.set(key, value);
     return value;
   }

@@ -5,6 +5,7 @@
  * not read again. A build that fails on its last attempt, or stops making progress, is marked
  * `failed` with a reason; it is never left in `processing`.
  */
+import { LRUCache } from 'lru-cache';
 import type { JobsLogger } from '../core/jobs.js';
 import { decodeBody, ReaderError } from './reader/fetch.js';
 import { canonicalUrl, dedupeKey } from './reader/urls.js';
@@ -42,7 +43,7 @@ export class BrainBuilds {
   v2: V2BuildSteps | undefined;
   private readonly running = new Map<number, Promise<void>>();
   /** Builds taken up again by the sweep, and how often. */
-  private readonly resumed = new Map<string, number>();
+  private readonly resumed = new LRUCache<string, number>({ max: 1000 });
   private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -100,7 +101,6 @@ export class BrainBuilds {
         continue;
       }
       this.resumed.set(row.build_id, tries);
-      while (this.resumed.size > 1000) this.resumed.delete(this.resumed.keys().next().value!);
       await this.db.updateTable('knowledge_brains').set({ updated_at: new Date() }).where('agent_id', '=', row.agent_id).where('build_id', '=', row.build_id).execute();
       await this.knowledge.jobs.send(BUILD_QUEUE, { agentId: row.agent_id, buildId: row.build_id });
       this.logger.warn({ agent_id: row.agent_id }, 'a brain build had stopped making progress; its next step was sent again');

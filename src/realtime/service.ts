@@ -2,6 +2,7 @@
  * The realtime capability's entry point: makes the live side of each session, and routes
  * commands, the render socket and player sockets to it.
  */
+import { LRUCache } from 'lru-cache';
 import type { Backdrop } from '../catalog/backdrops.js';
 import type { SessionRow } from '../sessions/service.js';
 import { RealtimeHub } from './hub.js';
@@ -31,7 +32,7 @@ const REMEMBERED_ENDS = 10_000;
 export class RealtimeService {
   readonly hub = new RealtimeHub();
   /** Sessions ended here, and why: a row read before the end (a socket's lookup, a shard's queue) is stale. */
-  private readonly endedReasons = new Map<string, string>();
+  private readonly endedReasons = new LRUCache<string, string>({ max: REMEMBERED_ENDS });
   /** The render socket attached to each session, if any. */
   readonly renderSockets = new Map<string, RenderSocketLike>();
 
@@ -92,7 +93,6 @@ export class RealtimeService {
 
   end(sessionId: string, reason: string): void {
     this.endedReasons.set(sessionId, reason);
-    if (this.endedReasons.size > REMEMBERED_ENDS) this.endedReasons.delete(this.endedReasons.keys().next().value as string);
     const session = this.hub.remove(sessionId);
     session?.player.json({ type: 'ended', reason });
     session?.player.close(1000, 'session ended');

@@ -4,6 +4,7 @@
  * after a restart. The engine is part of the key so that configuring Kokoro or a provider key later
  * does not keep serving the offline engine's sample.
  */
+import { LRUCache } from 'lru-cache';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -31,13 +32,14 @@ export function previewText(name: string, language: string): { text: string; lan
 }
 
 export class PreviewCache {
-  private memory = new Map<string, Buffer>();
+  private readonly memory: LRUCache<string, Buffer>;
   private pending = new Map<string, Promise<Buffer>>();
   private readonly dir: string;
   /** Synthesis runs (for tests and the log): a cache hit does not count. */
   synthesized = 0;
 
-  constructor(private readonly speech: SpeechService, dataDir: string, private readonly maxEntries = 500) {
+  constructor(private readonly speech: SpeechService, dataDir: string, maxEntries = 500) {
+    this.memory = new LRUCache({ max: maxEntries });
     this.dir = path.join(dataDir, 'speech', 'previews');
   }
 
@@ -72,7 +74,6 @@ export class PreviewCache {
   }
 
   private remember(key: string, wav: Buffer) {
-    if (this.memory.size >= this.maxEntries) this.memory.delete(this.memory.keys().next().value!);
     this.memory.set(key, wav);
   }
 }

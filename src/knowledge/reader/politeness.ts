@@ -4,6 +4,7 @@
  * kept between requests (then one at a time). Both are per process and bounded: robots answers are
  * cached for ten minutes in a small LRU, and a site's gate disappears when it is idle.
  */
+import { LRUCache } from 'lru-cache';
 import { createRequire } from 'node:module';
 
 // robots-parser is CommonJS whose typings do not describe its export; load it as what it is.
@@ -32,20 +33,15 @@ const ALLOW_ALL: Robots = { isAllowed: () => true, crawlDelay: 0, sitemaps: [] }
 const DISALLOW_ALL: Robots = { isAllowed: () => false, crawlDelay: 0, sitemaps: [] };
 
 export class RobotsCache {
-  private readonly entries = new Map<string, { robots: Robots; at: number }>();
+  private readonly entries = new LRUCache<string, Robots>({ max: ROBOTS_CACHE_SIZE, ttl: ROBOTS_TTL_MS });
 
   constructor(private readonly fetchOptions: Omit<FetchOptions, 'followRedirect'>) {}
 
   async for(origin: string, gate: SiteGates): Promise<Robots> {
     const cached = this.entries.get(origin);
-    if (cached && Date.now() - cached.at < ROBOTS_TTL_MS) {
-      this.entries.delete(origin);
-      this.entries.set(origin, cached);
-      return cached.robots;
-    }
+    if (cached) return cached;
     const robots = await gate.run(origin, 0, () => this.load(origin));
-    this.entries.set(origin, { robots, at: Date.now() });
-    while (this.entries.size > ROBOTS_CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(origin, robots);
     return robots;
   }
 
@@ -82,7 +78,7 @@ const MAX_WAITING = 1000;
 export class SiteGates {
   private readonly gates = new Map<string, Gate>();
   /** When each recently read site was last asked something (for Crawl-delay); a bounded LRU. */
-  private readonly lastStarts = new Map<string, number>();
+  private readonly lastStarts = new LRUCache<string, number>({ max: 500 });
 
   constructor(readonly perSite = 2) {}
 
@@ -100,9 +96,7 @@ export class SiteGates {
     try {
       const wait = (this.lastStarts.get(key) ?? 0) + crawlDelaySeconds * 1000 - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      this.lastStarts.delete(key);
       this.lastStarts.set(key, Date.now());
-      while (this.lastStarts.size > 500) this.lastStarts.delete(this.lastStarts.keys().next().value!);
       return await task();
     } finally {
       gate.active--;
