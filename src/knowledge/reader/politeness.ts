@@ -5,6 +5,7 @@
  * cached for ten minutes in a small LRU, and a site's gate disappears when it is idle.
  */
 import { LRUCache } from 'lru-cache';
+import { Gate, GateFullError } from '../../core/gate.js';
 import { createRequire } from 'node:module';
 
 // robots-parser is CommonJS whose typings do not describe its export; load it as what it is.
@@ -67,11 +68,6 @@ export class RobotsCache {
   }
 }
 
-interface Gate {
-  active: number;
-  waiting: Array<() => void>;
-}
-
 /** At most this many requests wait for one site; more is refused rather than queued without end. */
 const MAX_WAITING = 1000;
 
@@ -85,23 +81,24 @@ export class SiteGates {
   /** Runs `task` when the site has a free slot and its Crawl-delay since the last start has passed. */
   async run<T>(url: string, crawlDelaySeconds: number, task: () => Promise<T>): Promise<T> {
     const key = siteOf(new URL(url).host);
-    let gate = this.gates.get(key);
-    if (!gate) this.gates.set(key, (gate = { active: 0, waiting: [] }));
+    // With a Crawl-delay (known once robots.txt is read) one read at a time, else `perSite`: a gate
+    // per site and limit, so robots.txt's own read (no delay known yet) never widens a delayed site's.
     const limit = crawlDelaySeconds > 0 ? 1 : this.perSite;
-    while (gate.active >= limit) {
-      if (gate.waiting.length >= MAX_WAITING) throw new ReaderError('network', `Too many reads waiting for ${key}`);
-      await new Promise<void>((resolve) => gate!.waiting.push(resolve));
-    }
-    gate.active++;
+    const gateKey = `${limit}:${key}`;
+    let gate = this.gates.get(gateKey);
+    if (!gate) this.gates.set(gateKey, (gate = new Gate(limit, MAX_WAITING)));
     try {
-      const wait = (this.lastStarts.get(key) ?? 0) + crawlDelaySeconds * 1000 - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      this.lastStarts.set(key, Date.now());
-      return await task();
+      return await gate.run(async () => {
+        const wait = (this.lastStarts.get(key) ?? 0) + crawlDelaySeconds * 1000 - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        this.lastStarts.set(key, Date.now());
+        return await task();
+      });
+    } catch (error) {
+      if (error instanceof GateFullError) throw new ReaderError('network', `Too many reads waiting for ${key}`);
+      throw error;
     } finally {
-      gate.active--;
-      gate.waiting.shift()?.();
-      if (gate.active === 0 && gate.waiting.length === 0) this.gates.delete(key);
+      if (gate.idle) this.gates.delete(gateKey);
     }
   }
 }

@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { encodeWav } from '../audio.js';
 import { RecognitionError } from './errors.js';
-import { Gate } from './gate.js';
+import { Gate } from '../../core/gate.js';
 import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type RecognitionStream, type Recognizer, type Transcript } from './types.js';
 
 export const POCKETSPHINX_BINARY = 'pocketsphinx_continuous';

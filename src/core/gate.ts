@@ -1,15 +1,27 @@
 /**
- * At most `limit` jobs at once, the rest wait in order: a node with hundreds of sessions must not
- * start hundreds of decoders on two cores. A waiting job whose signal aborts leaves the line.
+ * The one async limiter: at most `limit` jobs at once, the rest wait in order, at most
+ * `maxWaiting` of them (past that `run` throws GateFullError rather than queue without end).
+ * A node with hundreds of sessions must not start hundreds of decoders on two cores; a crawler must
+ * not ask one site more than a few things at once. A waiting job whose signal aborts leaves the line.
  */
+export class GateFullError extends Error {
+  constructor(readonly waiting: number) {
+    super(`${waiting} jobs are already waiting`);
+  }
+}
+
 export class Gate {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly maxWaiting = Number.POSITIVE_INFINITY,
+  ) {}
 
   async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.running >= this.limit) {
+      if (this.waiting.length >= this.maxWaiting) throw new GateFullError(this.waiting.length);
       await new Promise<void>((resolve, reject) => {
         const start = () => {
           signal?.removeEventListener('abort', onAbort);
@@ -56,5 +68,10 @@ export class Gate {
 
   get queued(): number {
     return this.waiting.length;
+  }
+
+  /** Nothing running and nobody waiting: a keyed owner may forget this gate. */
+  get idle(): boolean {
+    return this.running === 0 && this.waiting.length === 0;
   }
 }
