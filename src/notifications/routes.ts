@@ -9,7 +9,9 @@ import { RESERVED_HEADERS } from '../delivery/engine.js';
 import { CATEGORY } from './builder.js';
 import { CLOCK_TIME, isTimeZone } from './quiet-hours.js';
 import { LIMITS } from './destinations.js';
-import { ruleView, RULE_LIMITS, type NotificationService } from './service.js';
+import type { NotificationService } from './service.js';
+import { ruleView } from './texts.js';
+import { RULE_LIMITS } from './types.js';
 
 const tags = ['Notifications'];
 
@@ -133,43 +135,43 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   // ---------- inbox ----------
   app.get('/v1/notifications', { schema: { tags, summary: 'The inbox, newest first', querystring: InboxQuery } }, async (request) => {
     const q = request.query;
-    return notifications.inbox(request.principal.accountId, { status: q.status as 'all' | 'unread', agent_id: q.agent_id, category: q.category, limit: q.limit, offset: q.offset });
+    return notifications.inbox.list(request.principal.accountId, { status: q.status as 'all' | 'unread', agent_id: q.agent_id, category: q.category, limit: q.limit, offset: q.offset });
   });
   app.get('/v1/notifications/unread-count', { schema: { tags, summary: 'Unread notifications', querystring: z.object({ agent_id: z.coerce.number().int().min(1).max(2_147_483_647).optional() }).strict() } }, async (request) =>
-    notifications.unreadCount(request.principal.accountId, request.query.agent_id),
+    notifications.inbox.unreadCount(request.principal.accountId, request.query.agent_id),
   );
   app.post('/v1/notifications/read', { schema: { tags, summary: 'Mark notifications read: {"ids": [...]} or {"all": true}', body: MarkReadRequest } }, async (request) =>
-    notifications.markRead(request.principal.accountId, request.body),
+    notifications.inbox.markRead(request.principal.accountId, request.body),
   );
 
   // ---------- prefs ----------
-  app.get('/v1/notifications/prefs/:agent_id', { schema: { tags, summary: "An agent's notification prefs", params: AgentIdParams } }, async (request) => notifications.prefs(request.principal.accountId, request.params.agent_id));
+  app.get('/v1/notifications/prefs/:agent_id', { schema: { tags, summary: "An agent's notification prefs", params: AgentIdParams } }, async (request) => notifications.prefs.get(request.principal.accountId, request.params.agent_id));
   app.put('/v1/notifications/prefs/:agent_id', { schema: { tags, summary: 'Which categories are sent, and quiet hours', params: AgentIdParams, body: PrefsUpdate } }, async (request) =>
-    notifications.putPrefs(request.principal.accountId, request.params.agent_id, request.body),
+    notifications.prefs.put(request.principal.accountId, request.params.agent_id, request.body),
   );
 
   // ---------- rules ----------
   app.get('/v1/notifications/rules/:agent_id', { schema: { tags, summary: "An agent's alert rules", params: AgentIdParams } }, async (request) => ({
-    rules: (await notifications.listRules(request.principal.accountId, request.params.agent_id)).map(ruleView),
+    rules: (await notifications.rules.list(request.principal.accountId, request.params.agent_id)).map(ruleView),
   }));
   app.post('/v1/notifications/rules/:agent_id', { schema: { tags, summary: 'Create an alert rule', params: AgentIdParams, body: AlertRuleIn } }, async (request, reply) => {
-    const row = await notifications.createRule(request.principal.accountId, request.params.agent_id, request.body);
+    const row = await notifications.rules.create(request.principal.accountId, request.params.agent_id, request.body);
     return reply.code(201).send({ rule: ruleView(row) });
   });
   app.put('/v1/notifications/rules/:agent_id/:rule_id', { schema: { tags, summary: 'Replace an alert rule', params: RuleParams, body: AlertRuleIn } }, async (request) => ({
-    rule: ruleView(await notifications.updateRule(request.principal.accountId, request.params.agent_id, request.params.rule_id, request.body)),
+    rule: ruleView(await notifications.rules.update(request.principal.accountId, request.params.agent_id, request.params.rule_id, request.body)),
   }));
   app.delete('/v1/notifications/rules/:agent_id/:rule_id', { schema: { tags, summary: 'Delete an alert rule (answers the remaining rules)', params: RuleParams, querystring: z.object({ confirm: z.literal('true') }) } }, async (request) => ({
-    rules: (await notifications.deleteRule(request.principal.accountId, request.params.agent_id, request.params.rule_id)).map(ruleView),
+    rules: (await notifications.rules.delete(request.principal.accountId, request.params.agent_id, request.params.rule_id)).map(ruleView),
   }));
   app.post('/v1/notifications/rules/:agent_id/test-delivery', { schema: { tags, summary: "Send a test notification to a destination or a rule's destinations now", params: AgentIdParams, body: DeliveryTest } }, async (request) =>
-    notifications.testDelivery(request.principal.accountId, request.params.agent_id, request.body),
+    notifications.sends.testDelivery(request.principal.accountId, request.params.agent_id, request.body),
   );
   app.post('/v1/notifications/rules/:agent_id/builder', { schema: { tags, summary: 'Turn a plain-language request into a proposed rule (not saved)', params: AgentIdParams, body: BuilderTurn } }, async (request) =>
-    notifications.build(request.principal.accountId, request.params.agent_id, request.body.message.trim(), request.body.draft),
+    notifications.rules.build(request.principal.accountId, request.params.agent_id, request.body.message.trim(), request.body.draft),
   );
   app.post('/v1/notifications/rules/:agent_id/test', { schema: { tags, summary: 'Would a rule fire for a sample or past conversation?', params: AgentIdParams, body: RuleTest } }, async (request) =>
-    notifications.testRule(request.principal.accountId, request.params.agent_id, request.body),
+    notifications.rules.test(request.principal.accountId, request.params.agent_id, request.body),
   );
 
   // ---------- destinations ----------
@@ -187,16 +189,16 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
     return reply.code(201).send({ destination: notifications.view(row, true) });
   });
   app.get('/v1/notifications/destinations/:destination_id/deliveries', { schema: { tags, summary: "A destination's sends, newest first", params: DestinationParams } }, async (request) => ({
-    deliveries: await notifications.sends(request.principal.accountId, request.params.destination_id),
+    deliveries: await notifications.sends.log(request.principal.accountId, request.params.destination_id),
   }));
   app.post('/v1/notifications/destinations/:destination_id/deliveries/:delivery_id/replay', { schema: { tags, summary: 'Make a failed delivery again, from the start of the schedule, with the same delivery id', params: DestinationParams.extend({ delivery_id: z.uuid() }) } }, async (request) => ({
-    delivery: await notifications.replay(request.principal.accountId, request.params.destination_id, request.params.delivery_id),
+    delivery: await notifications.sends.replay(request.principal.accountId, request.params.destination_id, request.params.delivery_id),
   }));
   app.patch('/v1/notifications/destinations/:destination_id', { schema: { tags, summary: 'Rename, enable or disable, change the URL or headers, or rotate the secret', params: DestinationParams, body: DestinationPatch } }, async (request) => ({
     destination: notifications.view(await destinations.patch(request.principal.accountId, request.params.destination_id, request.body), true),
   }));
   app.delete('/v1/notifications/destinations/:destination_id', { schema: { tags, summary: 'Delete a destination (answers the remaining ones)', params: DestinationParams, querystring: z.object({ confirm: z.literal('true') }) } }, async (request) => {
-    await notifications.removeDestination(request.principal.accountId, request.params.destination_id);
+    await notifications.sends.removeDestination(request.principal.accountId, request.params.destination_id);
     return listAnswer(request.principal.accountId, show(request));
   });
 }

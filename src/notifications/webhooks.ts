@@ -9,7 +9,7 @@
 import { ApiError } from '../core/errors.js';
 import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type DeliveryView } from '../delivery/engine.js';
 import type { Destinations } from './destinations.js';
-import type { DeliveryLogEntry, WebhookSender } from './service.js';
+import type { DeliveryLogEntry, WebhookSender } from './types.js';
 
 export const OWNER_KIND = 'notification';
 export const USER_AGENT = 'Presence-Notifications/1.0';

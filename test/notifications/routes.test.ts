@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { assertCoded, converse, endedHandled, itemAt, makeAgent, notificationOf, until, validationItems } from './helpers.js';
 import { started, stopSession } from '../sessions/helpers.js';
-import { RULE_LIMITS } from '../../src/notifications/service.js';
+import { RULE_LIMITS } from '../../src/notifications/types.js';
 
 const refundRule = { name: 'Refund request', category: 'support', when: { keywords: ['refund'] } };
 
