@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Agent, AgentService } from './service.js';
-import type { PreviewLinks } from './preview.js';
+import type { PreviewLinks } from './preview-links.js';
 import {
   AgentCreateRequest, AgentIdParams, AgentResponse, AgentUpdateRequest, DeleteQuery, EmbedConfigResponse, EmbedConfigUpdate,
   HasAgentsResponse, PreviewRequest, PreviewResponse, SigningSecretResponse, VisitorValuesResponse, VisitorValuesUpdate,

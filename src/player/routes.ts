@@ -125,7 +125,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
     }));
   });
 
-  // The same page for an agent's preview link; its channel is /preview/:token/ws (realtime/preview.ts).
+  // The same page for an agent's preview link; its channel is /preview/:token/ws (realtime/agent-preview.ts).
   app.get<{ Params: { token: string } }>('/preview/:token', { schema: { hide: true } }, async (request, reply) => {
     reply.headers(FRAME_HEADERS);
     const found = deps.preview ? await deps.preview(request.params.token) : null;

@@ -2,7 +2,7 @@
  * The routes of a session's two WebSockets in the main process: the caller's render socket
  * (token-authenticated) and the visitor's player socket. They stay thin: authenticate, then hand
  * the socket to attach.ts here, or (render mode with REALTIME_SHARDS) to the shard process that
- * carries the session (shards/handoff.ts).
+ * carries the session (shards/upgrade-router.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import type { SessionService, SessionRow } from '../sessions/service.js';
@@ -13,7 +13,7 @@ import { PlayerInputState } from './player-in.js';
 import type { VisitorInputs } from './visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';
-import { handOffUpgrades } from './shards/handoff.js';
+import { handOffUpgrades } from './shards/upgrade-router.js';
 import { renderSessionFor, renderToken } from './socket-auth.js';
 
 export { helloFor } from './attach.js';

@@ -9,7 +9,7 @@ import { ApiError } from '../core/errors.js';
 import { PROVIDERS } from './voices/catalog.js';
 import { SpeechError } from './errors.js';
 import type { SpeechService } from './synthesis.js';
-import { PreviewCache, previewText } from './preview.js';
+import { PreviewCache, previewText } from './voice-samples.js';
 
 export interface VoiceRouteDeps {
   speech: SpeechService;

@@ -11,6 +11,7 @@
  * resampled with libsamplerate to the requested rate. Aborting the signal ends the iteration at
  * once (no error) and cancels the engines' work; any other failure throws SpeechError.
  */
+import { AsyncQueue } from '../core/async-queue.js';
 import path from 'node:path';
 import pino from 'pino';
 import { VoiceCatalog, PREMIUM_PROVIDERS, PROVIDERS, type CatalogVoice } from './voices/catalog.js';
@@ -252,8 +253,8 @@ export class SpeechService {
     const signal = controller.signal;
     const aborted = new Promise<'aborted'>((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
 
-    const sentences = new Channel<string>();
-    const jobs = new Channel<Channel<EngineAudio>>();
+    const sentences = new AsyncQueue<string>();
+    const jobs = new AsyncQueue<AsyncQueue<EngineAudio>>();
     let resampler: Resampler | undefined;
     let inputSeconds = 0;
 
@@ -289,7 +290,7 @@ export class SpeechService {
           if (sentence === undefined || signal.aborted) break;
           while (started - played >= 2 && !signal.aborted) await Promise.race([advanced.wait(), aborted]);
           if (signal.aborted) break;
-          const out = new Channel<EngineAudio>();
+          const out = new AsyncQueue<EngineAudio>();
           jobs.push(out);
           started++;
           void (async () => {
@@ -430,45 +431,6 @@ function redactUrl(url: string): string {
     return u.toString().replace(/\/$/, '');
   } catch {
     return 'KOKORO_URL';
-  }
-}
-
-/** A one-consumer async queue; next() resolves undefined when closed, rejects when failed. */
-class Channel<T> {
-  private items: T[] = [];
-  private closed = false;
-  private error: unknown;
-  private failed = false;
-  private waiter: (() => void) | undefined;
-
-  push(item: T) {
-    if (this.closed) return;
-    this.items.push(item);
-    this.wake();
-  }
-  close() {
-    this.closed = true;
-    this.wake();
-  }
-  fail(error: unknown) {
-    this.failed = true;
-    this.error = error;
-    this.closed = true;
-    this.wake();
-  }
-  private wake() {
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.();
-  }
-  async next(abort: Promise<'aborted'>): Promise<T | undefined> {
-    for (;;) {
-      if (this.items.length) return this.items.shift();
-      if (this.failed) throw this.error;
-      if (this.closed) return undefined;
-      const ready = new Promise<'ready'>((resolve) => { this.waiter = () => resolve('ready'); });
-      if ((await Promise.race([ready, abort])) === 'aborted') return undefined;
-    }
   }
 }
 

@@ -3,7 +3,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { PlayerClient } from '../support/render-client.js';
-import { PreviewLinks } from '../../src/agents/preview.js';
+import { PreviewLinks } from '../../src/agents/preview-links.js';
 
 let t: TestApp;
 

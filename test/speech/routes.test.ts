@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { registerErrorHandling } from '../../src/core/errors.js';
 import { registerValidation } from '../../src/core/validation.js';
 import { voiceRoutes } from '../../src/speech/routes.js';
-import { PreviewCache } from '../../src/speech/preview.js';
+import { PreviewCache } from '../../src/speech/voice-samples.js';
 import { decodeWav, rms } from '../../src/speech/audio.js';
 import { makeService } from './helpers.js';
 

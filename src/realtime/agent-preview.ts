@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { AgentService } from '../agents/service.js';
-import type { PreviewLinks } from '../agents/preview.js';
+import type { PreviewLinks } from '../agents/preview-links.js';
 import type { StudioCatalog } from '../catalog/catalog.js';
 import type { RealtimeService } from './service.js';
 import { helloFor } from './attach.js';
