@@ -11,7 +11,7 @@ const LAYERS = [
   ['accounts'],
   ['agents'],
   ['knowledge', 'embed', 'sessions'],
-  ['realtime', 'brain'],
+  ['realtime', 'brain', 'liveavatar'],
   ['conversation', 'billing', 'reference', 'player', 'knowledge-v2'],
   ['handoff', 'notifications', 'reports', 'console'],
   // The composition root, and the programs that start it.

@@ -60,6 +60,8 @@ import { BillingMeter, isPremiumProvider } from './billing/meter.js';
 import { meteredSpeakers } from './billing/voice.js';
 import { BillingService } from './billing/service.js';
 import { StripePayments } from './billing/stripe.js';
+import { LiveAvatarService } from './liveavatar/service.js';
+import { liveAvatarRoutes } from './liveavatar/routes.js';
 import { billingRoutes } from './billing/routes.js';
 import { adjustTo } from './billing/ledger.js';
 import { NotificationService } from './notifications/service.js';
@@ -422,15 +424,36 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   notificationRoutes(app, notifications);
   handoffRoutes(app, { handoff, agent: (accountId, agentId) => agents.get(accountId, agentId) });
   sessionRoutes(app, sessions, config);
+  // LiveAvatar LITE's REST around the render socket (contract.md): its tokens start render sessions.
+  const liveAvatar = new LiveAvatarService(database.db, await ensureSetting(database.db, 'liveavatar_signing_key', () => randomToken('', 32)), {
+    agentFor: async (accountId, avatarId) => {
+      if (/^[1-9][0-9]{0,9}$/.test(avatarId)) return agents.get(accountId, Number(avatarId)).catch(() => undefined);
+      return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(avatarId) ? agents.byLiveAvatarId(accountId, avatarId.toLowerCase()) : undefined;
+    },
+    startSession: async (accountId, agentId, options) => {
+      const { row, token } = await sessions.start(accountId, { agent_id: agentId, mode: 'render' } as Parameters<typeof sessions.start>[1], undefined, options);
+      return { renderToken: token, maxSessionSeconds: row.max_session_seconds };
+    },
+    session: async (accountId, sessionId) => sessions.get(accountId, sessionId).catch(() => undefined),
+    endSession: async (sessionId, reason) => void (await sessions.end(sessionId, reason)),
+    touch: (sessionId) => sessions.touch(sessionId),
+  }, { publicUrl: () => config.publicUrl, tokenSeconds: config.liveAvatarTokenSeconds, idleSeconds: config.liveAvatarIdleSeconds });
+  await liveAvatarRoutes(app, liveAvatar, authenticator);
   commandRoute(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, conversationLoop);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
   const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;
-  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row), shards);
+  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row), shards, async (key) => !!(await liveAvatar.pendingPlayer(key)));
   await playerRoutes(app, {
     resolve: async (playerKey) => {
       const row = await sessions.byPlayerKey(playerKey);
-      if (!row) return null;
+      if (!row) {
+        // A LiveAvatar token's page, opened before its session starts: the page waits for it.
+        const pending = await liveAvatar.pendingPlayer(playerKey);
+        const agent = pending && (await agents.byId(pending.agentId));
+        const face = agent ? studio.face(agent.avatar_id, agent.account_id) : undefined;
+        return agent ? { status: 'valid' as const, faceUrl: face?.model_url ?? null, title: face ? `${face.name} · Presence` : 'Presence' } : null;
+      }
       const face = studio.face(row.avatar_id, row.account_id);
       return { status: row.status === 'active' ? 'valid' : 'ended', faceUrl: face?.model_url ?? null, title: face ? `${face.name} · Presence` : 'Presence' };
     },

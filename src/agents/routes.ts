@@ -28,6 +28,7 @@ export function agentResponse(agent: Agent, defaultAgentId: number | null): z.in
     fillers_enabled: agent.fillers_enabled,
     status: agent.status,
     is_default: defaultAgentId === agent.id,
+    liveavatar_avatar_id: agent.liveavatar_avatar_id ?? null,
     created_at: new Date(agent.created_at).toISOString(),
     updated_at: new Date(agent.updated_at).toISOString(),
   };

@@ -65,6 +65,7 @@ export const AgentUpdateRequest = z.object({
   welcome_message: z.string().max(300).nullable().optional(),
   fillers_enabled: z.boolean().optional(),
   status: z.enum(AGENT_STATUSES).optional().describe('active: takes sessions; inactive: new sessions answer 409 agent_inactive'),
+  liveavatar_avatar_id: z.uuid().nullable().optional().describe("The avatar_id your LiveAvatar code sends to POST /v1/sessions/token (a UUID), so it starts this agent unchanged; unique in the account"),
 }).meta({ id: 'AgentUpdateRequest' });
 
 export const AgentResponse = z.object({
@@ -82,6 +83,7 @@ export const AgentResponse = z.object({
   fillers_enabled: z.boolean(),
   status: z.enum(AGENT_STATUSES),
   is_default: z.boolean(),
+  liveavatar_avatar_id: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
 }).meta({ id: 'AgentResponse' });

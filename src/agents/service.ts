@@ -36,6 +36,7 @@ export interface Agent {
   visitor_secret_rotated_at: Date;
   created_at: Date;
   updated_at: Date;
+  liveavatar_avatar_id: string | null;
 }
 
 export const DEFAULT_STUDIO: Studio = { backdrop: 'studio_grey', cameras: ['far', 'mid', 'close'], face_light: 1.0 };
@@ -94,6 +95,12 @@ export class AgentService {
   /** Any account's agent, for credentials that name it themselves (signed preview links). */
   async byId(id: number): Promise<Agent | undefined> {
     return this.cache.get(id) ?? (await this.load(id));
+  }
+
+  /** The account's agent whose liveavatar_avatar_id this is, if any. */
+  async byLiveAvatarId(accountId: number, liveAvatarId: string): Promise<Agent | undefined> {
+    const row = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('liveavatar_avatar_id', '=', liveAvatarId).executeTakeFirst();
+    return row ? this.get(accountId, row.id) : undefined;
   }
 
   async list(accountId: number): Promise<Agent[]> {
@@ -234,8 +241,12 @@ export class AgentService {
     if (input.studio) this.checkLook(studio);
 
     const changes: Record<string, unknown> = { updated_at: new Date() };
-    for (const key of ['name', 'website_url', 'system_prompt', 'concurrency_limit', 'welcome_message', 'fillers_enabled', 'status'] as const) {
+    for (const key of ['name', 'website_url', 'system_prompt', 'concurrency_limit', 'welcome_message', 'fillers_enabled', 'status', 'liveavatar_avatar_id'] as const) {
       if (input[key] !== undefined) changes[key] = input[key];
+    }
+    if (input.liveavatar_avatar_id) {
+      const taken = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('liveavatar_avatar_id', '=', input.liveavatar_avatar_id).where('id', '!=', id).executeTakeFirst();
+      if (taken) throw new ApiError(409, 'liveavatar_avatar_id_taken', `Agent ${taken.id} already has this liveavatar_avatar_id; each agent of an account needs its own`);
     }
     if (input.avatar_id !== undefined) changes.avatar_id = avatarId;
     if (input.voice_id !== undefined) changes.voice_id = voiceId;

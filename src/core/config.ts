@@ -21,6 +21,10 @@ export interface Config {
   freeSessionSeconds: number;
   freeMonthlySeconds: number;
   playerOpenSeconds: number;
+  /** LiveAvatar-compatible routes: how long a minted session token may start its session. */
+  liveAvatarTokenSeconds: number;
+  /** LiveAvatar-compatible sessions end after this long without a socket command or keep-alive. */
+  liveAvatarIdleSeconds: number;
   webhookRetryDelays: number[];
   webhookTimeoutSeconds: number;
   webhookAllowPrivate: boolean;
@@ -150,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // 60 free minutes a month (interface Limits); a knob so tests need not play an hour of audio.
     freeMonthlySeconds: int(env, 'FREE_MONTHLY_SECONDS', 3600, 0),
     playerOpenSeconds: int(env, 'PLAYER_OPEN_SECONDS', 90, 1),
+    liveAvatarTokenSeconds: int(env, 'LIVEAVATAR_TOKEN_SECONDS', 3600, 1),
+    liveAvatarIdleSeconds: int(env, 'LIVEAVATAR_IDLE_SECONDS', 300, 1),
     webhookRetryDelays: delays,
     webhookTimeoutSeconds: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1),
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE === '1',

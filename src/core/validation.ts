@@ -146,9 +146,12 @@ export const pathInt = z.coerce.number().int().min(1).max(2_147_483_647);
  * unparsable JSON left sessions running. Routes with a body schema then answer 422 `missing`.
  */
 function registerEmptyBodies(app: FastifyInstance): void {
-  // A declared empty body is not parsed at all (Fastify parses only when a Content-Type is present).
+  // A declared empty body is not parsed at all (Fastify parses only when a Content-Type is present),
+  // nor is a request with neither Content-Length nor Transfer-Encoding, which has no body in HTTP/1.1
+  // (fetch sends a bodiless DELETE so).
   app.addHook('onRequest', async (request) => {
-    if (request.headers['content-length'] === '0' && request.headers['transfer-encoding'] === undefined) delete request.headers['content-type'];
+    const length = request.headers['content-length'];
+    if ((length === '0' || length === undefined) && request.headers['transfer-encoding'] === undefined) delete request.headers['content-type'];
   });
   // A chunked body that turns out empty: JSON's parser answers "no body" instead of json_invalid.
   const json = app.getDefaultJsonParser('error', 'ignore');

@@ -15,8 +15,13 @@ import type { VisitorInputs } from './visitor-input.js';
 import { CLOSE_BAD_SAMPLE_RATE, CLOSE_BAD_TOKEN, CLOSE_INTERNAL_ERROR, CLOSE_RATE_LIMITED, CLOSE_REPLACED, MAX_FRAME_BYTES, RenderCommand, SAMPLE_RATES } from './protocol.js';
 import { MessageRateLimiter, MESSAGE_RATE_PER_SECOND } from './rate-limit.js';
 
-/** Messages a render socket may send before it is told `connected` (the protocol says to wait). */
-const MAX_EARLY_MESSAGES = 64;
+/**
+ * Messages a render socket may send before it is told `connected`, held and then processed in
+ * order. LiveAvatar's web SDK sends a whole utterance the moment the socket opens (one message per
+ * 0.75 s of audio), so the bound is generous in count and held by bytes too.
+ */
+const MAX_EARLY_MESSAGES = 4096;
+const MAX_EARLY_BYTES = 16 * 1024 * 1024;
 /** Events waiting in a render socket's send buffer past which the caller is not reading them. */
 const MAX_UNREAD_EVENT_BYTES = 8 * 1024 * 1024;
 
@@ -37,6 +42,8 @@ export interface SocketDeps {
   liveFor: (row: SessionRow) => void;
   /** Page input figures per session (they outlive a page's reconnects). */
   inputStates: WeakMap<RealtimeSession, PlayerInputState>;
+  /** A render socket connected or sent a message (idle-lifetime sessions count it as activity). */
+  activity?: (row: SessionRow, connected: boolean) => void;
 }
 
 export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>, studio: HelloStudio) {
@@ -66,8 +73,10 @@ export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 
 export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<SessionRow | undefined>, requestedRate: string | undefined, deps: SocketDeps): void {
   const { realtime, studio, log } = deps;
   const early: Array<[RawData, boolean]> = [];
+  let earlyBytes = 0;
   let onMessage: (data: RawData, isBinary: boolean) => void = (data, isBinary) => {
-    if (early.length >= MAX_EARLY_MESSAGES) socket.close(CLOSE_RATE_LIMITED, `more than ${MAX_EARLY_MESSAGES} messages before connected; wait for session.state_updated`);
+    earlyBytes += toBuffer(data).byteLength;
+    if (early.length >= MAX_EARLY_MESSAGES || earlyBytes > MAX_EARLY_BYTES) socket.close(CLOSE_RATE_LIMITED, `more than ${MAX_EARLY_MESSAGES} messages or ${MAX_EARLY_BYTES / 1048576} MB before connected; wait for session.state_updated`);
     else early.push([data, isBinary]);
   };
   const limiter = new MessageRateLimiter();
@@ -120,7 +129,11 @@ export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<Sessi
     reportRefusal = () => session.error('invalid_request_error', `message rate limit: at most ${MESSAGE_RATE_PER_SECOND} messages a second (bursts of a few thousand); messages are being dropped, and the socket closes with ${CLOSE_RATE_LIMITED} if this continues`);
     send({ type: 'session.state_updated', event_id: `evt_${crypto.randomUUID()}`, state: 'connected', session_id: row.id, sample_rate: session.sampleRate });
 
-    onMessage = (data, isBinary) => guarded(session, row, socket, data, isBinary, deps);
+    deps.activity?.(row, true);
+    onMessage = (data, isBinary) => {
+      deps.activity?.(row, false);
+      guarded(session, row, socket, data, isBinary, deps);
+    };
     for (const [data, isBinary] of early.splice(0)) guarded(session, row, socket, data, isBinary, deps);
     socket.on('close', () => {
       if (realtime.renderSockets.get(row.id) === socket) {

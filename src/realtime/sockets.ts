@@ -29,10 +29,27 @@ export interface SessionSockets {
  * of this one on a shared PostgreSQL), so the visitor is heard there too. `shards`: render-mode
  * sessions' sockets go to the shard process that carries them.
  */
-export function registerSessionSockets(app: FastifyInstance, sessions: SessionService, realtime: RealtimeService, studio: StudioCatalog, inputs: VisitorInputs = () => null, liveFor: (row: SessionRow) => void = () => {}, shards?: ShardPool): SessionSockets {
+/** Pages waiting at once for a session that has not started (LiveAvatar tokens' player_url). */
+const MAX_WAITING_PAGES = 1000;
+/** How long a page waits before its socket is closed to reconnect (1013, "try again later"). */
+const PAGE_WAIT_MS = 10 * 60_000;
+const PAGE_POLL_MS = 500;
+
+/**
+ * `pendingPlayer` says whether a player key was handed out for a session that has not started yet
+ * (a LiveAvatar token's player_url): its page's socket waits for the session instead of closing.
+ */
+export function registerSessionSockets(app: FastifyInstance, sessions: SessionService, realtime: RealtimeService, studio: StudioCatalog, inputs: VisitorInputs = () => null, liveFor: (row: SessionRow) => void = () => {}, shards?: ShardPool, pendingPlayer?: (playerKey: string) => Promise<boolean>): SessionSockets {
   realtime.log = app.log;
   const inputStates = new WeakMap<RealtimeSession, PlayerInputState>();
-  const deps = (log: SocketDeps['log']): SocketDeps => ({ realtime, studio, log, inputs, liveFor, inputStates });
+  // Idle-lifetime sessions (the LiveAvatar routes): the socket opening counts as the player opening,
+  // and every message restarts the idle clock.
+  const activity = (row: SessionRow, connected: boolean) => {
+    if (row.idle_seconds === null) return;
+    sessions.touch(row.id);
+    if (connected) void sessions.markPlayerOpened(row.id).catch(() => {});
+  };
+  const deps = (log: SocketDeps['log']): SocketDeps => ({ realtime, studio, log, inputs, liveFor, inputStates, activity });
 
   app.get<{ Params: { session_id: string }; Querystring: { token?: string | string[]; sample_rate?: string | string[] } }>(
     '/v1/sessions/:session_id/render',
@@ -44,8 +61,29 @@ export function registerSessionSockets(app: FastifyInstance, sessions: SessionSe
     },
   );
 
+  let waitingPages = 0;
+  /** The session of a player key; a page opened before its session started waits for it (bounded). */
+  const playerSession = async (key: string, socket: { readyState: number; close(code: number, reason: string): void }): Promise<SessionRow | undefined> => {
+    let row = await sessions.byPlayerKey(key);
+    if (row || !pendingPlayer || !(await pendingPlayer(key))) return row;
+    if (waitingPages >= MAX_WAITING_PAGES) return undefined;
+    waitingPages++;
+    try {
+      const deadline = Date.now() + PAGE_WAIT_MS;
+      while (!row && socket.readyState === 1 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, PAGE_POLL_MS));
+        row = await sessions.byPlayerKey(key);
+        if (!row && !(await pendingPlayer(key))) return undefined;
+      }
+      if (!row && socket.readyState === 1) socket.close(1013, 'the session has not started yet; reconnect');
+      return row;
+    } finally {
+      waitingPages--;
+    }
+  };
+
   app.get<{ Params: { player_key: string } }>('/p/:player_key/ws', { websocket: true, schema: { hide: true } }, (socket, request) => {
-    servePlayerSocket(socket, () => sessions.byPlayerKey(request.params.player_key), (row) => sessions.markPlayerOpened(row.id), deps(request.log));
+    servePlayerSocket(socket, () => playerSession(request.params.player_key, socket), (row) => sessions.markPlayerOpened(row.id), deps(request.log));
   });
 
   if (shards) handOffUpgrades(app, sessions, shards);

@@ -21,11 +21,13 @@ const START_LOCK = 7_143_001;
 /** What a player key can look like (randomToken's base64url), with room to spare. */
 const PLAYER_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 
-export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor'> & {
+export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor' | 'idle_seconds' | 'last_active_at'> & {
   look: SessionLook;
   created_at: Date;
   visitor_id: string | null;
   visitor: Record<string, string>;
+  idle_seconds: number | null;
+  last_active_at: Date | null;
 };
 export interface SessionLook {
   backdrop: string | null;
@@ -41,6 +43,21 @@ export interface SessionVisitor {
   /** Verified visitor values (`{{visitor.<name>}}`). */
   values: Record<string, string>;
 }
+
+/** How a session started by a caller other than POST /v1/sessions differs (the LiveAvatar routes). */
+export interface SessionStartOptions {
+  /** The session's id, already handed out (a LiveAvatar token carries it). */
+  id?: string;
+  /** End after this many seconds without activity (`touch`) instead of the player-open timeout. */
+  idleSeconds?: number;
+  /** A shorter max duration than the plan's (never longer). */
+  maxSessionSeconds?: number;
+  /** The player key, already handed out (a LiveAvatar token's player_url). */
+  playerKey?: string;
+}
+
+/** How often an active session's `last_active_at` is written at most (the in-process timer is exact). */
+const ACTIVITY_WRITE_MS = 5_000;
 
 export interface SessionHooks {
   /** The live side of a new session (realtime hub). */
@@ -60,6 +77,8 @@ export interface SessionHooks {
 
 export class SessionService {
   private timers = new Map<string, NodeJS.Timeout[]>();
+  /** Idle-lifetime sessions watched here: when each was last active, and when that was last written. */
+  private readonly activity = new Map<string, { at: number; written: number; idleMs: number }>();
   private sweeper?: NodeJS.Timeout;
   hooks: SessionHooks = { opened: () => {}, ended: () => {}, building: async () => false };
 
@@ -76,7 +95,7 @@ export class SessionService {
    * voice_face_mismatch, invalid_look, insufficient_balance / free_minutes_exhausted,
    * agent_building, then under a lock: free_concurrency, concurrency_limit, no_capacity.
    */
-  async start(accountId: number, input: z.output<typeof SessionCreateRequest>, visitor?: SessionVisitor): Promise<{ row: SessionRow; token: string }> {
+  async start(accountId: number, input: z.output<typeof SessionCreateRequest>, visitor?: SessionVisitor, options: SessionStartOptions = {}): Promise<{ row: SessionRow; token: string }> {
     const agent = await this.agents.get(accountId, input.agent_id);
     if (agent.status !== 'active') throw new ApiError(409, 'agent_inactive', `Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
     const account = await this.accounts.require(accountId);
@@ -103,7 +122,9 @@ export class SessionService {
     }
 
     const token = randomToken('st_', 32);
-    const id = crypto.randomUUID();
+    const id = options.id ?? crypto.randomUUID();
+    const planMax = account.plan === 'free' ? this.config.freeSessionSeconds : null;
+    const maxSeconds = options.maxSessionSeconds === undefined ? planMax : planMax === null ? options.maxSessionSeconds : Math.min(planMax, options.maxSessionSeconds);
     const row = await this.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${START_LOCK})`.execute(trx);
       const counts = await trx
@@ -136,9 +157,11 @@ export class SessionService {
           voice_id: voice.voice_id,
           voice_provider: voice.provider,
           look: JSON.stringify(look),
-          player_key: randomToken('', 24),
+          player_key: options.playerKey ?? randomToken('', 24),
           token_hash: sha256Hex(token),
-          max_session_seconds: account.plan === 'free' ? this.config.freeSessionSeconds : null,
+          max_session_seconds: maxSeconds,
+          idle_seconds: options.idleSeconds ?? null,
+          last_active_at: options.idleSeconds ? new Date() : null,
           created_at: new Date(),
           visitor_id: visitor?.id ?? null,
           visitor: JSON.stringify(visitor?.values ?? {}),
@@ -159,7 +182,11 @@ export class SessionService {
     if (session.max_session_seconds !== null) {
       timers.push(setTimeout(() => void this.end(session.id, 'max_duration'), Math.max(0, session.max_session_seconds * 1000 - age)));
     }
-    if (!session.player_opened_at) {
+    if (session.idle_seconds) {
+      const idleMs = session.idle_seconds * 1000;
+      this.activity.set(session.id, { at: Date.now(), written: Date.now(), idleMs });
+      timers.push(setTimeout(() => void this.endIfIdle(session.id), idleMs));
+    } else if (!session.player_opened_at) {
       timers.push(setTimeout(() => void this.endIfPlayerNeverOpened(session.id), Math.max(0, this.config.playerOpenSeconds * 1000 - age)));
     }
     for (const t of timers) t.unref();
@@ -169,6 +196,43 @@ export class SessionService {
   private async endIfPlayerNeverOpened(id: string): Promise<void> {
     const row = await this.db.selectFrom('sessions').select(['player_opened_at', 'status']).where('id', '=', id).executeTakeFirst();
     if (row && row.status === 'active' && !row.player_opened_at) await this.end(id, 'player_timeout');
+  }
+
+  /**
+   * An idle-lifetime session was used (a socket command, a keep-alive): its idle clock starts
+   * again. Cheap enough per message: a map write, and a database write every few seconds at most.
+   */
+  touch(id: string): void {
+    const entry = this.activity.get(id);
+    if (!entry) {
+      // Watched by another node (or before a restart): its sweep reads the time written here.
+      void this.db.updateTable('sessions').set({ last_active_at: new Date() }).where('id', '=', id).where('status', '=', 'active').where('idle_seconds', 'is not', null).execute().catch(() => {});
+      return;
+    }
+    const now = Date.now();
+    entry.at = now;
+    if (now - entry.written < ACTIVITY_WRITE_MS) return;
+    entry.written = now;
+    void this.db.updateTable('sessions').set({ last_active_at: new Date(now) }).where('id', '=', id).where('status', '=', 'active').execute().catch(() => {});
+  }
+
+  /** Whether this node watches the session's idle clock (it started it here). */
+  watchesActivity(id: string): boolean {
+    return this.activity.has(id);
+  }
+
+  /** The idle timer fired: end the session, or wait for the rest of its idle time. */
+  private async endIfIdle(id: string): Promise<void> {
+    const entry = this.activity.get(id);
+    if (!entry) return;
+    const left = entry.at + entry.idleMs - Date.now();
+    if (left > 0) {
+      const timer = setTimeout(() => void this.endIfIdle(id), left);
+      timer.unref();
+      this.timers.get(id)?.push(timer);
+      return;
+    }
+    await this.end(id, 'idle_timeout');
   }
 
   async markPlayerOpened(id: string): Promise<void> {
@@ -186,6 +250,7 @@ export class SessionService {
     }
     for (const t of this.timers.get(id) ?? []) clearTimeout(t);
     this.timers.delete(id);
+    this.activity.delete(id);
     if (row) this.hooks.ended(row as unknown as SessionRow, reason);
     return row as unknown as SessionRow | undefined;
   }
@@ -296,16 +361,22 @@ export class SessionService {
     const sweep = async () => {
       const overdue = await this.db
         .selectFrom('sessions')
-        .select(['id', 'player_opened_at'])
+        .select(['id', 'player_opened_at', 'idle_seconds', 'max_session_seconds', 'created_at'])
         .where('status', '=', 'active')
         .where((eb) =>
           eb.or([
             eb.and([eb('max_session_seconds', 'is not', null), sql<boolean>`created_at + make_interval(secs => max_session_seconds) < now()`]),
-            eb.and([eb('player_opened_at', 'is', null), sql<boolean>`created_at + make_interval(secs => ${this.config.playerOpenSeconds}) < now()`]),
+            eb.and([eb('idle_seconds', 'is', null), eb('player_opened_at', 'is', null), sql<boolean>`created_at + make_interval(secs => ${this.config.playerOpenSeconds}) < now()`]),
+            // Idle sessions this node does not watch (started before a restart, or on another node).
+            eb.and([eb('idle_seconds', 'is not', null), sql<boolean>`COALESCE(last_active_at, created_at) + make_interval(secs => idle_seconds + ${ACTIVITY_WRITE_MS / 1000}) < now()`]),
           ]),
         )
         .execute();
-      for (const s of overdue) await this.end(s.id, s.player_opened_at ? 'max_duration' : 'player_timeout');
+      for (const s of overdue) {
+        if (s.idle_seconds !== null && this.activity.has(s.id)) continue; // its own timer decides
+        const pastMax = s.max_session_seconds !== null && new Date(s.created_at).getTime() + s.max_session_seconds * 1000 < Date.now();
+        await this.end(s.id, pastMax ? 'max_duration' : s.idle_seconds !== null ? 'idle_timeout' : s.player_opened_at ? 'max_duration' : 'player_timeout');
+      }
     };
     await sweep();
     this.sweeper = setInterval(() => void sweep().catch(() => {}), 10_000);

@@ -905,6 +905,7 @@ export interface paths {
                          *       "fillers_enabled": true,
                          *       "status": "active",
                          *       "is_default": true,
+                         *       "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *       "created_at": "2026-11-23T09:30:00.000Z",
                          *       "updated_at": "2026-11-23T09:30:00.000Z"
                          *     }
@@ -1044,6 +1045,7 @@ export interface paths {
                          *         "fillers_enabled": true,
                          *         "status": "active",
                          *         "is_default": true,
+                         *         "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *         "created_at": "2026-11-23T09:30:00.000Z",
                          *         "updated_at": "2026-11-23T09:30:00.000Z"
                          *       }
@@ -1258,6 +1260,7 @@ export interface paths {
                          *       "fillers_enabled": true,
                          *       "status": "active",
                          *       "is_default": true,
+                         *       "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *       "created_at": "2026-11-23T09:30:00.000Z",
                          *       "updated_at": "2026-11-23T09:30:00.000Z"
                          *     }
@@ -1515,7 +1518,8 @@ export interface paths {
                      *       "concurrency_limit": 3,
                      *       "welcome_message": "Hi! I am Ada. How can I help you today?",
                      *       "fillers_enabled": true,
-                     *       "status": "active"
+                     *       "status": "active",
+                     *       "liveavatar_avatar_id": "2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21"
                      *     }
                      */
                     "application/json": components["schemas"]["AgentUpdateRequestInput"];
@@ -1553,6 +1557,7 @@ export interface paths {
                          *       "fillers_enabled": true,
                          *       "status": "active",
                          *       "is_default": true,
+                         *       "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *       "created_at": "2026-11-23T09:30:00.000Z",
                          *       "updated_at": "2026-11-23T09:30:00.000Z"
                          *     }
@@ -1709,6 +1714,7 @@ export interface paths {
                          *       "fillers_enabled": true,
                          *       "status": "active",
                          *       "is_default": true,
+                         *       "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *       "created_at": "2026-11-23T09:30:00.000Z",
                          *       "updated_at": "2026-11-23T09:30:00.000Z"
                          *     }
@@ -1869,6 +1875,7 @@ export interface paths {
                          *       "fillers_enabled": true,
                          *       "status": "active",
                          *       "is_default": true,
+                         *       "liveavatar_avatar_id": "liveavatar_avatar_01",
                          *       "created_at": "2026-11-23T09:30:00.000Z",
                          *       "updated_at": "2026-11-23T09:30:00.000Z"
                          *     }
@@ -15486,7 +15493,39 @@ export interface paths {
                 };
             };
         };
-        delete?: never;
+        /** LiveAvatar: stop the session of a session token (the same as stop) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "code": 1000,
+                         *       "message": "No agent with id 42",
+                         *       "data": {}
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 1000;
+                            message: string;
+                            data: Record<string, never>;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -15778,6 +15817,422 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stripe's signed webhook (checkout.session.completed credits the wallet once) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "received": true,
+                         *       "credited": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            received: true;
+                            credited: boolean;
+                        };
+                    };
+                };
+                /** @description invalid_signature */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            detail: {
+                                code: string;
+                                message: string;
+                            };
+                        };
+                    };
+                };
+                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id 42"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            detail: {
+                                code: string;
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** LiveAvatar: mint a session token (API key in X-API-KEY or Bearer; LITE only) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "mode": "render",
+                     *       "avatar_id": "face01",
+                     *       "is_sandbox": true,
+                     *       "max_session_duration": 600
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LiveAvatarTokenRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "code": 1000,
+                         *       "message": "No agent with id 42",
+                         *       "data": {
+                         *         "session_id": "2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21",
+                         *         "session_token": "Session token",
+                         *         "player_url": "https://presence.example.com/p/pk_3f9a2c7e1b/player",
+                         *         "warnings": [
+                         *           "Warning"
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 1000;
+                            message: string;
+                            data: {
+                                session_id: string;
+                                /** @description A JWT for /v1/sessions/start, keep-alive and stop */
+                                session_token: string;
+                                /** @description The avatar: an iframe in place of the LiveKit video element */
+                                player_url: string;
+                                warnings?: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** LiveAvatar: start the session of a session token (Bearer) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "code": 1000,
+                         *       "message": "No agent with id 42",
+                         *       "data": {
+                         *         "session_id": "2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21",
+                         *         "ws_url": "wss://presence.example.com/v1/sessions/2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21/render",
+                         *         "max_session_duration": 600,
+                         *         "player_url": "https://presence.example.com/p/pk_3f9a2c7e1b/player"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 1000;
+                            message: string;
+                            data: {
+                                session_id: string;
+                                ws_url: string;
+                                max_session_duration: number | null;
+                                player_url: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/keep-alive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** LiveAvatar: the session is in use (restarts its idle clock) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        session_id?: string;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "code": 1000,
+                         *       "message": "No agent with id 42",
+                         *       "data": {}
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 1000;
+                            message: string;
+                            data: Record<string, never>;
+                        };
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** LiveAvatar: stop the session (idempotent) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "2f1c6a8e-4b7d-4c1e-9a3f-5d8e7b6c4a21",
+                     *       "reason": "Reason"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        session_id?: string;
+                        reason?: string;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "code": 1000,
+                         *       "message": "No agent with id 42",
+                         *       "data": {}
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 1000;
+                            message: string;
+                            data: Record<string, never>;
+                        };
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
             };
@@ -16388,96 +16843,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/billing/stripe/webhook": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Stripe's signed webhook (checkout.session.completed credits the wallet once) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "received": true,
-                         *       "credited": true
-                         *     }
-                         */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            received: true;
-                            credited: boolean;
-                        };
-                    };
-                };
-                /** @description invalid_signature */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
-                         *       }
-                         *     }
-                         */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
-                    };
-                };
-                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
-                         *       }
-                         *     }
-                         */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -16541,6 +16906,8 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "inactive";
+            /** @description The avatar_id your LiveAvatar code sends to POST /v1/sessions/token (a UUID), so it starts this agent unchanged; unique in the account */
+            liveavatar_avatar_id?: string | null;
         };
         AgentResponseInput: {
             id: number;
@@ -16558,6 +16925,7 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive";
             is_default: boolean;
+            liveavatar_avatar_id: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -17180,6 +17548,17 @@ export interface components {
         GapAnswerRequestInput: {
             answer: string;
         };
+        LiveAvatarTokenRequestInput: {
+            /** @description "LITE"; anything else answers 422 mode_not_supported */
+            mode?: string;
+            /** @description An agent of the key's account: its id, or its liveavatar_avatar_id */
+            avatar_id: string;
+            is_sandbox?: boolean;
+            /** @description Seconds; never longer than the plan allows */
+            max_session_duration?: number;
+        } & {
+            [key: string]: unknown;
+        };
         TopupRequestInput: {
             /** @description Amount to add, 1.00 to 10000.00, as "25.00" (or the number 25) */
             amount: string;
@@ -17801,6 +18180,8 @@ export interface components {
              * @enum {string}
              */
             status?: "active" | "inactive";
+            /** @description The avatar_id your LiveAvatar code sends to POST /v1/sessions/token (a UUID), so it starts this agent unchanged; unique in the account */
+            liveavatar_avatar_id?: string | null;
         };
         AgentResponse: {
             id: number;
@@ -17818,6 +18199,7 @@ export interface components {
             /** @enum {string} */
             status: "active" | "inactive";
             is_default: boolean;
+            liveavatar_avatar_id: string | null;
             created_at: string;
             updated_at: string;
         };
@@ -18439,6 +18821,17 @@ export interface components {
         };
         GapAnswerRequest: {
             answer: string;
+        };
+        LiveAvatarTokenRequest: {
+            /** @description "LITE"; anything else answers 422 mode_not_supported */
+            mode?: string;
+            /** @description An agent of the key's account: its id, or its liveavatar_avatar_id */
+            avatar_id: string;
+            is_sandbox?: boolean;
+            /** @description Seconds; never longer than the plan allows */
+            max_session_duration?: number;
+        } & {
+            [key: string]: unknown;
         };
         TopupRequest: {
             /** @description Amount to add, 1.00 to 10000.00, as "25.00" (or the number 25) */

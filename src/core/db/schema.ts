@@ -76,6 +76,8 @@ export interface AgentsTable {
   visitor_secret_rotated_at: Timestamp;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** The id LiveAvatar customers' code sends as `avatar_id` (a UUID), unique in the account. */
+  liveavatar_avatar_id: Generated<string | null>;
 }
 
 export interface SessionsTable {
@@ -99,6 +101,20 @@ export interface SessionsTable {
   /** The visitor this session talks to (public embed starts), and their verified values. */
   visitor_id: Generated<string | null>;
   visitor: ColumnType<Record<string, string>, string | undefined, string>;
+  /** LiveAvatar-route sessions: end after this many seconds without a command or keep-alive. */
+  idle_seconds: Generated<number | null>;
+  last_active_at: Generated<Date | null>;
+}
+
+export interface LiveAvatarTokensTable {
+  session_id: string;
+  account_id: number;
+  agent_id: number;
+  player_key: string;
+  max_session_seconds: number | null;
+  created_at: Generated<Date>;
+  started_at: Date | null;
+  stopped_at: Date | null;
 }
 
 export interface UsageRecordsTable {
@@ -473,6 +489,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   agents: AgentsTable;
   sessions: SessionsTable;
+  liveavatar_tokens: LiveAvatarTokensTable;
   usage_records: UsageRecordsTable;
   custom_faces: CustomFacesTable;
   conversations: ConversationsTable;

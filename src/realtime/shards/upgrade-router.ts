@@ -67,7 +67,9 @@ export function handOffUpgrades(app: FastifyInstance, sessions: SessionService, 
     } else {
       row = await sessions.byPlayerKey(key);
     }
-    return row && row.status === 'active' && row.mode === 'render' ? row : undefined;
+    // Idle-lifetime sessions (the LiveAvatar routes) stay here: their idle clock is this process's,
+    // restarted by every socket message.
+    return row && row.status === 'active' && row.mode === 'render' && row.idle_seconds === null ? row : undefined;
   }
 }
 
