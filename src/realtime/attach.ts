@@ -68,7 +68,7 @@ export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 
 
 /**
  * A render socket: messages are counted and held from the first byte, the socket is authenticated
- * by `lookup` (undefined: bad or expired token, closed with 4001), then it drives the session.
+ * by `lookup` (undefined: bad or expired token, closed with 4003), then it drives the session.
  */
 export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<SessionRow | undefined>, requestedRate: string | undefined, deps: SocketDeps): void {
   const { realtime, studio, log } = deps;

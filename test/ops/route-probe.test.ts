@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 
-type Probe = { method: string; path: string; query?: string; body?: string; what: string };
+type Probe = { method: string; path: string; query?: string; body?: string | Buffer; what: string };
 
 const LIVEAVATAR_ROUTES = new Set(['POST /v1/sessions/token', 'POST /v1/sessions/start', 'POST /v1/sessions/keep-alive', 'POST /v1/sessions/stop', 'DELETE /v1/sessions']);
 
@@ -33,10 +33,10 @@ function setAt(value: any, at: Array<string | number>, leaf: unknown): any {
 function raw(port: number, key: string, probe: Probe): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const target = probe.path + (probe.query ? `?${probe.query}` : '');
-    const body = probe.body === undefined ? '' : probe.body;
+    const body = probe.body === undefined ? Buffer.alloc(0) : Buffer.from(probe.body);
     const head = `${probe.method} ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
-      (probe.body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`) + '\r\n';
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(head + body));
+      (probe.body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`) + '\r\n';
+    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(Buffer.concat([Buffer.from(head), body])));
     let text = '';
     socket.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
       resolve({ status: Number(text.split(' ')[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
@@ -112,5 +112,61 @@ forEachEngine('every route probed with hostile input', (engine) => {
       if (answer.status < 300 && /NUL|surrogate/.test(probe.what)) failures.push(`${probe.method} ${probe.path} (${probe.what}): accepted with ${answer.status}`);
     }
     assert.deepEqual(failures, []);
+  });
+
+  /**
+   * Issue 27's probe, generated for every operation of the document: ids written loosely in the
+   * path, a parameter the route does not know, a JSON body that is not UTF-8, and an out-of-range id
+   * inside an `*_ids` list. Each must be refused with a 4xx before the route acts (DELETEs
+   * included: a typo must not empty a list).
+   */
+  test('loose path ids, unknown query parameters, non-UTF-8 bodies and out-of-range *_ids are refused on every operation', async () => {
+    const probes: Probe[] = [];
+    let operations = 0;
+    for (const [template, byMethod] of Object.entries<any>(document.paths)) {
+      if (!template.startsWith('/v1/') || template.includes('webhook')) continue;
+      for (const [method, operation] of Object.entries<any>(byMethod)) {
+        operations++;
+        const params = (operation.parameters ?? []) as any[];
+        const query = params.filter((p) => p.in === 'query');
+        const baseQuery = new URLSearchParams(query.filter((p) => p.required).map((p) => [p.name, String(p.example)])).toString();
+        // A fresh agent per DELETE, so a refusal that failed would delete that one, not the target.
+        const target = method === 'delete' ? (await t.request('POST', '/v1/agent/create', { body: { name: 'Delete probe' } })).body.id : agentId;
+        const fill = (value: (name: string) => string) => template.replace(/\{([^}]+)\}/g, (_m, name) => value(name));
+        const path = fill((name) => (name === 'agent_id' ? String(target) : String(params.find((p) => p.name === name)?.example ?? '1')));
+        const M = method.toUpperCase();
+        for (const parameter of params.filter((p) => p.in === 'path' && p.schema?.type === 'integer')) {
+          for (const loose of ['0xba', '+1', '%201', '01', '1e0', '1.0']) {
+            const spoiled = fill((name) => (name === parameter.name ? loose : name === 'agent_id' ? String(target) : String(params.find((p) => p.name === name)?.example ?? '1')));
+            probes.push({ method: M, path: spoiled, query: baseQuery, what: `path ${parameter.name}=${loose}` });
+          }
+        }
+        probes.push({ method: M, path, query: `${baseQuery ? `${baseQuery}&` : ''}isPrimary=true`, what: 'unknown query parameter isPrimary' });
+        const example = operation.requestBody?.content?.['application/json']?.example;
+        if (example !== undefined) {
+          const text = JSON.stringify(example);
+          const at = text.indexOf('"', 1) > 0 ? text.indexOf('":"') : -1;
+          const bytes = at > 0 ? Buffer.concat([Buffer.from(text.slice(0, at + 3)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at + 3))]) : Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+          probes.push({ method: M, path, query: baseQuery, body: bytes, what: 'a body that is not UTF-8' });
+          for (const leaf of leaves(example)) {
+            const list = leaf.at[leaf.at.length - 2];
+            if (typeof leaf.value === 'number' && typeof list === 'string' && list.endsWith('_ids')) {
+              probes.push({ method: M, path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 99_999_999_999)), what: `body ${leaf.at.join('.')} = 99999999999` });
+            }
+          }
+        }
+      }
+    }
+    assert.ok(operations >= 90, `${operations} operations`);
+    assert.ok(probes.length > 600, `${probes.length} probes`);
+    const port = Number(new URL(t.url).port);
+    const failures: string[] = [];
+    for (const probe of probes) {
+      const answer = await raw(port, t.key, probe);
+      if (answer.status < 400 || answer.status >= 500) failures.push(`${probe.method} ${probe.path}${probe.query ? `?${probe.query}` : ''} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
+    }
+    assert.deepEqual(failures, []);
+    // Nothing the refused DELETEs named went: the target agent still has its record.
+    assert.equal((await t.request('GET', `/v1/agent/${agentId}`)).status, 200);
   });
 });

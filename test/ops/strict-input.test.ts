@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import WebSocket from 'ws';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 
 forEachEngine('strict input', (engine) => {
@@ -64,5 +65,18 @@ forEachEngine('strict input', (engine) => {
     assert.match(seen, /Authorization/);
     const refused = await t.request('POST', '/v1/notifications/destinations/webhook', { body: { url: 'https://example.com/hook', headers: { 'Transfer-Encoding': 'chunked' } } });
     assert.equal(refused.status, 422);
+  });
+
+  test('a render socket URL with its token given twice closes 4003 (bad token), not 1011', async () => {
+    const agent = (await t.request('POST', '/v1/agent/create', { body: { name: 'Doubled token' } })).body;
+    const session = (await t.request('POST', '/v1/sessions', { body: { agent_id: agent.id, mode: 'render' } })).body;
+    const token = new URL(session.ws_url).searchParams.get('token')!;
+    const code = await new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(`${session.ws_url}&token=${token}`);
+      socket.on('close', (closeCode) => resolve(closeCode));
+      socket.on('error', reject);
+    });
+    assert.equal(code, 4003);
+    await t.request('POST', `/v1/sessions/${session.session_id}/stop`);
   });
 });
