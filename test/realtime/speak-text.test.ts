@@ -37,6 +37,14 @@ describe('agent.speak_text', () => {
     assert.deepEqual(parsed.unknown, ['wave']);
   });
 
+  it('captions read as the text was written, its final punctuation included', async () => {
+    const { client, player } = await open();
+    client.send({ type: 'agent.speak_text', event_id: 'written', text: 'Hello, and welcome! [smile] We open at 8 a.m. on weekdays. "See you soon."' });
+    await client.waitForType('agent.speak_ended', 1, 20_000);
+    const captions = player.of('caption').map((c: any) => c.text).join(' ');
+    assert.equal(captions, 'Hello, and welcome! We open at 8 a.m. on weekdays. "See you soon."');
+  });
+
   it('voices the text with real speech, after queued caller audio, with tags as expressions', async () => {
     const { client, player } = await open();
     client.speak(voiced(0.5), { event_id: 'caller-audio' });
