@@ -17,6 +17,7 @@ import { CONTENT_TYPES, methodFor } from './formats.js';
 import { renderTemplate, sampleValues, type TemplateValues } from './templates.js';
 import { HandoffRules, type Rule } from './rules.js';
 import { extractOffline, type Turn } from './details/offline.js';
+import { unverifiedDetails } from './details/kinds.js';
 import type { DetailFinder } from './details/finder.js';
 import type { DetailSpec } from './details/kinds.js';
 
@@ -127,6 +128,7 @@ export class Handoff {
         ruleName: rule.name,
         conversationTime: conversation.startedAt,
         visitorTurns: conversation.visitorTurns,
+        unverified: unverifiedDetails(rule.details, found),
       };
       await this.deliver(rule, values, conversationId, false);
     }

@@ -8,7 +8,7 @@
 import { XMLValidator } from 'fast-xml-parser';
 import { escapeFor, escapeUrl, type Format } from './formats.js';
 
-export const BUILT_INS = ['agent_name', 'rule_name', 'conversation_time', 'visitor_turns'] as const;
+export const BUILT_INS = ['agent_name', 'rule_name', 'conversation_time', 'visitor_turns', 'unverified'] as const;
 /** Values whose rendering is a bare number (may stand outside quotes in a JSON template). */
 const NUMERIC = new Set(['visitor_turns']);
 const VARIABLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
@@ -21,6 +21,8 @@ export interface TemplateValues {
   ruleName: string;
   conversationTime: Date;
   visitorTurns: number;
+  /** Details kept as the visitor said them, not checked (a phone number that is not a possible one). */
+  unverified?: string[];
 }
 
 /** Every problem of a template, each a sentence (empty: the template is good). */
@@ -106,6 +108,8 @@ function valueOf(name: string, values: TemplateValues): string {
       return values.conversationTime.toISOString().replace(/\.\d{3}Z$/, 'Z');
     case 'visitor_turns':
       return String(values.visitorTurns);
+    case 'unverified':
+      return (values.unverified ?? []).join(',');
   }
   const visitor = VISITOR_NAME.exec(name);
   if (visitor) return values.visitor[visitor[1]!] ?? '';
@@ -147,12 +151,12 @@ function sampleDetail(name: string): string {
 export function defaultTemplate(format: Format | 'message', detailNames: string[]): string {
   switch (format) {
     case 'json':
-      return `{${[...detailNames.map((n) => `"${n}": "{{${n}}}"`), '"agent": "{{agent_name}}"', '"rule": "{{rule_name}}"', '"conversation_time": "{{conversation_time}}"', '"visitor_turns": {{visitor_turns}}'].join(', ')}}`;
+      return `{${[...detailNames.map((n) => `"${n}": "{{${n}}}"`), '"agent": "{{agent_name}}"', '"rule": "{{rule_name}}"', '"conversation_time": "{{conversation_time}}"', '"visitor_turns": {{visitor_turns}}', '"unverified": "{{unverified}}"'].join(', ')}}`;
     case 'xml':
-      return `<handoff>${detailNames.map((n) => `<${n}>{{${n}}}</${n}>`).join('')}<agent>{{agent_name}}</agent><rule>{{rule_name}}</rule><conversation_time>{{conversation_time}}</conversation_time><visitor_turns>{{visitor_turns}}</visitor_turns></handoff>`;
+      return `<handoff>${detailNames.map((n) => `<${n}>{{${n}}}</${n}>`).join('')}<agent>{{agent_name}}</agent><rule>{{rule_name}}</rule><conversation_time>{{conversation_time}}</conversation_time><visitor_turns>{{visitor_turns}}</visitor_turns><unverified>{{unverified}}</unverified></handoff>`;
     case 'form':
     case 'query':
-      return [...detailNames.map((n) => `${n}={{${n}}}`), 'agent={{agent_name}}', 'conversation_time={{conversation_time}}'].join('\n');
+      return [...detailNames.map((n) => `${n}={{${n}}}`), 'agent={{agent_name}}', 'conversation_time={{conversation_time}}', 'unverified={{unverified}}'].join('\n');
     default:
       return [`{{rule_name}} (from {{agent_name}})`, ...detailNames.map((n) => `${n}: {{${n}}}`)].join('\n');
   }

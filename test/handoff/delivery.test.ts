@@ -149,6 +149,20 @@ forEachEngine('handoff deliveries', (engine) => {
     void optional;
   });
 
+  test('a phone number said that is not a possible one is delivered as said and marked unverified, in the default template too', async () => {
+    const agent = await makeAgent(t, 'Cy');
+    await createRule({ name: 'Call back', details: [{ name: 'phone', description: 'phone number', required: true }], destination: { type: 'webhook', url: `${receiver.url}/unverified`, format: 'json' } }, agent);
+    await conversation(t, agent, [['agent', 'What number can we call you on?'], ['visitor', 'my phone is +1 555 0100']]);
+    const [request] = await until(() => (requestsTo('/unverified').length ? requestsTo('/unverified') : undefined), 60_000, 'the call-back rule');
+    const body = JSON.parse(request!.body);
+    assert.equal(body.phone, '+1 555 0100');
+    assert.equal(body.unverified, 'phone');
+    // A possible number is verified: written in E.164 and not listed.
+    await conversation(t, agent, [['agent', 'What number can we call you on?'], ['visitor', 'Sure, (415) 555-2671']]);
+    const second = await until(() => (requestsTo('/unverified').length > 1 ? requestsTo('/unverified')[1] : undefined), 60_000, 'the second delivery');
+    assert.deepEqual({ phone: JSON.parse(second.body).phone, unverified: JSON.parse(second.body).unverified }, { phone: '+14155552671', unverified: '' });
+  });
+
   test('a 4xx marks the rule needs_attention; 10 failed deliveries in a row pause it; a successful test send resumes it', async () => {
     const failing = await startReceiver([{ status: 410 }]);
     try {

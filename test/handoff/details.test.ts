@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { extractOffline } from '../../src/handoff/details/offline.js';
 import { DetailFinder } from '../../src/handoff/details/finder.js';
-import { kindOf, type DetailSpec } from '../../src/handoff/details/kinds.js';
+import { kindOf, unverifiedDetails, type DetailSpec } from '../../src/handoff/details/kinds.js';
 import { llmClient } from '../../src/brain/llm.js';
 import { startFakeLlm, type FakeLlm } from '../brain/support/fake-llm.js';
 
@@ -49,6 +49,16 @@ describe('offline extractors', () => {
     assert.deepEqual(find([v('my number is +44 20 7946 0958')], [d('phone')]), { phone: '+442079460958' });
     assert.deepEqual(find([a('What number can we reach you on?'), v('four one five, five five five, two six seven one')], [d('phone')]), { phone: '+14155552671' });
     assert.deepEqual(find([v('we are 4 people and it costs 300')], [d('phone')]), {});
+  });
+
+  test('a number that looks like the phone asked for but is not a possible one is kept as said, marked unverified', () => {
+    const details = [d('phone')];
+    const said = find([v('my phone is +1 555 0100')], details);
+    assert.deepEqual(said, { phone: '+1 555 0100' });
+    assert.deepEqual(unverifiedDetails(details, said), ['phone']);
+    const checked = find([v('Call me on (415) 555-2671 tomorrow')], details);
+    assert.deepEqual(unverifiedDetails(details, checked), [], 'a possible number is verified');
+    assert.deepEqual(find([v('We are open 9 to 5, table for 4')], details), {}, 'numbers that are not a phone are not taken');
   });
 
   test('names: stated, or a short answer to the agent asking', () => {

@@ -44,7 +44,8 @@ export function normaliseValue(kind: DetailKind, raw: unknown, context: { refere
     }
     case 'phone': {
       const phone = parsePhoneNumberFromString(value, context.country ?? 'US');
-      return phone && phone.isPossible() ? phone.number : '';
+      if (phone && phone.isPossible()) return phone.number;
+      return phoneAsSaid(value);
     }
     case 'date': {
       if (/^\d{4}-\d{2}-\d{2}( \d{2}:\d{2})?$/.test(value)) return value;
@@ -64,6 +65,37 @@ export function normaliseValue(kind: DetailKind, raw: unknown, context: { refere
     default:
       return value;
   }
+}
+
+/** Phone-like: digits with the separators people write (+, spaces, dots, dashes, brackets), 6 to 17 digits. */
+const PHONE_AS_SAID = /\+?\(?\d[\d\s().\/-]{4,24}\d/g;
+
+/**
+ * A number the visitor said that looks like a phone number but is not one libphonenumber accepts
+ * (too short, an unknown range: "+1 555 0100"), as they wrote it: a person taking the message
+ * would write it down. The last such number in the text, or ''. It is delivered marked unverified.
+ */
+export function phoneAsSaid(text: string): string {
+  const candidates = [...text.matchAll(PHONE_AS_SAID)].map((m) => m[0].replace(/\s+/g, ' ').trim()).filter((c) => {
+    const digits = c.replace(/\D/g, '').length;
+    return digits >= 6 && digits <= 17;
+  });
+  return candidates.at(-1) ?? '';
+}
+
+/**
+ * The details whose value was kept as the visitor said it rather than checked (a phone number that
+ * is not a possible number): delivered with `{{unverified}}` naming them.
+ */
+export function unverifiedDetails(details: Array<Pick<DetailSpec, 'name' | 'description' | 'type'>>, values: Record<string, string>, country?: CountryCode): string[] {
+  return details
+    .filter((d) => {
+      const value = values[d.name];
+      if (!value || kindOf(d) !== 'phone') return false;
+      const phone = parsePhoneNumberFromString(value, country ?? 'US');
+      return !(phone && phone.isPossible() && phone.number === value);
+    })
+    .map((d) => d.name);
 }
 
 export function formatWhen(parsed: chrono.ParsedResult): string {

@@ -8,7 +8,7 @@
 import * as chrono from 'chrono-node';
 import { findPhoneNumbersInText, type CountryCode } from 'libphonenumber-js';
 import { terms } from '../../brain/text.js';
-import { capitalise, findNumbers, formatWhen, kindOf, normaliseValue, yesOrNo, type DetailKind, type DetailSpec } from './kinds.js';
+import { capitalise, findNumbers, formatWhen, kindOf, normaliseValue, phoneAsSaid, yesOrNo, type DetailKind, type DetailSpec } from './kinds.js';
 
 export interface Turn {
   role: 'visitor' | 'agent';
@@ -121,7 +121,8 @@ function fromMention(kind: DetailKind, text: string, detail: DetailSpec, context
         const numbers = findPhoneNumbersInText(candidate, context.country ?? 'US');
         if (numbers.length) return numbers[numbers.length - 1]!.number.number;
       }
-      return '';
+      // Not a number libphonenumber accepts: kept as said, delivered marked unverified.
+      return mentionsPhone(text) ? phoneAsSaid(text) : '';
     }
     case 'name':
       return statedName(text) ?? '';
@@ -136,6 +137,11 @@ function fromMention(kind: DetailKind, text: string, detail: DetailSpec, context
     default:
       return textMention(text, detail);
   }
+}
+
+/** A turn that speaks of a phone number ("my phone is …", "call me on …"), or is mostly the number itself. */
+function mentionsPhone(text: string): boolean {
+  return /\b(phone|mobile|cell|number|call|reach|text me|whatsapp)\b/i.test(text) || text.replace(/[\d\s+().-]/g, '').length <= 3;
 }
 
 function lastEmail(text: string): string {
