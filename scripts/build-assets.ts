@@ -3,7 +3,7 @@
  * the player bundle and the console (each only when its sources changed). Runs after `npm install`, so the first
  * `npm start` and the browser tests find them ready; the server would otherwise build them itself.
  */
-import { ensureFaces } from '../src/player/faces/index.js';
+import { ensureFaces } from '../src/faces/index.js';
 import { FACES_DIR } from '../src/player/routes.js';
 import { ensurePlayerBuild } from '../src/player/build.js';
 import { ensureConsoleBuild } from '../src/console/build.js';

@@ -2,8 +2,8 @@
  * (Re)generates every built-in face GLB into build/faces (or the folder given as the first argument).
  * Usage: [FACES=face01,face03] node --import tsx scripts/build-faces.ts [outDir]
  */
-import { BUILTIN_FACES } from '../src/catalog/faces.js';
-import { buildAllFaces } from '../src/player/faces/index.js';
+import { BUILTIN_FACES } from '../src/faces/builtin.js';
+import { buildAllFaces } from '../src/faces/index.js';
 
 const outDir = process.argv[2] ?? 'build/faces';
 const only = process.env.FACES?.split(',');

@@ -1,14 +1,14 @@
 /**
  * Development-time step: reads the ICT FaceKit's OBJ files (ICT-VGL/ICT-FaceKit, MIT) and writes the
- * compact data committed in src/player/faces/ict/ (mesh, identity modes, expression deltas), from
- * which `npm install` builds the face GLBs offline. See src/player/faces/ict/README.md.
+ * compact data committed in src/faces/ict/ (mesh, identity modes, expression deltas), from
+ * which `npm install` builds the face GLBs offline. See src/faces/ict/README.md.
  *
  * Usage: node --import tsx scripts/extract-facekit.ts <FaceKit checkout or its FaceXModel folder>
  *        (or FACEKIT_DIR=… node --import tsx scripts/extract-facekit.ts)
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeContainer } from '../src/player/faces/ict/format.js';
+import { writeContainer } from '../src/faces/ict/format.js';
 
 const arg = process.argv[2] ?? process.env.FACEKIT_DIR;
 if (!arg) {

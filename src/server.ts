@@ -9,7 +9,7 @@ import { randomToken } from './core/secrets.js';
 import { buildApp } from './app.js';
 import { bootstrap } from './accounts/accounts.js';
 import { adminFile } from './accounts/admin.js';
-import { ensureFacesInBackground } from './player/faces/background.js';
+import { ensureFacesInBackground } from './faces/background.js';
 import { FACES_DIR } from './player/routes.js';
 
 

@@ -1,5 +1,5 @@
 /** Faces (built-in and custom) and backdrops, looked up by id. */
-import { BUILTIN_FACES, type Face } from './faces.js';
+import { BUILTIN_FACES, type Face } from '../faces/builtin.js';
 import { BACKDROPS, BACKDROP_IDS, type Backdrop } from './backdrops.js';
 
 /** A face added from a GLB/VRM file (src/catalog/custom-faces.ts), as the API shows it. */

@@ -11,11 +11,11 @@ import type { Db } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
 import { randomToken, safeEqual } from '../core/secrets.js';
 import { ensureSetting } from '../core/settings.js';
-import { validateFaceGlb } from '../player/faces/validate.js';
-import { renderCustomStill } from '../player/stills.js';
+import { validateFaceGlb } from '../faces/validate.js';
+import { renderCustomStill } from '../faces/stills.js';
 import { KOKORO_VOICES } from '../speech/voices/kokoro.js';
 import type { CustomFace, StudioCatalog } from './catalog.js';
-import type { Gender } from './faces.js';
+import type { Gender } from '../faces/builtin.js';
 
 export const DEFAULT_FACE_MAX_BYTES = 8 * 1024 * 1024;
 export const AVATAR_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{2,40}$/;
@@ -166,7 +166,7 @@ export class CustomFaces {
     await this.keyReady();
     const face = toFace(row as MetadataRow, this.fileKey(avatarId));
     this.catalog.setCustomFace(face, input.accountId);
-    // The player shows this still from a page's first frame (src/player/stills.ts). Rendered now, in
+    // The player shows this still from a page's first frame (src/faces/stills.ts). Rendered now, in
     // a worker thread; a face whose still fails still works (the page then waits for the live head).
     await renderCustomStill(avatarId, glb).catch(() => {});
     return face;

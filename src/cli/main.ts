@@ -88,7 +88,7 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
   if (key === 'faces generate') {
     if (!values.name) throw new UsageError('--name is required');
     if (values.gender !== 'f' && values.gender !== 'm') throw new UsageError('--gender is required (f or m)');
-    const { generateFace, DIAL_LIMITS } = await import('../player/faces/generate.js');
+    const { generateFace, DIAL_LIMITS } = await import('../faces/generate.js');
     const dial = (flag: 'age' | 'build' | 'skin', fallback: number) => {
       const raw = values[flag];
       if (raw === undefined) return fallback;

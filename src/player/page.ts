@@ -3,7 +3,7 @@
  * script is the esbuild bundle under /assets/player/. Works in a frame on any site and from phone
  * to desktop sizes.
  */
-import type { PageStill } from './stills.js';
+import type { PageStill } from '../faces/stills.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 

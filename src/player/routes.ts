@@ -8,11 +8,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { BUILTIN_FACES } from '../catalog/faces.js';
-import { ensureFacesInBackground } from './faces/background.js';
+import { BUILTIN_FACES } from '../faces/builtin.js';
+import { ensureFacesInBackground } from '../faces/background.js';
 import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
-import { CUSTOM_STILLS_DIR, Stills, stillUrlFor } from './stills.js';
+import { CUSTOM_STILLS_DIR, Stills, stillUrlFor } from '../faces/stills.js';
 
 /** What the page needs to know about a player link. */
 export interface PlayerLink {

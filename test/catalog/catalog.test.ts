@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
-import { BUILTIN_FACES } from '../../src/catalog/faces.js';
+import { BUILTIN_FACES } from '../../src/faces/builtin.js';
 import { KOKORO_VOICES } from '../../src/speech/voices/kokoro.js';
 
 const AGENT_PATHS: Array<[string, string]> = [

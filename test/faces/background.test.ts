@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { ensureFacesInBackground } from '../../src/player/faces/background.js';
+import { ensureFacesInBackground } from '../../src/faces/background.js';
 
 test('a face is built off the main thread, stamped atomically, and a broken stamp means a rebuild', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-faces-bg-'));
@@ -35,7 +35,7 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     // A process killed while writing the stamp (before, it was truncated then written) left it
     // empty: the next run rebuilds and stamps again.
     fs.writeFileSync(path.join(dir, '.faces-stamp.json'), '');
-    const { ensureFaces } = await import('../../src/player/faces/index.js');
+    const { ensureFaces } = await import('../../src/faces/index.js');
     const before = fs.statSync(path.join(dir, 'face01.glb')).mtimeMs;
     await ensureFaces(dir, ['face01']);
     assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, '.faces-stamp.json'), 'utf8')), stamp);

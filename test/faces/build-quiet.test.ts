@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeGlb } from '../../src/player/faces/glb.js';
+import { writeGlb } from '../../src/faces/glb.js';
 
 test('a face whose UVs leave [0,1] is written without a line on the console', async () => {
   const lines: string[] = [];

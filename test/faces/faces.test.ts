@@ -10,9 +10,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Document, NodeIO, type Node, type Primitive } from '@gltf-transform/core';
-import { BUILTIN_FACES } from '../../src/catalog/faces.js';
-import { ensureFaces, validateFaceGlb, VISEMES, ARKIT } from '../../src/player/faces/index.js';
-import { readGlb } from '../../src/player/faces/glb.js';
+import { BUILTIN_FACES } from '../../src/faces/builtin.js';
+import { ensureFaces, validateFaceGlb, VISEMES, ARKIT } from '../../src/faces/index.js';
+import { readGlb } from '../../src/faces/glb.js';
 import { FACES_DIR } from '../../src/player/routes.js';
 
 let dir: string;

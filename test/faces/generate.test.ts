@@ -1,8 +1,8 @@
 /** Faces beyond the catalogue: the dials and the seed decide the person, the same way every time. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lookFor } from '../../src/player/faces/generate.js';
-import { hexToRgb } from '../../src/player/faces/image.js';
+import { lookFor } from '../../src/faces/generate.js';
+import { hexToRgb } from '../../src/faces/image.js';
 
 const base = { seed: 11, gender: 'f' as const, age: 30, build: 0, skinTone: 0.3 };
 const lum = (hex: string) => hexToRgb(hex).reduce((a, b) => a + b, 0) / 3;

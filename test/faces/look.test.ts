@@ -13,7 +13,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { FACES_DIR } from '../../src/player/routes.js';
-import { ensureFaces } from '../../src/player/faces/index.js';
+import { ensureFaces } from '../../src/faces/index.js';
 import { artifact, hasChromium, launch } from '../player/support/browser.js';
 
 const W = 240;

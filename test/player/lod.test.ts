@@ -1,13 +1,13 @@
 /**
- * The software-GL level of detail (src/player/client/lod.ts) on a three.js mesh without a browser:
+ * The software-GL level of detail (src/faces/lod.ts) on a three.js mesh without a browser:
  * fewer triangles, the same vertices and morph targets, and the parts a talking morph moves kept
  * denser than the parts that stay still.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BufferAttribute, InterleavedBuffer, InterleavedBufferAttribute, Mesh, MeshStandardMaterial, SphereGeometry, Vector3 } from 'three';
-import { readXyz } from '../../src/player/client/attributes.js';
-import { compactVertices, simplifyMeshes } from '../../src/player/client/lod.js';
+import { readXyz } from '../../src/faces/attributes.js';
+import { compactVertices, simplifyMeshes } from '../../src/faces/lod.js';
 
 /**
  * A dense sphere whose lower front moves down with `jawOpen` while the rest stays: a stand-in for

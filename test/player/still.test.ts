@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { decodePng, renderStill } from '../../src/player/faces/still.js';
+import { decodePng, renderStill } from '../../src/faces/still.js';
 import { artifact, hasChromium, launch } from './support/browser.js';
 import { FakeChannel } from './support/fake-channel.js';
 import { facesDir } from './support/faces.js';

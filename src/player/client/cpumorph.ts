@@ -5,7 +5,7 @@
  * the result uploaded as plain positions and normals.
  */
 import { BufferAttribute, DynamicDrawUsage, type BufferGeometry, type Mesh } from 'three';
-import { readXyz } from './attributes.js';
+import { readXyz } from '../../faces/attributes.js';
 
 interface Target { index: number; pos: Float32Array; nor: Float32Array | null }
 

@@ -11,7 +11,7 @@ import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.j
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
 import { CpuMorpher } from './cpumorph.js';
-import { compactVertices, shippedLevel, simplifyMeshes, type LodReport } from './lod.js';
+import { compactVertices, shippedLevel, simplifyMeshes, type LodReport } from '../../faces/lod.js';
 import type { IdlePose } from './idle.js';
 
 const KEY = 2.8;

@@ -1,7 +1,7 @@
 /** Small face GLBs for the custom-face tests, made with @gltf-transform/core. */
 import { Document, NodeIO } from '@gltf-transform/core';
-import { VISEMES } from '../../../src/player/faces/names.js';
-import { KEY_ARKIT } from '../../../src/player/faces/validate.js';
+import { VISEMES } from '../../../src/faces/names.js';
+import { KEY_ARKIT } from '../../../src/faces/validate.js';
 
 /** Every morph target name a usable face needs (the 15 visemes and the key ARKit shapes). */
 export const REQUIRED_MORPHS: string[] = [...VISEMES, ...KEY_ARKIT];

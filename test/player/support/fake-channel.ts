@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import type { WebSocket } from 'ws';
 import { BACKDROPS } from '../../../src/catalog/backdrops.js';
-import { BUILTIN_FACES } from '../../../src/catalog/faces.js';
+import { BUILTIN_FACES } from '../../../src/faces/builtin.js';
 import { playerRoutes, type PlayerLink } from '../../../src/player/routes.js';
 import type { Speech } from './speech.js';
 

@@ -3,7 +3,7 @@
  * face, skin tone), built into a GLB the custom-faces path stores like an uploaded one
  * (`presence faces generate`). The same seed and dials give the same face.
  */
-import type { Face, FaceLook } from '../../catalog/faces.js';
+import type { Face, FaceLook } from './builtin.js';
 import { buildFace } from './build.js';
 import { ANCESTRIES, identityFor, type Ancestry } from './ict/identity.js';
 import { rng } from './vec.js';

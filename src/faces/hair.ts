@@ -5,7 +5,7 @@
  * the hairline, the thickness, how far the hair falls below the skull and extra volumes (bun,
  * ponytail). Curly and wavy styles displace the shell with noise for clumps.
  */
-import type { FaceLook } from '../../catalog/faces.js';
+import type { FaceLook } from './builtin.js';
 import type { Geo } from './parts.js';
 import { makeNoise } from './image.js';
 import { clamp, cross, norm, rng, smoothstep, type V3 } from './vec.js';

@@ -1,7 +1,7 @@
 /**
  * The built-in faces. Each record carries what the player needs to draw it (the GLB it loads and
  * the look parameters the head generator used), and its gender for the voice rule.
- * The GLB files are generated at install time by `src/player/faces/` from these parameters.
+ * The GLB files are generated at install time by `src/faces/` from these parameters.
  */
 export type Gender = 'f' | 'm';
 
@@ -15,7 +15,7 @@ export interface FaceLook {
   /** -1..1 shape offsets applied to the base head: jaw width, face length, nose size, cheekbones, brow. */
   shape: { jaw: number; length: number; nose: number; cheeks: number; brow: number };
   beard?: 'stubble' | 'short' | 'full' | null;
-  /** Identity coefficients of the ICT FaceKit's PCA modes (src/player/faces/ict), in standard deviations. */
+  /** Identity coefficients of the ICT FaceKit's PCA modes (src/faces/ict), in standard deviations. */
   identity?: number[];
   /** 0 (twenties) .. 1 (sixties): skin detail, lines, greying. */
   age?: number;

@@ -6,7 +6,7 @@ import { Document, Logger, NodeIO, type Accessor, type Material, type Primitive,
 import { EXTMeshoptCompression, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMeshQuantization, KHRMaterialsSpecular } from '@gltf-transform/extensions';
 import { meshopt } from '@gltf-transform/functions';
 import { MeshoptDecoder, MeshoptEncoder } from 'meshoptimizer';
-import { GUARDED, lodScale, simplifyIndices, type LodInput } from '../client/lod.js';
+import { GUARDED, lodScale, simplifyIndices, type LodInput } from './lod.js';
 
 export interface MaterialSpec {
   name: string;
@@ -134,7 +134,7 @@ function floats(acc: Accessor | null, size: number): Float32Array | null {
 }
 
 /**
- * The software-GL level of detail (src/player/client/lod.ts), computed here once rather than in
+ * The software-GL level of detail (src/faces/lod.ts), computed here once rather than in
  * every visitor's browser: per primitive, an extra index accessor over the same (final, reordered
  * and quantised) vertices, named in the primitive's extras as `lightIndices`. Viewers ignore it;
  * the page draws it instead of simplifying at load (docs/player.md, "Level of detail").

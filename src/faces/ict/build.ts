@@ -4,7 +4,7 @@
  * teeth and mouth darkening with depth, lashes, hair shells over this head's own scalp, and a
  * clothed torso. Units in the GLB are metres; the head faces +z.
  */
-import type { Face } from '../../../catalog/faces.js';
+import type { Face } from '../builtin.js';
 import { writeGlb, type MaterialSpec, type MeshSpec } from '../glb.js';
 import { hairShells } from '../hair.js';
 import { hexToRgb, srgbToLinear } from '../image.js';

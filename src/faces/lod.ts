@@ -8,7 +8,7 @@
  * morphs move each vertex, so the parts that move when it talks keep their shape. The allowed error
  * is measured against the face (its largest mesh), not each part: a part small on screen (teeth,
  * tongue, eyes) may lose more of its own detail, up to `maxPartError`.
- * The built-in faces carry this level in their GLB (src/player/faces/glb.ts, `lightIndices`), made
+ * The built-in faces carry this level in their GLB (src/faces/glb.ts, `lightIndices`), made
  * by the same function at install time, so the page has nothing to compute for them.
  */
 import { BufferAttribute, type BufferGeometry, type Mesh } from 'three';
@@ -114,7 +114,7 @@ export function lodInput(mesh: Mesh): LodInput | null {
 }
 
 /**
- * The light level a GLB carries (built-in faces: src/player/faces/glb.ts): each primitive's
+ * The light level a GLB carries (built-in faces: src/faces/glb.ts): each primitive's
  * `lightIndices` accessor, by name, in place of its triangles. Null when the GLB has none.
  */
 export async function shippedLevel(meshes: Mesh[], parser: { json: { accessors?: { name?: string }[] }; getDependency(type: 'accessor', index: number): Promise<unknown> }): Promise<LodReport[] | null> {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { BUILTIN_FACES, type Face } from '../../catalog/faces.js';
+import { BUILTIN_FACES, type Face } from './builtin.js';
 import { buildFace } from './build.js';
 import { renderStill, type Still } from './still.js';
 
@@ -33,12 +33,10 @@ async function generatorHash(): Promise<string> {
   const dir = path.dirname(fileURLToPath(import.meta.url));
   // the generator's code here and in ict/, and the FaceKit data it reads (ict/*.bin)
   const files = [
-    // (still.ts is not the face: a change to the still re-renders stills, never faces)
-    ...(await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f) && f !== 'still.ts'),
+    // (still.ts and stills.ts are not the face: a change to the still re-renders stills, never faces)
+    ...(await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f) && f !== 'still.ts' && f !== 'stills.ts'),
     ...(await fs.readdir(path.join(dir, 'ict'))).filter((f) => /\.(ts|js|bin)$/.test(f)).map((f) => `ict/${f}`),
   ].sort();
-  // and the level of detail the GLBs carry (client/lod.ts, shared with the page)
-  files.push('../client/lod.ts');
   const h = crypto.createHash('sha256');
   for (const f of files) h.update(f).update(await fs.readFile(path.join(dir, f)));
   sourceHash = h.digest('hex');

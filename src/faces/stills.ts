@@ -9,10 +9,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { REPO_ROOT } from './build.js';
-import type { StillRecord } from './faces/index.js';
+import type { StillRecord } from './index.js';
 
-export const CUSTOM_STILLS_DIR = path.join(REPO_ROOT, 'build', 'stills');
+/** Stills of uploaded faces, beside the built-in faces' build output. */
+export const CUSTOM_STILLS_DIR = path.join(import.meta.dirname, '..', '..', 'build', 'stills');
 
 /** What the page needs to show a still: its URL and where it sits (faces/still.ts, StillPlacement). */
 export interface PageStill extends StillRecord {
@@ -99,7 +99,7 @@ export class Stills {
 export async function renderCustomStill(id: string, glb: Uint8Array, dir = CUSTOM_STILLS_DIR, sha256?: string): Promise<void> {
   const digest = sha256 ?? crypto.createHash('sha256').update(glb).digest('hex');
   const still = await new Promise<{ png: Uint8Array } & StillRecord>((resolve, reject) => {
-    const worker = new Worker(new URL('./faces/still-worker.mjs', import.meta.url), { workerData: { glb } });
+    const worker = new Worker(new URL('./still-worker.mjs', import.meta.url), { workerData: { glb } });
     worker.once('message', (m: { error?: string; still?: { png: Uint8Array } & StillRecord }) => (m.still ? resolve(m.still) : reject(new Error(m.error ?? 'no still'))));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`still renderer stopped (exit ${code})`)));
