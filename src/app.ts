@@ -168,6 +168,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
+  const sessions = new SessionService(database.db, config, accounts, agents);
   // Billing meters every session through the sessions hooks, and premium speech through the speakers.
   const meter: BillingMeter = new BillingMeter(database.db, { ...config.billing, freeMonthlySeconds: config.freeMonthlySeconds }, accounts, {
     endSession: (id, reason) => sessions.end(id, reason),
@@ -184,7 +185,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     : undefined;
   let shards: ShardPool | undefined;
   const liveSide = (row: { mode: string }) => (shards && row.mode === 'render' ? shards : realtime);
-  const sessions = new SessionService(database.db, config, accounts, agents);
   const jobs = await Jobs.start(database, app.log);
   // The embedded database has no autovacuum: VACUUM (ANALYZE) on a timer (src/core/db/maintenance.ts).
   const maintenance = database.engine === 'pglite' ? new DatabaseMaintenance(database.db, app.log) : undefined;
@@ -196,27 +196,12 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     agentName: async (agentId) => (await agents.byId(agentId))?.name ?? `Agent ${agentId}`,
     endedSessions: (ids) => sessions.endedRecords(ids),
   });
-  sessions.hooks = {
-    ...sessions.hooks,
-    opened: (row) => {
-      liveSide(row).open(row);
-      meter.opened(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing meter could not open'));
-      conversations
-        .begin({ session: row, visitorId: row.visitor_id, visitor: row.visitor })
-        .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not begin'));
-      conversationLoop.ensure(row);
-    },
-    ending: (id) => meter.ending(id),
-    notEnded: (id) => meter.notEnded(id),
-    ended: (row, reason) => {
-      conversationLoop.close(row.id);
-      liveSide(row).end(row.id, reason);
-      meter.finish(row.id, Number(row.duration_seconds ?? 0), reason).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'));
-      void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
-    },
-  };
-  agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
 
+  // Finds a rule's details in a conversation (LLM or offline): handoffs and notifications use it.
+  const finder = new DetailFinder(
+    config.llmUrl ? { client: llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
+    app.log,
+  );
   // Notifications: alert rules evaluated when a conversation ends (registered before the ended
   // queue is worked, so no ended conversation passes them by).
   const notifications: NotificationService = new NotificationService(
@@ -243,10 +228,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // Data handoff: after each conversation, the agent's rules whose required details were found
   // are sent (signed webhooks through the delivery engine; the inbox and Telegram through
   // notifications' channels). Registered before the ended queue is worked.
-  const finder = new DetailFinder(
-    config.llmUrl ? { client: llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
-    app.log,
-  );
   // The reports read conversations through the conversation capability's queries.
   const conversationQueries = new ConversationQueries(database.db);
   const handoff = new Handoff(database.db, jobs, deliveries, finder, {
@@ -315,6 +296,28 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     preparesSpeech: (provider) => !isPremiumProvider(provider),
     log: app.log,
   });
+
+  // A session's life reaches the live side, billing, its conversation record and the live loop.
+  sessions.hooks = {
+    ...sessions.hooks,
+    opened: (row) => {
+      liveSide(row).open(row);
+      meter.opened(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing meter could not open'));
+      conversations
+        .begin({ session: row, visitorId: row.visitor_id, visitor: row.visitor })
+        .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not begin'));
+      conversationLoop.ensure(row);
+    },
+    ending: (id) => meter.ending(id),
+    notEnded: (id) => meter.notEnded(id),
+    ended: (row, reason) => {
+      conversationLoop.close(row.id);
+      liveSide(row).end(row.id, reason);
+      meter.finish(row.id, Number(row.duration_seconds ?? 0), reason).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'));
+      void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
+    },
+  };
+  agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
 
   // The answering engine asks the visitor for the required handoff details still missing.
   conversationLoop.missingDetails = (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history });
