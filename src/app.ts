@@ -384,6 +384,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // start is tried again here, so readiness comes back on its own).
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     if (closing) return reply.code(503).send({ status: 'shutting_down' });
+    if (sessions.draining) return reply.code(503).send({ status: 'draining', live_sessions: await sessions.liveHere() });
     try {
       await database.db.selectFrom('accounts').select('id').limit(1).execute();
     } catch (error) {

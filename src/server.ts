@@ -68,6 +68,12 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
       process.exit(0);
     }
   };
+  // Draining before an upgrade: no new sessions here, /readyz answers 503 "draining" so the balancer
+  // sends new requests elsewhere, and live sessions run on; SIGTERM once /readyz shows none live.
+  process.on('SIGUSR2', () => {
+    context.sessions.draining = true;
+    app.log.info({ live_sessions: context.sessions.liveHere() }, 'draining: this node starts no new sessions');
+  });
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   // Under npm (`npx presence serve`, or `npm start` without its exec) a shell sits between npm and

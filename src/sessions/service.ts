@@ -81,6 +81,11 @@ export class SessionService {
   private readonly activity = new Map<string, { at: number; written: number; idleMs: number }>();
   private sweeper?: NodeJS.Timeout;
   hooks: SessionHooks = { opened: () => {}, ended: () => {}, building: async () => false };
+  /**
+   * A draining node (SIGUSR2, before an upgrade) starts no new sessions while its live ones finish;
+   * the balancer sees /readyz answer 503 and sends new requests to the other nodes.
+   */
+  draining = false;
 
   constructor(
     private readonly db: Db,
@@ -93,7 +98,8 @@ export class SessionService {
    * Starts a session. Checks run in this order (docs/decisions.md, "Session start checks"):
    * agent_not_found, agent_inactive, unknown_avatar, paid_feature, unknown_voice,
    * voice_face_mismatch, invalid_look, insufficient_balance / free_minutes_exhausted,
-   * agent_building, then under a lock: free_concurrency, concurrency_limit, no_capacity.
+   * agent_building, no_capacity (a draining node), then under a lock: free_concurrency,
+   * concurrency_limit, no_capacity.
    */
   async start(accountId: number, input: z.output<typeof SessionCreateRequest>, visitor?: SessionVisitor, options: SessionStartOptions = {}): Promise<{ row: SessionRow; token: string }> {
     const agent = await this.agents.get(accountId, input.agent_id);
@@ -121,6 +127,9 @@ export class SessionService {
       throw new ApiError(409, 'agent_building', "The agent's knowledge is being built; try again when brain-status is complete");
     }
 
+    if (this.draining) {
+      throw new ApiError(503, 'no_capacity', 'This node is draining for maintenance; try again shortly', { 'Retry-After': '5' });
+    }
     const token = randomToken('st_', 32);
     const id = options.id ?? crypto.randomUUID();
     const planMax = account.plan === 'free' ? this.config.freeSessionSeconds : null;
@@ -381,6 +390,11 @@ export class SessionService {
     await sweep();
     this.sweeper = setInterval(() => void sweep().catch(() => {}), 10_000);
     this.sweeper.unref();
+  }
+
+  /** Sessions this process started (or recovered) that have not ended: what a draining node waits for. */
+  liveHere(): number {
+    return this.timers.size;
   }
 
   stopTimers(): void {
