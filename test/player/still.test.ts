@@ -22,6 +22,10 @@ interface StillState { url: string | null; painted: number | null; hidden: numbe
 // Page-side code as source text (window.presence is typed by player.test.ts for its own members).
 const STILL_PAINTED = 'window.presence && window.presence.still.painted !== null';
 const LIVE_AND_HIDDEN = 'window.presence.liveFace && window.presence.still.hidden !== null';
+// The canvas has drawn its first frame (the backdrop under the still): the page is past its first paint.
+const FIRST_FRAME = 'window.presence.timings.firstFrame !== null';
+/** Two animation frames: what was drawn has reached the screen, whatever the machine's load. */
+const TWO_FRAMES = 'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))';
 
 /** Where the picture differs from the backdrop (each row's own left edge): top row, centre and width of the head. */
 function silhouette(png: Buffer): { top: number; centre: number; width: number; height: number; w: number } {
@@ -116,8 +120,9 @@ describe('the face still', { skip, timeout: 180_000 }, () => {
     });
     await page.goto(fake.pageUrl);
     await page.waitForFunction(STILL_PAINTED, null, { timeout: 20_000 });
-    // the backdrop has painted under it (hello arrived); the live face has not drawn
-    await page.waitForTimeout(1000);
+    // the backdrop has painted under it; the live face has not drawn
+    await page.waitForFunction(FIRST_FRAME, null, { timeout: 20_000 });
+    await page.evaluate(TWO_FRAMES);
     const before = (await page.evaluate(`({ still: window.presence.still, live: window.presence.liveFace, display: getComputedStyle(document.getElementById('still')).display, complete: document.getElementById('still').complete })`)) as { still: StillState; live: boolean; display: string; complete: boolean };
     assert.equal(before.live, false, 'the live face has not drawn yet');
     assert.notEqual(before.display, 'none', 'the still is shown');
@@ -133,7 +138,7 @@ describe('the face still', { skip, timeout: 180_000 }, () => {
     assert.equal(afterward.display, 'none', 'the still is gone once the live head drew');
     assert.ok(afterward.still.painted! < afterward.faceFrame, `still painted (${afterward.still.painted} ms) before the live face (${afterward.faceFrame} ms)`);
     assert.ok(afterward.still.hidden! >= afterward.faceFrame, 'hidden after the live face drew, never before');
-    await page.waitForTimeout(500);
+    await page.evaluate(TWO_FRAMES);
     const shotLive = await page.screenshot({ type: 'png' });
     fs.writeFileSync(artifact('still-then-live.png'), shotLive);
 
@@ -156,11 +161,12 @@ describe('the face still', { skip, timeout: 180_000 }, () => {
     });
     await page.goto(fake.pageUrl);
     await page.waitForFunction(STILL_PAINTED, null, { timeout: 20_000 });
-    await page.waitForTimeout(1000);
+    await page.waitForFunction(FIRST_FRAME, null, { timeout: 20_000 });
+    await page.evaluate(TWO_FRAMES);
     const shotStill = await page.screenshot({ type: 'png' });
     release();
     await page.waitForFunction(LIVE_AND_HIDDEN, null, { timeout: 60_000 });
-    await page.waitForTimeout(500);
+    await page.evaluate(TWO_FRAMES);
     const shotLive = await page.screenshot({ type: 'png' });
     fs.writeFileSync(artifact('still-portrait.png'), shotStill);
     fs.writeFileSync(artifact('still-portrait-then-live.png'), shotLive);
