@@ -461,8 +461,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
       const face = studio.face(row.avatar_id, row.account_id);
       return { status: row.status === 'active' ? 'valid' : 'ended', faceUrl: face?.model_url ?? null, title: face ? `${face.name} · Presence` : 'Presence' };
     },
-    customFace: (avatarId, fileKey) => customFaces.assetAt(avatarId, fileKey),
-    customFaceKey: (avatarId, fileKey) => customFaces.keyMatches(avatarId, fileKey),
+    customFace: (avatarId) => customFaces.asset(avatarId),
     preview: async (token) => {
       const agentId = previews.verify(token);
       const agent = agentId === undefined ? undefined : await agents.byId(agentId);

@@ -9,8 +9,6 @@ import crypto from 'node:crypto';
 import type { CustomFacesTable } from '../core/db/schema.js';
 import type { Db } from '../core/db/database.js';
 import { ApiError } from '../core/errors.js';
-import { randomToken, safeEqual } from '../core/secrets.js';
-import { ensureSetting } from '../core/settings.js';
 import { validateFaceGlb } from '../faces/validate.js';
 import { renderCustomStill } from '../faces/stills.js';
 import { KOKORO_VOICES } from '../speech/voices/kokoro.js';
@@ -35,19 +33,14 @@ const METADATA = ['avatar_id', 'account_id', 'name', 'gender', 'description', 'd
 
 type MetadataRow = Pick<CustomFacesTable, (typeof METADATA)[number]>;
 
-/** The unguessable part of a custom face's file address: 22 base64url characters (132 bits). */
-export const FILE_KEY = /^[A-Za-z0-9_-]{22}$/;
-
-function toFace(row: MetadataRow, fileKey: string): CustomFace {
+function toFace(row: MetadataRow): CustomFace {
   return {
     avatar_id: row.avatar_id,
     name: row.name,
     gender: row.gender,
     description: row.description,
     default_voice_id: row.default_voice_id,
-    // Uploaded faces are served only at an address with a key derived from a deployment secret:
-    // knowing or guessing an id is not enough to fetch another account's model.
-    model_url: `/assets/faces/${row.avatar_id}.${fileKey}.glb`,
+    model_url: `/assets/faces/${row.avatar_id}.glb`,
     look: {},
     source: 'custom',
     morphs: [...row.morphs],
@@ -74,7 +67,6 @@ const live = new Set<CustomFaces>();
 export class CustomFaces {
   readonly maxBytes: number;
   private loadedAt = 0;
-  private urlSecret?: string;
   private refreshing?: Promise<void>;
   private timer?: NodeJS.Timeout;
 
@@ -109,9 +101,8 @@ export class CustomFaces {
 
   /** Replaces the index with what the database holds. */
   async load(): Promise<void> {
-    await this.keyReady();
     const rows = (await this.db.selectFrom('custom_faces').select([...METADATA]).orderBy('created_at').orderBy('avatar_id').execute()) as MetadataRow[];
-    this.catalog.replaceCustomFaces(rows.map((r) => ({ face: toFace(r, this.fileKey(r.avatar_id)), accountId: r.account_id })));
+    this.catalog.replaceCustomFaces(rows.map((r) => ({ face: toFace(r), accountId: r.account_id })));
     this.loadedAt = Date.now();
   }
 
@@ -125,9 +116,8 @@ export class CustomFaces {
   /** Adds one face another node stored, if it exists. */
   private async loadOne(id: string): Promise<void> {
     if (!this.shared) return;
-    await this.keyReady();
     const row = (await this.db.selectFrom('custom_faces').select([...METADATA]).where('avatar_id', '=', id).executeTakeFirst()) as MetadataRow | undefined;
-    if (row) this.catalog.setCustomFace(toFace(row, this.fileKey(row.avatar_id)), row.account_id);
+    if (row) this.catalog.setCustomFace(toFace(row), row.account_id);
   }
 
   /** Validates and stores a face; answers its record. 422 invalid_face, 409 avatar_exists. */
@@ -163,8 +153,7 @@ export class CustomFaces {
       .returning([...METADATA])
       .executeTakeFirst();
     if (!row) throw new ApiError(409, 'avatar_exists', `A face with avatar_id "${avatarId}" already exists; choose another`);
-    await this.keyReady();
-    const face = toFace(row as MetadataRow, this.fileKey(avatarId));
+    const face = toFace(row as MetadataRow);
     this.catalog.setCustomFace(face, input.accountId);
     // The player shows this still from a page's first frame (src/faces/stills.ts). Rendered now, in
     // a worker thread; a face whose still fails still works (the page then waits for the live head).
@@ -202,29 +191,6 @@ export class CustomFaces {
 
   async glb(avatarId: string): Promise<Buffer | undefined> {
     return (await this.asset(avatarId))?.bytes;
-  }
-
-  /** The deployment's secret for file keys, shared by every node and the CLI (the settings table). */
-  private async keyReady(): Promise<void> {
-    this.urlSecret ??= await ensureSetting(this.db, 'face_file_key', () => randomToken('', 32));
-  }
-
-  /** A face's file key: an HMAC of its id under the deployment's secret. */
-  fileKey(avatarId: string): string {
-    if (!this.urlSecret) throw new Error('custom faces: the file key secret is not loaded yet');
-    return crypto.createHmac('sha256', this.urlSecret).update(avatarId).digest('base64url').slice(0, 22);
-  }
-
-  /** Whether `key` is the face's file key (the player's asset routes check it before serving). */
-  async keyMatches(avatarId: string, key: string): Promise<boolean> {
-    if (!FILE_KEY.test(key)) return false;
-    await this.keyReady();
-    return safeEqual(this.fileKey(avatarId), key);
-  }
-
-  /** The GLB at a face's keyed address, or undefined (unknown face or wrong key). */
-  async assetAt(avatarId: string, key: string): Promise<{ bytes: Buffer; sha256: string } | undefined> {
-    return (await this.keyMatches(avatarId, key)) ? this.asset(avatarId) : undefined;
   }
 
   /** Whether this index knows the id (any account). */

@@ -19,15 +19,13 @@ export interface PageStill extends StillRecord {
   url: string;
 }
 
-/** Face GLB URLs the player serves: `/assets/faces/<id>.glb`, or `<id>.<file key>.glb` for an uploaded face. */
-const FACE_URL = /^\/assets\/faces\/([\w-]{1,64})(?:\.([A-Za-z0-9_-]{22}))?\.glb$/;
+/** Face GLB URLs the player serves: `/assets/faces/<id>.glb`. */
+const FACE_URL = /^\/assets\/faces\/([\w-]{1,64})\.glb$/;
 
-/** The still's URL for a face URL (same place and key, `.still.png`), or null for faces served elsewhere. */
-export function stillUrlFor(faceUrl: string | null | undefined): { id: string; key?: string; url: string } | null {
+/** The still's URL for a face URL (same place, `.still.png`), or null for faces served elsewhere. */
+export function stillUrlFor(faceUrl: string | null | undefined): { id: string; url: string } | null {
   const m = faceUrl ? FACE_URL.exec(faceUrl) : null;
-  if (!m) return null;
-  const key = m[2];
-  return { id: m[1]!, ...(key && { key }), url: `/assets/faces/${m[1]}${key ? `.${key}` : ''}.still.png` };
+  return m ? { id: m[1], url: `/assets/faces/${m[1]}.still.png` } : null;
 }
 
 interface Cached { mtimeMs: number; record: StillRecord & { sha256?: string } }

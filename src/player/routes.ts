@@ -12,7 +12,7 @@ import { BUILTIN_FACES } from '../faces/builtin.js';
 import { ensureFacesInBackground } from '../faces/background.js';
 import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
-import { CUSTOM_STILLS_DIR, Stills, stillUrlFor } from '../faces/stills.js';
+import { CUSTOM_STILLS_DIR, Stills } from '../faces/stills.js';
 
 /** What the page needs to know about a player link. */
 export interface PlayerLink {
@@ -33,9 +33,7 @@ export interface PlayerRouteDeps {
    * Custom (uploaded) faces: the GLB bytes and their SHA-256 by avatar id, or undefined
    * (e.g. `customFaceAsset` from src/catalog/custom-faces.ts). Asked when no file matches.
    */
-  customFace?: (avatarId: string, fileKey: string) => Promise<{ bytes: Buffer | Uint8Array; sha256: string } | undefined>;
-  /** Whether `fileKey` is an uploaded face's file key (its still is served only at its keyed address). */
-  customFaceKey?: (avatarId: string, fileKey: string) => Promise<boolean>;
+  customFace?: (avatarId: string) => Promise<{ bytes: Buffer | Uint8Array; sha256: string } | undefined>;
   /** Where the built player bundle goes (default build/player). */
   buildDir?: string;
   /** Agent preview links (`/preview/:token`): the face to preload and a title, or null when invalid or expired. */
@@ -98,11 +96,10 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
   /** The face's still for the page; an uploaded face without one (another node took the upload, or it predates stills) gets it rendered for later pages. */
   const stillFor = (faceUrl: string | null | undefined) => {
     const still = stills.forFace(faceUrl, isBuiltin);
-    const at = stillUrlFor(faceUrl);
-    if (!still && at?.key && !isBuiltin(at.id) && deps.customFace) {
+    const id = faceUrl ? /^\/assets\/faces\/([\w-]{1,64})\.glb$/.exec(faceUrl)?.[1] : undefined;
+    if (!still && id && !isBuiltin(id) && deps.customFace) {
       const load = deps.customFace;
-      const { id, key } = at;
-      stills.ensureCustom(id, () => load(id, key)).catch((error) => app.log.warn({ err: error, avatar_id: id }, 'still picture not rendered'));
+      stills.ensureCustom(id, () => load(id)).catch((error) => app.log.warn({ err: error, avatar_id: id }, 'still picture not rendered'));
     }
     return still;
   };
@@ -152,24 +149,15 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
   });
 
   app.get<{ Params: { file: string } }>('/assets/faces/:file', { schema: { hide: true } }, async (request, reply) => {
-    const notFound = () => reply.code(404).type('text/plain').send('not found');
-    // Built-in faces at /assets/faces/<id>.glb; uploaded ones only at <id>.<file key>.glb.
-    const still = /^([\w-]{1,64})(?:\.([A-Za-z0-9_-]{22}))?\.still\.png$/.exec(request.params.file);
-    if (still) {
-      const [, stillId, stillKey] = still as unknown as [string, string, string | undefined];
-      if (isBuiltin(stillId)) return sendFile(reply, stills.files(stillId, true).png, false);
-      if (!stillKey || !deps.customFaceKey || !(await deps.customFaceKey(stillId, stillKey))) return notFound();
-      return sendFile(reply, stills.files(stillId, false).png, false);
-    }
-    const match = /^([\w-]{1,64})(?:\.([A-Za-z0-9_-]{22}))?\.glb$/.exec(request.params.file);
-    if (!match) return notFound();
-    const id = match[1]!;
-    const fileKey = match[2];
+    const still = /^([\w-]{1,64})\.still\.png$/.exec(request.params.file);
+    if (still) return sendFile(reply, stills.files(still[1], isBuiltin(still[1])).png, false);
+    const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
+    if (!match) return reply.code(404).type('text/plain').send('not found');
+    const id = match[1];
     const file = path.join(facesDir, `${id}.glb`);
     const builtin = BUILTIN_FACES.some((f) => f.avatar_id === id);
-    if (!builtin) {
-      if (!fileKey || !deps.customFace) return notFound();
-      const custom = await deps.customFace(id, fileKey);
+    if (!builtin && !fs.existsSync(file) && deps.customFace) {
+      const custom = await deps.customFace(id);
       if (!custom) return reply.code(404).type('text/plain').send('not found');
       const etag = `"${custom.sha256.slice(0, 32)}"`;
       reply.header('etag', etag).header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*');
@@ -177,8 +165,8 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       if (request.headers['if-none-match'] === etag) return reply.code(304).send();
       return reply.send(Buffer.from(custom.bytes.buffer, custom.bytes.byteOffset, custom.bytes.byteLength));
     }
-    // Built-in faces are generated on demand.
-    if (!fs.existsSync(file)) {
+    // Only built-in faces are generated on demand; anything else is served if present.
+    if (!fs.existsSync(file) && builtin) {
       try {
         await ensureFacesInBackground(facesDir);
       } catch (error) {

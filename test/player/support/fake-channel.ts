@@ -25,9 +25,6 @@ export interface FakeOptions {
   rate?: number;
 }
 
-/** The file key the fake's one uploaded face is served under. */
-export const CUSTOM_FACE_KEY = 'k'.repeat(22);
-
 export class FakeChannel {
   app!: FastifyInstance;
   url = '';
@@ -55,7 +52,7 @@ export class FakeChannel {
     await this.app.register(websocket);
     await playerRoutes(this.app, {
       facesDir: this.opts.facesDir,
-      customFace: async (id, key) => (id === 'custom_face' && key === CUSTOM_FACE_KEY ? { bytes: Buffer.from('glTF-test-bytes'), sha256: 'ab'.repeat(32) } : undefined),
+      customFace: async (id) => (id === 'custom_face' ? { bytes: Buffer.from('glTF-test-bytes'), sha256: 'ab'.repeat(32) } : undefined),
       resolve: (key): PlayerLink | null => (key === this.key ? { status: 'valid', faceUrl: `/assets/faces/${this.opts.face}.glb` } : key === 'pk_expired_key_0001' ? { status: 'expired' } : null),
     });
     this.app.get<{ Params: { player_key: string } }>('/p/:player_key/ws', { websocket: true }, (socket, request) => {
