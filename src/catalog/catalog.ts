@@ -20,6 +20,9 @@ interface CustomEntry {
   accountId: number | null;
 }
 
+/** Custom faces are keyed by owner and id: ids are per account (operator faces share one space). */
+const customKey = (id: string, accountId: number | null) => `${accountId ?? 'operator'}:${id}`;
+
 export class StudioCatalog {
   private faces = new Map<string, Face>(BUILTIN_FACES.map((f) => [f.avatar_id, f]));
   /** In-memory index of custom faces' metadata (the GLB bytes stay in the database). */
@@ -32,16 +35,14 @@ export class StudioCatalog {
   }
 
   /**
-   * A face by id. With an account id, only faces that account may use: built-in, operator-added,
-   * and its own. Without one (e.g. a session already checked), any face.
+   * A face by id, as an account sees it: built-in, then its own, then operator-added. Without an
+   * account id, only built-in and operator faces (custom face ids mean something only within an account).
    */
-  face(id: string, accountId?: number): CatalogFace | undefined {
+  face(id: string, accountId?: number | null): CatalogFace | undefined {
     const builtin = this.faces.get(id);
     if (builtin) return builtin;
-    const entry = this.custom.get(id);
-    if (!entry) return undefined;
-    if (accountId !== undefined && entry.accountId !== null && entry.accountId !== accountId) return undefined;
-    return entry.face;
+    const own = accountId != null ? this.custom.get(customKey(id, accountId)) : undefined;
+    return (own ?? this.custom.get(customKey(id, null)))?.face;
   }
 
   /** Faces an account sees (built-in first, then operator-added, then its own); all without an account. */
@@ -53,30 +54,31 @@ export class StudioCatalog {
 
   // ---------- the custom-face index (kept by CustomFaces) ----------
 
-  /** Whether any face (built-in or custom of any account) has this id. */
-  hasFaceId(id: string): boolean {
-    return this.faces.has(id) || this.custom.has(id);
-  }
-
   isBuiltinFace(id: string): boolean {
     return this.faces.has(id);
   }
 
-  /** The owner of a custom face: an account id, null for an operator face, undefined if none. */
-  customOwner(id: string): number | null | undefined {
-    return this.custom.get(id)?.accountId;
+  /** The custom face an owner (an account, or null for the operator) has under this id. */
+  customFace(id: string, accountId: number | null): CustomFace | undefined {
+    return this.custom.get(customKey(id, accountId))?.face;
+  }
+
+  /** Whether any custom face (of any owner) is served at this file token. */
+  hasFileToken(token: string): boolean {
+    for (const entry of this.custom.values()) if (entry.face.model_url === `/assets/faces/${token}.glb`) return true;
+    return false;
   }
 
   setCustomFace(face: CustomFace, accountId: number | null): void {
-    this.custom.set(face.avatar_id, { face, accountId });
+    this.custom.set(customKey(face.avatar_id, accountId), { face, accountId });
   }
 
-  removeCustomFace(id: string): void {
-    this.custom.delete(id);
+  removeCustomFace(id: string, accountId: number | null): void {
+    this.custom.delete(customKey(id, accountId));
   }
 
   replaceCustomFaces(entries: Array<{ face: CustomFace; accountId: number | null }>): void {
-    this.custom = new Map(entries.map((e) => [e.face.avatar_id, e]));
+    this.custom = new Map(entries.map((e) => [customKey(e.face.avatar_id, e.accountId), e]));
   }
 
   setFaceLoader(loader: (id: string) => Promise<void>): void {
@@ -85,10 +87,10 @@ export class StudioCatalog {
 
   /**
    * Makes sure a face another node may have added is in the index before a synchronous lookup.
-   * Costs nothing for faces already known; call it outside any transaction.
+   * Costs nothing for faces already known to this account; call it outside any transaction.
    */
-  async sync(id: string): Promise<void> {
-    if (this.loader && !this.hasFaceId(id)) await this.loader(id);
+  async sync(id: string, accountId?: number | null): Promise<void> {
+    if (this.loader && !this.face(id, accountId)) await this.loader(id);
   }
 
   // ---------- backdrops ----------

@@ -3,7 +3,9 @@
  * The file is validated, stored in the database (`custom_faces.glb`, bytea: the same on PGlite and
  * PostgreSQL, and visible to every node), and its metadata is kept in the catalog's in-memory
  * index so face lookups stay synchronous. Faces added through the API belong to that account;
- * faces added by the operator CLI (account null) are seen by every account.
+ * faces added by the operator CLI (account null) are seen by every account. An avatar_id is unique
+ * within its owner only, and the file is served at an unguessable address (`file_token`), so no
+ * account can learn of, or fetch, another's face.
  */
 import crypto from 'node:crypto';
 import type { CustomFacesTable } from '../core/db/schema.js';
@@ -17,6 +19,9 @@ import type { Gender } from '../faces/builtin.js';
 
 export const DEFAULT_FACE_MAX_BYTES = 8 * 1024 * 1024;
 export const AVATAR_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{2,40}$/;
+/** A custom face file's address: `cf` and 128 random bits in hex (`/assets/faces/<token>.glb`). */
+export const FILE_TOKEN_PATTERN = /^cf[0-9a-f]{32}$/;
+const newFileToken = () => `cf${crypto.randomBytes(16).toString('hex')}`;
 
 export interface NewFace {
   glb: Uint8Array;
@@ -29,7 +34,7 @@ export interface NewFace {
   accountId: number | null;
 }
 
-const METADATA = ['avatar_id', 'account_id', 'name', 'gender', 'description', 'default_voice_id', 'morphs', 'size_bytes'] as const;
+const METADATA = ['avatar_id', 'file_token', 'account_id', 'name', 'gender', 'description', 'default_voice_id', 'morphs', 'size_bytes'] as const;
 
 type MetadataRow = Pick<CustomFacesTable, (typeof METADATA)[number]>;
 
@@ -40,7 +45,7 @@ function toFace(row: MetadataRow): CustomFace {
     gender: row.gender,
     description: row.description,
     default_voice_id: row.default_voice_id,
-    model_url: `/assets/faces/${row.avatar_id}.glb`,
+    model_url: `/assets/faces/${row.file_token}.glb`,
     look: {},
     source: 'custom',
     morphs: [...row.morphs],
@@ -116,8 +121,9 @@ export class CustomFaces {
   /** Adds one face another node stored, if it exists. */
   private async loadOne(id: string): Promise<void> {
     if (!this.shared) return;
-    const row = (await this.db.selectFrom('custom_faces').select([...METADATA]).where('avatar_id', '=', id).executeTakeFirst()) as MetadataRow | undefined;
-    if (row) this.catalog.setCustomFace(toFace(row), row.account_id);
+    // Every owner's face under this id (ids are per account); lookups then pick the caller's.
+    const rows = (await this.db.selectFrom('custom_faces').select([...METADATA]).where('avatar_id', '=', id).execute()) as MetadataRow[];
+    for (const row of rows) this.catalog.setCustomFace(toFace(row), row.account_id);
   }
 
   /** Validates and stores a face; answers its record. 422 invalid_face, 409 avatar_exists. */
@@ -133,6 +139,10 @@ export class CustomFaces {
     if (input.accountId !== null) {
       const account = await this.db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
       if (!account) throw new ApiError(404, 'account_not_found', `No account with id ${input.accountId}`);
+      // Operator faces are shown to every account, so refusing their ids reveals nothing; other
+      // accounts' ids are never consulted (the unique index is per owner).
+      const operatorFace = await this.db.selectFrom('custom_faces').select('avatar_id').where('account_id', 'is', null).where('avatar_id', '=', avatarId).executeTakeFirst();
+      if (operatorFace) throw new ApiError(409, 'avatar_exists', `"${avatarId}" is an operator face every account sees; choose another avatar_id`);
     }
     const glb = Buffer.from(input.glb.buffer, input.glb.byteOffset, input.glb.byteLength);
     const row = await this.db
@@ -147,9 +157,11 @@ export class CustomFaces {
         morphs: check.morphs,
         size_bytes: check.sizeBytes,
         sha256: crypto.createHash('sha256').update(glb).digest('hex'),
+        file_token: newFileToken(),
         glb,
       })
-      .onConflict((oc) => oc.column('avatar_id').doNothing())
+      // The only unique keys are (owner, avatar_id) and the random file token.
+      .onConflict((oc) => oc.doNothing())
       .returning([...METADATA])
       .executeTakeFirst();
     if (!row) throw new ApiError(409, 'avatar_exists', `A face with avatar_id "${avatarId}" already exists; choose another`);
@@ -157,7 +169,7 @@ export class CustomFaces {
     this.catalog.setCustomFace(face, input.accountId);
     // The player shows this still from a page's first frame (src/faces/stills.ts). Rendered now, in
     // a worker thread; a face whose still fails still works (the page then waits for the live head).
-    await renderCustomStill(avatarId, glb).catch(() => {});
+    await renderCustomStill(row.file_token, glb).catch(() => {});
     return face;
   }
 
@@ -167,8 +179,8 @@ export class CustomFaces {
    */
   async delete(accountId: number, avatarId: string): Promise<void> {
     const notFound = () => new ApiError(404, 'avatar_not_found', `No face "${avatarId}" of this account; built-in and operator faces cannot be deleted through the API`);
-    await this.catalog.sync(avatarId);
-    if (this.catalog.customOwner(avatarId) !== accountId) throw notFound();
+    await this.catalog.sync(avatarId, accountId);
+    if (!this.catalog.customFace(avatarId, accountId)) throw notFound();
     const users = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('avatar_id', '=', avatarId).orderBy('id').execute();
     if (users.length) {
       throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is used by agent(s) ${users.map((u) => u.id).join(', ')}; give them another face first`);
@@ -176,45 +188,46 @@ export class CustomFaces {
     const onStage = await this.db.selectFrom('sessions').select('id').where('account_id', '=', accountId).where('avatar_id', '=', avatarId).where('status', '=', 'active').limit(1).executeTakeFirst();
     if (onStage) throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is on stage in session ${onStage.id}; stop it first`);
     const deleted = await this.db.deleteFrom('custom_faces').where('avatar_id', '=', avatarId).where('account_id', '=', accountId).returning('avatar_id').executeTakeFirst();
-    this.catalog.removeCustomFace(avatarId);
+    this.catalog.removeCustomFace(avatarId, accountId);
     if (!deleted) throw notFound();
   }
 
-  /** The stored GLB bytes and their SHA-256 (for an ETag), or undefined. */
-  async asset(avatarId: string): Promise<{ bytes: Buffer; sha256: string } | undefined> {
-    if (!AVATAR_ID_PATTERN.test(avatarId)) return undefined;
-    const row = await this.db.selectFrom('custom_faces').select(['glb', 'sha256']).where('avatar_id', '=', avatarId).executeTakeFirst();
+  /** The GLB bytes stored at a file token and their SHA-256 (for an ETag), or undefined. */
+  async asset(fileToken: string): Promise<{ bytes: Buffer; sha256: string } | undefined> {
+    if (!FILE_TOKEN_PATTERN.test(fileToken)) return undefined;
+    const row = await this.db.selectFrom('custom_faces').select(['glb', 'sha256']).where('file_token', '=', fileToken).executeTakeFirst();
     if (!row) return undefined;
     const raw = row.glb as Uint8Array;
     return { bytes: Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), sha256: row.sha256 };
   }
 
-  async glb(avatarId: string): Promise<Buffer | undefined> {
-    return (await this.asset(avatarId))?.bytes;
+  async glb(fileToken: string): Promise<Buffer | undefined> {
+    return (await this.asset(fileToken))?.bytes;
   }
 
-  /** Whether this index knows the id (any account). */
-  knows(avatarId: string): boolean {
-    return this.catalog.customOwner(avatarId) !== undefined;
+  /** Whether this index knows a face at this file token. */
+  knows(fileToken: string): boolean {
+    return this.catalog.hasFileToken(fileToken);
   }
 }
 
 /**
- * For the player's `/assets/faces/:id.glb` route: a custom face's GLB bytes from the database, or
- * undefined when no running app has a custom face with that id. (The file is public by id, like the
- * built-in faces: the visitor's browser loads it without an API key.)
+ * For the player's `/assets/faces/:token.glb` route: a custom face's GLB bytes from the database, or
+ * undefined when no running app has a custom face at that file token. (The visitor's browser loads
+ * it without an API key; the token, shown only to the owning account and its sessions' pages, is
+ * what keeps it private.)
  */
-export async function customFaceGlb(avatarId: string): Promise<Buffer | undefined> {
-  return (await customFaceAsset(avatarId))?.bytes;
+export async function customFaceGlb(fileToken: string): Promise<Buffer | undefined> {
+  return (await customFaceAsset(fileToken))?.bytes;
 }
 
 /** As customFaceGlb, with the bytes' SHA-256 for an ETag. */
-export async function customFaceAsset(avatarId: string): Promise<{ bytes: Buffer; sha256: string } | undefined> {
+export async function customFaceAsset(fileToken: string): Promise<{ bytes: Buffer; sha256: string } | undefined> {
   const stores = [...live];
   // The app whose index knows the face first; else (a face another node just added) ask each.
-  stores.sort((a, b) => Number(b.knows(avatarId)) - Number(a.knows(avatarId)));
+  stores.sort((a, b) => Number(b.knows(fileToken)) - Number(a.knows(fileToken)));
   for (const store of stores) {
-    const found = await store.asset(avatarId);
+    const found = await store.asset(fileToken);
     if (found) return found;
   }
   return undefined;

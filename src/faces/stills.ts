@@ -19,6 +19,12 @@ export interface PageStill extends StillRecord {
   url: string;
 }
 
+/**
+ * An uploaded face's file name: its random file token (catalog/custom-faces.ts, FILE_TOKEN_PATTERN).
+ * Stills of uploaded faces are served only under such names, never under a guessable avatar_id.
+ */
+export const CUSTOM_FACE_FILE = /^cf[0-9a-f]{32}$/;
+
 /** Face GLB URLs the player serves: `/assets/faces/<id>.glb`. */
 const FACE_URL = /^\/assets\/faces\/([\w-]{1,64})\.glb$/;
 

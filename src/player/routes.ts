@@ -12,7 +12,7 @@ import { BUILTIN_FACES } from '../faces/builtin.js';
 import { ensureFacesInBackground } from '../faces/background.js';
 import { ensurePlayerBuild, LICENSES_FILE, PLAYER_BUILD_DIR, REPO_ROOT, type PlayerBuild } from './build.js';
 import { invalidPage, playerPage } from './page.js';
-import { CUSTOM_STILLS_DIR, Stills } from '../faces/stills.js';
+import { CUSTOM_FACE_FILE, CUSTOM_STILLS_DIR, Stills } from '../faces/stills.js';
 
 /** What the page needs to know about a player link. */
 export interface PlayerLink {
@@ -150,7 +150,11 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
 
   app.get<{ Params: { file: string } }>('/assets/faces/:file', { schema: { hide: true } }, async (request, reply) => {
     const still = /^([\w-]{1,64})\.still\.png$/.exec(request.params.file);
-    if (still) return sendFile(reply, stills.files(still[1], isBuiltin(still[1])).png, false);
+    if (still) {
+      const builtin = isBuiltin(still[1]);
+      if (!builtin && !CUSTOM_FACE_FILE.test(still[1])) return reply.code(404).type('text/plain').send('not found');
+      return sendFile(reply, stills.files(still[1], builtin).png, false);
+    }
     const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
     if (!match) return reply.code(404).type('text/plain').send('not found');
     const id = match[1];

@@ -31,6 +31,9 @@ async function upload(t: TestApp, body: Uint8Array | string | undefined, query: 
   return { status: response.status, body: parsed };
 }
 
+/** The file token in a face's model_url. */
+const tokenOf = (face: { model_url: string }) => /\/assets\/faces\/(cf[0-9a-f]{32})\.glb$/.exec(face.model_url)![1];
+
 const listed = async (t: TestApp, key?: string): Promise<any[]> => {
   const res = await t.request('GET', '/v1/avatars', { key });
   assert.equal(res.status, 200);
@@ -56,7 +59,7 @@ forEachEngine('custom faces', (engine) => {
       assert.equal(face.gender, 'f');
       assert.equal(face.description, 'My own face');
       assert.equal(face.source, 'custom');
-      assert.equal(face.model_url, '/assets/faces/ada-face.glb');
+      assert.match(face.model_url, /^\/assets\/faces\/cf[0-9a-f]{32}\.glb$/, 'served at an unguessable address, not at its id');
       assert.equal(face.default_voice_id, 'af_alloy', "the first kokoro woman's voice");
       assert.equal(face.size_bytes, glb.byteLength);
       assert.deepEqual([...face.morphs].sort(), [...REQUIRED_MORPHS].sort());
@@ -68,9 +71,10 @@ forEachEngine('custom faces', (engine) => {
       assert.deepEqual(entry, face);
       assert.ok(all.findIndex((f) => f.avatar_id === 'face01') < all.indexOf(entry), 'built-in faces first');
 
-      const bytes = await customFaceGlb('ada-face');
+      const bytes = await customFaceGlb(tokenOf(face));
       assert.ok(bytes && Buffer.compare(bytes, Buffer.from(glb)) === 0, 'the stored GLB is the uploaded one, byte for byte');
       assert.equal(await customFaceGlb('no-such-face'), undefined);
+      assert.equal(await customFaceGlb('ada-face'), undefined, 'not addressed by its avatar_id');
       assert.equal(await customFaceGlb('face01'), undefined, 'built-in faces are files, not database rows');
       // The player's asset route serves it at model_url, without a key.
       const served = await fetch(t.url + face.model_url);
@@ -95,11 +99,41 @@ forEachEngine('custom faces', (engine) => {
       assertCoded(await upload(t, glb, { name: 'X', gender: 'm', default_voice_id: 'nobody' }), 422, 'unknown_voice');
     });
 
-    it('409 avatar_exists for a taken id, built-in ids included', async () => {
+    it('409 avatar_exists for an id the account already has, built-in ids included', async () => {
       assertCoded(await upload(t, glb, { name: 'Again', gender: 'f', avatar_id: 'ada-face' }), 409, 'avatar_exists');
       assertCoded(await upload(t, glb, { name: 'Again', gender: 'f', avatar_id: 'face01' }), 409, 'avatar_exists');
+    });
+
+    it("ids are per account: another account's id is free here (no probing), and each account uses its own face", async () => {
       const other = await t.account('paid');
-      assertCoded(await upload(t, glb, { name: 'Again', gender: 'f', avatar_id: 'ada-face' }, { key: other.key }), 409, 'avatar_exists');
+      const theirs = await upload(t, glb, { name: 'Other Ada', gender: 'f', avatar_id: 'ada-face' }, { key: other.key });
+      assert.equal(theirs.status, 201, JSON.stringify(theirs.body));
+      const mine = (await listed(t)).find((f) => f.avatar_id === 'ada-face');
+      assert.equal(mine.name, 'Ada', "the owner's face is unchanged");
+      assert.notEqual(theirs.body.model_url, mine.model_url, 'two faces, two files');
+      assert.equal((await listed(t, other.key)).find((f) => f.avatar_id === 'ada-face')?.name, 'Other Ada');
+      const agent = await t.request('POST', '/v1/agent/create', { key: other.key, body: { name: 'Theirs', avatar_id: 'ada-face' } });
+      assert.equal(agent.status, 200, JSON.stringify(agent.body));
+      const s = await started(t, { agent_id: agent.body.id }, other.key);
+      const player = await openPlayer(s.player_url);
+      try {
+        assert.equal(player.messages.find((m) => m.type === 'hello')?.face?.model_url, theirs.body.model_url, "the session plays its own account's face");
+      } finally {
+        player.close();
+      }
+      await stopSession(t, s.session_id, other.key);
+      // Deleting theirs leaves mine.
+      assert.equal((await t.request('DELETE', `/v1/agent/${agent.body.id}?confirm=true`, { key: other.key })).status, 204);
+      assert.equal((await t.request('DELETE', '/v1/avatars/ada-face?confirm=true', { key: other.key })).status, 204);
+      assert.equal((await listed(t)).find((f) => f.avatar_id === 'ada-face')?.model_url, mine.model_url);
+      assert.equal((await fetch(t.url + mine.model_url)).status, 200);
+      assert.equal((await fetch(t.url + theirs.body.model_url)).status, 404, 'a deleted face is no longer served');
+    });
+
+    it('a face file is not served at a guessable address: its id, or another token', async () => {
+      for (const guess of ['ada-face.glb', 'ada-face.still.png', `cf${'0'.repeat(32)}.glb`, `cf${'0'.repeat(32)}.still.png`]) {
+        assert.equal((await fetch(`${t.url}/assets/faces/${guess}`)).status, 404, guess);
+      }
     });
 
     it('query validation: name and gender required, avatar_id pattern', async () => {
@@ -185,7 +219,8 @@ forEachEngine('custom faces', (engine) => {
       // The player page shows the face's still picture, rendered at upload, from its first frame.
       const html = await (await fetch(s.player_url)).text();
       const stillUrl = /<img id="still" src="([^"]+)"/.exec(html)?.[1];
-      assert.ok(stillUrl?.startsWith(`/assets/faces/${faceId}.still.png`), 'the page carries the still rendered at upload');
+      const modelUrl = (await listed(t)).find((f) => f.avatar_id === faceId).model_url as string;
+      assert.ok(stillUrl?.startsWith(modelUrl.replace(/\.glb$/, '.still.png')), 'the page carries the still rendered at upload, beside the face file');
       const still = await fetch(t.url + stillUrl);
       assert.equal(still.status, 200);
       assert.equal(still.headers.get('content-type'), 'image/png');
@@ -194,7 +229,7 @@ forEachEngine('custom faces', (engine) => {
       try {
         const hello = player.messages.find((m) => m.type === 'hello');
         assert.equal(hello.face?.avatar_id, faceId);
-        assert.equal(hello.face?.model_url, `/assets/faces/${faceId}.glb`);
+        assert.equal(hello.face?.model_url, modelUrl);
         assert.equal(hello.face?.gender, 'm');
       } finally {
         player.close();
@@ -236,6 +271,7 @@ forEachEngine('custom faces', (engine) => {
       assertCoded(await t.request('DELETE', '/v1/avatars/nothing-here?confirm=true'), 404, 'avatar_not_found');
       const res = await upload(t, glb, { name: 'Short-lived', gender: 'f', avatar_id: 'short-lived' });
       assert.equal(res.status, 201);
+      assert.ok(await customFaceGlb(tokenOf(res.body)));
       assertCoded(await t.request('DELETE', '/v1/avatars/short-lived'), 400, 'confirmation_required');
       const noDelete = await t.keyFor(t.accountId, ['read', 'setup']);
       assertCoded(await t.request('DELETE', '/v1/avatars/short-lived?confirm=true', { key: noDelete }), 403, 'missing_permission');
@@ -249,7 +285,7 @@ forEachEngine('custom faces', (engine) => {
       const gone = await t.request('DELETE', '/v1/avatars/short-lived?confirm=true');
       assert.equal(gone.status, 204, JSON.stringify(gone.body));
       assert.ok(!(await listed(t)).some((f) => f.avatar_id === 'short-lived'));
-      assert.equal(await customFaceGlb('short-lived'), undefined);
+      assert.equal(await customFaceGlb(tokenOf(res.body)), undefined);
       assertCoded(await t.request('POST', '/v1/agent/create', { body: { name: 'Late', avatar_id: 'short-lived' } }), 422, 'unknown_avatar');
       assertCoded(await t.request('DELETE', '/v1/avatars/short-lived?confirm=true'), 404, 'avatar_not_found');
       // The id is free again.
@@ -279,6 +315,8 @@ forEachEngine('custom faces', (engine) => {
       const agent = await t.request('POST', '/v1/agent/create', { key: other.key, body: { name: 'House', avatar_id: 'house-face' } });
       assert.equal(agent.status, 200, JSON.stringify(agent.body));
       assertCoded(await t.request('DELETE', '/v1/avatars/house-face?confirm=true', { key: other.key }), 404, 'avatar_not_found');
+      // Every account sees an operator face, so its id is refused to an upload (this reveals nothing).
+      assertCoded(await upload(t, glb, { name: 'Mine', gender: 'f', avatar_id: 'house-face' }, { key: other.key }), 409, 'avatar_exists');
     });
   });
 

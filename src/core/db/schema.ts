@@ -139,6 +139,8 @@ export interface CustomFacesTable {
   morphs: string[];
   size_bytes: number;
   sha256: string;
+  /** The file's unguessable address, `/assets/faces/<file_token>.glb` (`cf` + 32 hex digits). */
+  file_token: string;
   glb: Uint8Array;
   created_at: Generated<Date>;
 }

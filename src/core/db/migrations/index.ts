@@ -14,6 +14,7 @@ import * as m0015 from './0015_conversation_days.js';
 import * as m0024 from './0024_console.js';
 import * as m0025 from './0025_knowledge_v2.js';
 import * as m0026 from './0026_liveavatar.js';
+import * as m0027faces from './0027_faces_per_account.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0024_console': m0024,
   '0025_knowledge_v2': m0025,
   '0026_liveavatar': m0026,
+  '0027_faces_per_account': m0027faces,
 };
