@@ -30,6 +30,9 @@ export interface LiveAvatarSettings {
   idleSeconds: number;
 }
 
+/** What a player key can look like (randomToken's base64url). */
+const PLAYER_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** Fields of LiveAvatar's token body that Presence reads; others are named in `warnings`. */
 const READ_FIELDS = new Set(['mode', 'avatar_id', 'max_session_duration']);
 /** Tokens kept after their start window (for stop and keep-alive of their sessions' lifetime). */
@@ -131,6 +134,8 @@ export class LiveAvatarService {
 
   /** A player key handed out with a token whose session has not started: its page waits. */
   async pendingPlayer(playerKey: string): Promise<{ agentId: number; accountId: number } | undefined> {
+    // Keys are randomToken's base64url: anything else is no link (and never reaches SQL).
+    if (!PLAYER_KEY.test(playerKey)) return undefined;
     const row = await this.db.selectFrom('liveavatar_tokens').select(['agent_id', 'account_id', 'created_at', 'started_at', 'stopped_at']).where('player_key', '=', playerKey).executeTakeFirst();
     if (!row || row.started_at || row.stopped_at) return undefined;
     if (new Date(row.created_at).getTime() + this.settings.tokenSeconds * 1000 < Date.now()) return undefined;
