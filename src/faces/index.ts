@@ -6,67 +6,25 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { BUILTIN_FACES, type Face } from './builtin.js';
 import { buildFace } from './build.js';
 import { renderStill, type Still } from './still.js';
+import { faceHash, readStamps, stillFiles, stillHash, STAMP_FILE } from './freshness.js';
 
 export { validateFaceGlb, MAX_FACE_BYTES, type FaceValidation } from './validate.js';
 export { buildFace } from './build.js';
 export { MORPH_NAMES, VISEMES, ARKIT } from './names.js';
 
-const STAMP_FILE = '.faces-stamp.json';
-
-/** The still picture beside each face's GLB (`face01.still.png`) and where it sits (`face01.still.json`). */
-export const stillFiles = (outDir: string, id: string) => ({ png: path.join(outDir, `${id}.still.png`), json: path.join(outDir, `${id}.still.json`) });
+export { stillFiles } from './freshness.js';
 /** What the page needs besides the picture (written as `<id>.still.json`). */
 export type StillRecord = Pick<Still, 'width' | 'height' | 'placement'>;
-
-/**
- * Fingerprint of the generator source plus one face's parameters: a file is outdated when either
- * changes, so editing the generator or the catalogue regenerates exactly what it affects.
- */
-let sourceHash: string | null = null;
-async function generatorHash(): Promise<string> {
-  if (sourceHash) return sourceHash;
-  const dir = path.dirname(fileURLToPath(import.meta.url));
-  // the generator's code here and in ict/, and the FaceKit data it reads (ict/*.bin)
-  const files = [
-    // (still.ts and stills.ts are not the face: a change to the still re-renders stills, never faces)
-    ...(await fs.readdir(dir)).filter((f) => /\.(ts|js)$/.test(f) && f !== 'still.ts' && f !== 'stills.ts'),
-    ...(await fs.readdir(path.join(dir, 'ict'))).filter((f) => /\.(ts|js|bin)$/.test(f)).map((f) => `ict/${f}`),
-  ].sort();
-  const h = crypto.createHash('sha256');
-  for (const f of files) h.update(f).update(await fs.readFile(path.join(dir, f)));
-  sourceHash = h.digest('hex');
-  return sourceHash;
-}
-
-let stillSource: string | null = null;
-/** A face's still is outdated when its face is, or when the renderer changed. */
-async function stillHash(faceStamp: string): Promise<string> {
-  stillSource ??= crypto.createHash('sha256').update(await fs.readFile(fileURLToPath(new URL('./still.ts', import.meta.url)))).digest('hex');
-  return crypto.createHash('sha256').update(stillSource).update(faceStamp).digest('hex').slice(0, 16);
-}
-
-async function faceHash(face: Face): Promise<string> {
-  return crypto.createHash('sha256').update(await generatorHash()).update(JSON.stringify([face.gender, face.look])).digest('hex').slice(0, 16);
-}
 
 export interface BuildResult {
   id: string;
   bytes: number;
   ms: number;
   built: boolean;
-}
-
-async function readStamps(outDir: string): Promise<Record<string, string>> {
-  try {
-    return JSON.parse(await fs.readFile(path.join(outDir, STAMP_FILE), 'utf8')) as Record<string, string>;
-  } catch {
-    return {};
-  }
 }
 
 interface Job { face: Face; hash: string; stillHash: string; build: boolean; file: string }

@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ensureFacesInBackground } from '../../src/faces/background.js';
+import { BUILTIN_FACES } from '../../src/faces/builtin.js';
+import { facesAreCurrent } from '../../src/faces/freshness.js';
 
 test('a face is built off the main thread, stamped atomically, and a broken stamp means a rebuild', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-faces-bg-'));
@@ -31,6 +33,18 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     assert.equal(fs.readFileSync(path.join(dir, 'face01.still.png')).toString('latin1', 1, 4), 'PNG');
     assert.ok(JSON.parse(fs.readFileSync(path.join(dir, 'face01.still.json'), 'utf8')).placement.b > 0);
     assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+
+    // What the server checks on its own thread before it starts a worker for the generator.
+    const face01 = BUILTIN_FACES.filter((f) => f.avatar_id === 'face01');
+    assert.equal(await facesAreCurrent(dir, face01), true, 'built and stamped: current');
+    assert.equal(await facesAreCurrent(dir, BUILTIN_FACES.slice(0, 2)), false, 'a face never built is not current');
+    fs.renameSync(path.join(dir, 'face01.still.png'), path.join(dir, 'moved.png'));
+    assert.equal(await facesAreCurrent(dir, face01), false, 'a missing still is not current');
+    fs.renameSync(path.join(dir, 'moved.png'), path.join(dir, 'face01.still.png'));
+    fs.writeFileSync(path.join(dir, '.faces-stamp.json'), JSON.stringify({ ...stamp, face01: 'another-generator' }));
+    assert.equal(await facesAreCurrent(dir, face01), false, 'a face stamped by another generator is outdated');
+    fs.writeFileSync(path.join(dir, '.faces-stamp.json'), JSON.stringify(stamp));
+    assert.equal(await facesAreCurrent(dir, face01), true);
 
     // A process killed while writing the stamp (before, it was truncated then written) left it
     // empty: the next run rebuilds and stamps again.
