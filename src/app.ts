@@ -199,7 +199,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   // Finds a rule's details in a conversation (LLM or offline): handoffs and notifications use it.
   const finder = new DetailFinder(
-    config.llmUrl ? { client: llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
+    config.llmUrl ? { client: await llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
     app.log,
   );
   // Notifications: alert rules evaluated when a conversation ends (registered before the ended
@@ -220,7 +220,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     },
     { retryDelays: config.webhookRetryDelays, llm: config.llmUrl ? { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 } : undefined },
     app.log,
-    config.telegramBotToken ? new TelegramBot(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds) : undefined,
+    config.telegramBotToken ? await TelegramBot.create(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds) : undefined,
     notificationWebhooks(deliveries, (): Destinations => notifications.destinations),
   );
   await notifications.start();
@@ -258,10 +258,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const knowledge = new KnowledgeService(database.db, jobs, new WebsiteReader({ allowPrivate: config.crawlAllowPrivate }), directory, { maxPages: config.crawlMaxPages });
   const brainKnowledge = new BrainKnowledge(knowledge, directory, 100, semanticSearch(config, app.log));
   const gaps = new KnowledgeGaps(database.db, knowledge, directory);
-  const brain = createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
+  const brain = await createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
   const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
   // Knowledge v2: its build steps run inside brain builds; with LLM_URL the model does each step.
-  const knowledgeModel = config.llmUrl ? new KnowledgeModel(llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: 60_000 }), config.llmModel) : undefined;
+  const knowledgeModel = config.llmUrl ? new KnowledgeModel(await llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: 60_000 }), config.llmModel) : undefined;
   const knowledgeV2 = new KnowledgeV2(knowledge, knowledgeModel, app.log);
   builds.v2 = {
     schema: (agentId, signal) => knowledgeV2.schemaStep(agentId, signal),
@@ -325,7 +325,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // Every owner of deliveries (handoff, notifications) has registered above: attempts may run now.
   await deliveries.start();
 
-  const stripe = config.billing.stripeSecretKey ? new StripePayments(config.billing.stripeSecretKey, config.billing.stripeApiBase, config.billing.stripeWebhookSecret) : undefined;
+  const stripe = config.billing.stripeSecretKey ? await StripePayments.create(config.billing.stripeSecretKey, config.billing.stripeApiBase, config.billing.stripeWebhookSecret) : undefined;
   const billing = new BillingService(database.db, config, accounts, {
     agentName: async (agentId) => (await agents.byId(agentId))?.name,
     agentCount: (accountId) => agents.count(accountId),

@@ -3,7 +3,7 @@
  * portal, and verification of Stripe's signed webhooks. `STRIPE_API_BASE` points the client at
  * another host speaking Stripe's API (tests run a local fake of its wire format).
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 
 export interface CheckoutFacts {
   id: string;
@@ -32,17 +32,19 @@ function facts(session: Stripe.Checkout.Session): CheckoutFacts {
 }
 
 export class StripePayments {
-  private readonly stripe: Stripe;
-
-  constructor(secretKey: string, apiBase: string | undefined, private readonly webhookSecret: string | undefined) {
+  /** The client library is loaded only by a server with STRIPE_SECRET_KEY: most never take payments. */
+  static async create(secretKey: string, apiBase: string | undefined, webhookSecret: string | undefined): Promise<StripePayments> {
+    const { default: StripeClient } = await import('stripe');
     const base = apiBase ? new URL(apiBase) : undefined;
-    this.stripe = new Stripe(secretKey, {
+    return new StripePayments(new StripeClient(secretKey, {
       maxNetworkRetries: 2,
       timeout: 20_000,
       appInfo: { name: 'Presence' },
       ...(base && { host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), protocol: base.protocol.replace(':', '') as 'http' | 'https' }),
-    });
+    }), webhookSecret);
   }
+
+  private constructor(private readonly stripe: Stripe, private readonly webhookSecret: string | undefined) {}
 
   get webhooksEnabled(): boolean {
     return Boolean(this.webhookSecret);

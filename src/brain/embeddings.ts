@@ -7,7 +7,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import crypto from 'node:crypto';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
+import { once, type Once } from '../core/once.js';
 
 export interface Embedder {
   /** `model@host`, for logs. */
@@ -28,19 +29,22 @@ const BATCH = 64;
 
 export class OpenAiEmbedder implements Embedder {
   readonly name: string;
-  private readonly client: OpenAI;
+  /** The client library is loaded only where EMBEDDINGS_URL is set (and at once, not on the first query). */
+  private readonly client: Once<OpenAI>;
 
   constructor(private readonly settings: EmbeddingSettings) {
-    this.client = new OpenAI({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 1, timeout: settings.timeoutMs });
+    this.client = once(async () => new (await import('openai')).default({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 1, timeout: settings.timeoutMs }));
+    this.client.get().catch(() => undefined);
     this.name = `${settings.model}@${new URL(settings.url).host}`;
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const client = await this.client.get();
     const vectors: Float32Array[] = [];
     for (let start = 0; start < texts.length; start += BATCH) {
       const input = texts.slice(start, start + BATCH);
       // `float` explicitly: the client would ask for base64, which Ollama and llama.cpp do not all speak.
-      const response = await this.client.embeddings.create({ model: this.settings.model, input, encoding_format: 'float' }, { signal });
+      const response = await client.embeddings.create({ model: this.settings.model, input, encoding_format: 'float' }, { signal });
       const byIndex = [...response.data].sort((a, b) => a.index - b.index);
       if (byIndex.length !== input.length) throw new Error(`the embeddings endpoint answered ${byIndex.length} vectors for ${input.length} texts`);
       for (const item of byIndex) vectors.push(unitLength(Float32Array.from(item.embedding as number[])));

@@ -7,7 +7,7 @@
  * recorded as a knowledge gap. A model that does not start answering in time, or fails, gets a
  * clear spoken fallback.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { AnswerEngine, AnswerEvent, AnswerRequest, AnswerSource } from './engine.js';
 import type { BrainKnowledge } from './knowledge.js';
 import type { GapRecorder } from './gaps.js';
@@ -38,8 +38,10 @@ export interface EngineLogger {
   warn(object: object, message: string): void;
 }
 
-export function llmClient(settings: LlmSettings): OpenAI {
-  return new OpenAI({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 0, timeout: settings.totalTimeoutMs ?? 60_000 });
+/** The client library is loaded only by a server with LLM_URL: the offline brain never needs it. */
+export async function llmClient(settings: LlmSettings): Promise<OpenAI> {
+  const { default: OpenAIClient } = await import('openai');
+  return new OpenAIClient({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 0, timeout: settings.totalTimeoutMs ?? 60_000 });
 }
 
 const LANGUAGE_NAMES = new Intl.DisplayNames(['en'], { type: 'language' });

@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { bundledLicences, buildOnce, readManifest, writeAtomic } from '../core/bundle-files.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -70,6 +69,8 @@ export function shellHtml(entry: string, css: string): string {
 export const ensureConsoleBuild = buildOnce(CONSOLE_BUILD_DIR, (dir, force) => buildConsole(dir, force));
 
 async function buildConsole(dir: string, force: boolean): Promise<ConsoleBuild> {
+  // esbuild is loaded only when a bundle is (re)built, never by a server whose bundle is current.
+  const { build } = await import('esbuild');
   const source = sourceHash();
   const existing = readManifest<Manifest>(dir);
   if (!force && existing && existing.source === source && Object.keys(existing.files).every((f) => fs.existsSync(path.join(dir, f)))) {

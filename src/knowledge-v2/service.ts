@@ -14,7 +14,7 @@ import type { Db } from '../core/db/database.js';
 import type { Database } from '../core/db/schema.js';
 import { ApiError, ValidationFailed, validationItem } from '../core/errors.js';
 import type { KnowledgeAgent, KnowledgeService } from '../knowledge/service.js';
-import { extractPage } from '../knowledge/extract.js';
+import { loadExtractor } from '../knowledge/load-extractor.js';
 import { decodeBody, ReaderError, ROBOTS_AGENT } from '../knowledge/reader/fetch.js';
 import { CLOSED, PRICE, TIME, hasHours } from '../knowledge/patterns.js';
 import { buildIndex } from '../brain/knowledge-index.js';
@@ -104,7 +104,7 @@ export class KnowledgeV2 {
       answer.reachable = home.status >= 200 && home.status < 300;
       if (!answer.reachable) return answer;
       const html = decodeBody(home.body, home.contentType);
-      const page = /html/.test(home.contentType) ? extractPage(html, home.url) : undefined;
+      const page = /html/.test(home.contentType) ? (await loadExtractor.get()).extractPage(html, home.url) : undefined;
       const text = page?.ok ? `${page.title} ${page.description} ${page.markdown}` : html.slice(0, 20_000);
       answer.language = languageOf(/<html[^>]*\blang\s*=\s*["']?([A-Za-z_-]+)/i.exec(html)?.[1], text);
       answer.business_type = businessTypeOf(text);
@@ -142,7 +142,7 @@ export class KnowledgeV2 {
       try {
         const home = await this.knowledge.reader.get(agent.website_url, { anywhere: true, signal });
         if (home.status < 300 && /html/.test(home.contentType)) {
-          const page = extractPage(decodeBody(home.body, home.contentType), home.url);
+          const page = (await loadExtractor.get()).extractPage(decodeBody(home.body, home.contentType), home.url);
           if (page.ok) words = `${page.title} ${page.description} ${page.markdown}\n${words}`;
         }
       } catch (error) {

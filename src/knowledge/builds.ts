@@ -9,7 +9,7 @@ import { LRUCache } from 'lru-cache';
 import type { JobsLogger } from '../core/jobs.js';
 import { decodeBody, ReaderError } from './reader/fetch.js';
 import { canonicalUrl, dedupeKey } from './reader/urls.js';
-import { extractPage } from './extract.js';
+import { loadExtractor } from './load-extractor.js';
 import { findBoilerplate, removeBoilerplate, NO_BOILERPLATE, type Boilerplate } from './boilerplate.js';
 import type { InstructionsWriter, KnowledgeDocument, SiteInfo } from './compile.js';
 import { offlineWriter } from './compile.js';
@@ -255,6 +255,7 @@ export class BrainBuilds {
       return { ok: true, title: new URL(finalUrl).pathname, extracted: text, finalUrl, site: {} };
     }
     if (type && !/html|xml/.test(type)) return { ok: false, finalUrl, error: `Not a web page (${type}): the reader reads HTML pages only.` };
+    const { extractPage } = await loadExtractor.get();
     const page = extractPage(decodeBody(response.body, response.contentType), finalUrl);
     if (!page.ok) return { ok: false, finalUrl, title: page.title, error: page.reason };
     return { ok: true, title: page.title, extracted: page.markdown, finalUrl, site: { name: page.siteName || undefined, description: page.description || undefined, homepage: finalUrl } };

@@ -6,7 +6,7 @@
  * something that is not a valid rule, a small offline parser does. A `draft` (the previous proposal)
  * is refined by the next request ("only if it lasts over 2 minutes").
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { AlertConditions } from './conditions.js';
 import { formatDuration } from './conditions.js';
@@ -195,7 +195,9 @@ Answer with one JSON object only, no prose, of this shape:
 Leave out conditions the request does not ask for. If a draft rule is given, change it as the request says and keep the rest.`;
 
 export async function buildWithModel(settings: BuilderLlm, message: string, draft?: Partial<ProposedRule>): Promise<BuilderAnswer> {
-  const client = new OpenAI({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 0, timeout: settings.timeoutMs });
+  // Loaded here: only a server with LLM_URL whose owner uses the builder needs the client library.
+  const { default: OpenAIClient } = await import('openai');
+  const client = new OpenAIClient({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 0, timeout: settings.timeoutMs });
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'system', content: SYSTEM_PROMPT }];
   if (draft) messages.push({ role: 'user', content: `Draft rule: ${JSON.stringify({ name: draft.name, category: draft.category, when: draft.when })}` });
   messages.push({ role: 'user', content: message });

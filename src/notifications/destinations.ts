@@ -13,7 +13,6 @@ import { maskHeaders } from '../delivery/signing.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ensureSetting } from '../core/settings.js';
 import type { Selectable } from 'kysely';
-import { GrammyError } from 'grammy';
 import { startToken, type TelegramBot } from './telegram.js';
 
 export const LIMITS = {
@@ -216,7 +215,7 @@ export class Destinations {
       // webhook (another program) never sees the /start.
       await this.pollUpdates(true);
     } catch (error) {
-      if (error instanceof GrammyError && error.error_code === 409) {
+      if (bot.isWebhookConflict(error)) {
         throw new ApiError(409, 'telegram_webhook_set', 'The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)');
       }
       throw new ApiError(502, 'telegram_unavailable', `The Telegram Bot API did not answer: ${(error as Error).message}`);

@@ -5,7 +5,7 @@
  * `/start <token>` messages with getUpdates, and sendMessage with its outcomes classified like a
  * webhook's (retry on 429, 5xx and network failures; not on 400/403, e.g. a bot the user blocked).
  */
-import { Api, GrammyError, HttpError } from 'grammy';
+import type { Api, GrammyError, HttpError } from 'grammy';
 
 export interface TelegramMessageUpdate {
   updateId: number;
@@ -19,11 +19,22 @@ export type TelegramOutcome =
   | { delivered: false; retry: boolean; retryAfterSeconds?: number; statusCode: number | null; error: string; durationMs: number };
 
 export class TelegramBot {
-  private readonly api: Api;
   private username: string | undefined;
 
-  constructor(token: string, apiRoot: string, timeoutSeconds: number) {
-    this.api = new Api(token, { apiRoot, timeoutSeconds });
+  /** grammY is loaded only by a server with TELEGRAM_BOT_TOKEN. */
+  static async create(token: string, apiRoot: string, timeoutSeconds: number): Promise<TelegramBot> {
+    const grammy = await import('grammy');
+    return new TelegramBot(new grammy.Api(token, { apiRoot, timeoutSeconds }), grammy);
+  }
+
+  private constructor(
+    private readonly api: Api,
+    private readonly errors: { GrammyError: typeof GrammyError; HttpError: typeof HttpError },
+  ) {}
+
+  /** The Bot API refused because the bot's updates go to a webhook (409): Presence cannot read them. */
+  isWebhookConflict(error: unknown): boolean {
+    return error instanceof this.errors.GrammyError && error.error_code === 409;
   }
 
   /** The bot's @username (asked once), for `https://t.me/<username>?start=<token>`. */
@@ -55,12 +66,12 @@ export class TelegramBot {
       return { delivered: true, statusCode: 200, durationMs: Date.now() - started };
     } catch (error) {
       const durationMs = Date.now() - started;
-      if (error instanceof GrammyError) {
+      if (error instanceof this.errors.GrammyError) {
         const code = error.error_code;
         const retry = code === 429 || code >= 500;
         return { delivered: false, retry, retryAfterSeconds: error.parameters?.retry_after, statusCode: code, error: error.description.slice(0, 300), durationMs };
       }
-      const message = error instanceof HttpError ? `unreachable: ${(error.error as Error)?.message ?? error.message}` : (error as Error).message;
+      const message = error instanceof this.errors.HttpError ? `unreachable: ${(error.error as Error)?.message ?? error.message}` : (error as Error).message;
       return { delivered: false, retry: true, statusCode: null, error: message.slice(0, 300), durationMs };
     }
   }

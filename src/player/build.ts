@@ -9,7 +9,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { bundledLicences, buildOnce, readManifest, writeAtomic } from '../core/bundle-files.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -57,6 +56,8 @@ export const LICENSES_FILE = 'licenses.txt';
 export const ensurePlayerBuild = buildOnce(PLAYER_BUILD_DIR, (dir, force) => buildPlayer(dir, force));
 
 async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
+  // esbuild is loaded only when a bundle is (re)built, never by a server whose bundle is current.
+  const { build } = await import('esbuild');
   const source = sourceHash();
   const existing = readManifest<Manifest>(dir);
   if (!force && existing && existing.source === source && Object.keys(existing.files).every((f) => fs.existsSync(path.join(dir, f)))) {

@@ -153,12 +153,12 @@ forEachEngine('LLM brain', (engine) => {
   });
 });
 
-test('the engine is chosen by LLM_URL and said once at start', () => {
+test('the engine is chosen by LLM_URL and said once at start', async () => {
   const lines: Array<{ object: any; message: string }> = [];
   const logger = { info: (object: any, message: string) => lines.push({ object, message }), warn() {} };
   const deps = { knowledge: {} as never, gaps: {} as never };
-  assert.equal(createBrain(loadConfig({} as NodeJS.ProcessEnv), deps, logger).engine.name, 'offline');
-  assert.equal(createBrain(loadConfig({ LLM_URL: 'http://127.0.0.1:9/v1' } as NodeJS.ProcessEnv), deps, logger).engine.name, 'llm');
+  assert.equal((await createBrain(loadConfig({} as NodeJS.ProcessEnv), deps, logger)).engine.name, 'offline');
+  assert.equal((await createBrain(loadConfig({ LLM_URL: 'http://127.0.0.1:9/v1' } as NodeJS.ProcessEnv), deps, logger)).engine.name, 'llm');
   assert.deepEqual(lines.map((l) => l.object.engine), ['offline', 'llm']);
   assert.match(lines[1]!.message, /language model/);
 });

@@ -102,7 +102,7 @@ describe('the language model finder (OpenAI chat wire format)', () => {
   let finder: DetailFinder;
   before(async () => {
     fake = await startFakeLlm();
-    finder = new DetailFinder({ client: llmClient({ url: fake.url, firstTokenTimeoutMs: 5000 }), model: 'test-model', timeoutMs: 5000 });
+    finder = new DetailFinder({ client: await llmClient({ url: fake.url, firstTokenTimeoutMs: 5000 }), model: 'test-model', timeoutMs: 5000 });
   });
   after(() => fake.close());
   const transcript: Turns = [a('How can I help?'), v('I am Jane, call me on (415) 555-2671, my mail is jane at example dot com. Budget five grand.')];

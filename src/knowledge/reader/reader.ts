@@ -4,13 +4,16 @@
  * `discover()` finds a site's pages: the homepage's links, its sitemaps (and sitemap indexes), and
  * the links on its most promising pages, each scored and given a default category.
  */
-import { parseHTML } from 'linkedom';
 import { readerGet, ReaderError, type FetchedResponse } from './fetch.js';
 import { RobotsCache, SiteGates } from './politeness.js';
 import { pageLinks } from './links.js';
 import { parseSitemap, sitemapText, MAX_SITEMAP_FILES } from './sitemap.js';
 import { scoreLink, type Category, type LinkSource } from './scoring.js';
 import { canonicalUrl, dedupeKey, isFileUrl, pathOf, sameSite } from './urls.js';
+import { once } from '../../core/once.js';
+
+// linkedom (some 25 MB) is loaded by the first discovery, not at start: an idle server never needs it.
+const linkedom = once(() => import('linkedom'));
 
 export interface ReaderConfig {
   allowPrivate: boolean;
@@ -95,6 +98,7 @@ export class WebsiteReader {
     };
     const homeKey = dedupeKey(homeUrl);
     add(homeUrl, 'Home', 'homepage');
+    const { parseHTML } = await linkedom.get();
     const { document } = parseHTML(home.body.toString('utf8'));
     for (const link of pageLinks(document as unknown as Document, home.url, site)) add(link.url, link.anchor, link.place === 'nav' ? 'nav' : 'homepage');
 

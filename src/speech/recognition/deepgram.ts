@@ -5,7 +5,8 @@
  * ends the socket. One socket per visitor turn: it opens when the visitor starts speaking, so the
  * connection time hides behind the speech. Several expected languages use `language=multi`.
  */
-import { DeepgramClient } from '@deepgram/sdk';
+import type { DeepgramClient } from '@deepgram/sdk';
+import { once, type Once } from '../../core/once.js';
 import { RecognitionError } from './errors.js';
 import { isoLanguage } from './languages.js';
 import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type RecognitionStream, type Recognizer, type Transcript } from './types.js';
@@ -28,14 +29,16 @@ interface ResultsMessage {
 
 export class DeepgramRecognizer implements Recognizer {
   readonly name = 'deepgram';
-  private readonly client: DeepgramClient;
+  /** The SDK (some 30 MB) is loaded when this engine is configured, at once so the first turn does not wait. */
+  private readonly client: Once<DeepgramClient>;
 
   constructor(private readonly options: DeepgramRecognizerOptions) {
     const base = options.baseUrl?.replace(/\/+$/, '');
-    this.client = new DeepgramClient({
+    this.client = once(async () => new (await import('@deepgram/sdk')).DeepgramClient({
       apiKey: options.apiKey,
       ...(base ? { baseUrl: base.replace(/^http/, 'ws') } : {}),
-    });
+    }));
+    this.client.get().catch(() => undefined);
   }
 
   async transcribe(pcm: Int16Array, options: RecognitionOptions): Promise<Transcript> {
@@ -55,7 +58,7 @@ export class DeepgramRecognizer implements Recognizer {
     const pending: Int16Array[] = [];
     const stream: RecognitionStream = { push, finish, abort };
 
-    const socketPromise = this.client.listen.v1.connect({
+    const socketPromise = this.client.get().then((client) => client.listen.v1.connect({
       model: this.options.model,
       encoding: 'linear16',
       sample_rate: RECOGNITION_SAMPLE_RATE,
@@ -66,7 +69,7 @@ export class DeepgramRecognizer implements Recognizer {
       Authorization: `Token ${this.options.apiKey}`,
       reconnectAttempts: 0,
       connectionTimeoutInSeconds: 5,
-    });
+    }));
     const opened = socketPromise.then(async (socket) => {
       socket.on('message', (message) => {
         if ((message as { type?: string }).type !== 'Results') return;
