@@ -16,10 +16,10 @@ import { ApiError } from '../core/errors.js';
 import { CONTENT_TYPES, methodFor } from './formats.js';
 import { renderTemplate, sampleValues, type TemplateValues } from './templates.js';
 import { HandoffRules, type Rule } from './rules.js';
-import { extractOffline, type Turn } from './details/offline.js';
-import { unverifiedDetails } from './details/kinds.js';
+import type { Turn } from './details/offline.js';
+import { detailParsers } from './details/load.js';
 import type { DetailFinder } from './details/finder.js';
-import type { DetailSpec } from './details/kinds.js';
+import type { DetailSpec } from './details/spec.js';
 
 export const HANDOFF_QUEUE = 'handoff.conversation';
 export const OWNER_KIND = 'handoff';
@@ -99,6 +99,7 @@ export class Handoff {
     const rules = (await this.rules.list(conversation.agentId)).filter((r) => r.accountId === conversation.accountId && applies(r));
     const required = uniqueDetails(rules.flatMap((r) => r.details.filter((d) => d.required)));
     if (!required.length) return [];
+    const { extractOffline } = await detailParsers.get();
     const found = extractOffline(conversation.transcript, required, { reference: new Date() });
     return required.filter((d) => !found[d.name]).map((d) => ({ name: d.name, description: d.description }));
   };
@@ -115,6 +116,7 @@ export class Handoff {
     const rules = (await this.rules.list(conversation.agentId)).filter((r) => r.accountId === conversation.accountId && applies(r));
     if (!rules.length) return;
     const found = await this.findings(conversation, uniqueDetails(rules.flatMap((r) => r.details)));
+    const { unverifiedDetails } = await detailParsers.get();
     for (const rule of rules) {
       const missing = rule.details.filter((d) => d.required && !found[d.name]);
       if (missing.length) {

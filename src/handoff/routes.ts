@@ -9,7 +9,7 @@ import { AgentIdParams } from '../agents/schemas.js';
 import { storableText } from '../knowledge/schemas.js';
 import { FORMATS } from './formats.js';
 import { DESTINATION_TYPES } from './rules.js';
-import { DETAIL_KINDS } from './details/kinds.js';
+import { DETAIL_KINDS } from './details/spec.js';
 import type { Handoff } from './handoff.js';
 
 const DetailIn = z.object({

@@ -13,7 +13,7 @@ import { maskHeaders, maskSecret, newWebhookSecret } from '../delivery/signing.j
 import { RESERVED_HEADERS, type DeliveryOutcomeEvent } from '../delivery/engine.js';
 import { BUILT_INS, checkTemplate, defaultTemplate } from './templates.js';
 import { FORMATS, methodFor, type Format } from './formats.js';
-import type { DetailKind, DetailSpec } from './details/kinds.js';
+import type { DetailKind, DetailSpec } from './details/spec.js';
 
 export const RULES_PER_AGENT = 20;
 /** Failed deliveries in a row that pause a rule (interface: Delivery outcomes). */

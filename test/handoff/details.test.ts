@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { extractOffline } from '../../src/handoff/details/offline.js';
 import { DetailFinder } from '../../src/handoff/details/finder.js';
-import { kindOf, unverifiedDetails, type DetailSpec } from '../../src/handoff/details/kinds.js';
+import { unverifiedDetails } from '../../src/handoff/details/kinds.js';
+import { kindOf, type DetailSpec } from '../../src/handoff/details/spec.js';
 import { llmClient } from '../../src/brain/llm.js';
 import { startFakeLlm, type FakeLlm } from '../brain/support/fake-llm.js';
 

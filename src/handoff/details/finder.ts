@@ -6,8 +6,9 @@
  */
 import type OpenAI from 'openai';
 import type { CountryCode } from 'libphonenumber-js';
-import { extractOffline, type Turn } from './offline.js';
-import { kindOf, normaliseValue, type DetailSpec } from './kinds.js';
+import type { Turn } from './offline.js';
+import { kindOf, type DetailSpec } from './spec.js';
+import { detailParsers } from './load.js';
 
 export interface FinderLogger {
   warn(object: object, message: string): void;
@@ -42,6 +43,7 @@ export class DetailFinder {
 
   async find(request: FindRequest): Promise<FoundDetails> {
     const context = { reference: request.reference, country: request.country };
+    const { extractOffline, normaliseValue } = await detailParsers.get();
     const offline = extractOffline(request.transcript, request.details, context);
     if (!this.llm || !request.details.length || !request.transcript.some((t) => t.role === 'visitor')) return { values: offline, engine: 'offline' };
     let fromModel: Record<string, unknown>;
