@@ -1,11 +1,14 @@
 /**
  * One agent's pages, as tabs: Look (face, voice with a sample, languages, backdrop, cameras,
  * welcome message, live preview), Knowledge (website, find pages, build with progress, pages,
- * system prompt, what it knows), Gaps (answer or dismiss) and Embed (the snippet to paste).
+ * pages and sections to edit, system prompt, what it knows), Gaps (answer or dismiss) and Embed (the
+ * snippet to paste, visitor values and their signing secret).
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
+import { PagesTable, Sections } from './agent-knowledge-edit.js';
+import { VisitorValues } from './agent-visitor-values.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
 
 const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed']];
@@ -165,10 +168,12 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
   const status = useLoad(() => api.get(`/v1/agent/${a.id}/brain-status`), [a.id]);
   const pages = useLoad(() => api.get<any[]>(`/v1/agent/${a.id}/pages/list`), [a.id]);
   const building = BUILDING.has(status.data?.brain_status);
+  // A page added on its own is read by a job too: its row fills in while any page is pending.
+  const reading = building || !!pages.data?.some((p) => p.status === 'pending');
   usePoll(async () => {
     await status.reload();
     await pages.reload();
-  }, 2000, building);
+  }, 2000, reading);
   const denied = lacking('setup');
 
   const saveWebsite = async (event: Event) => {
@@ -253,16 +258,7 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
         {s?.error && <p role="alert" class="error">The build failed: {s.error}</p>}
         <button type="button" onClick={build} disabled={building || !!denied} title={denied}>Build knowledge</button>
       </section>
-      <table>
-        <caption>Pages the agent reads</caption>
-        <thead><tr><th scope="col">Page</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Error</th></tr></thead>
-        <tbody>
-          {(pages.data ?? []).map((p) => (
-            <tr key={p.id}><td>{p.title || p.url}<br /><small>{p.url}</small></td><td>{p.is_primary ? 'primary' : 'background'}</td><td>{p.status}</td><td>{p.error ?? ''}</td></tr>
-          ))}
-          {pages.data?.length === 0 && <tr><td colSpan={4}>No pages yet: find them from the website above.</td></tr>}
-        </tbody>
-      </table>
+      <PagesTable agentId={a.id} pages={pages.data} onChanged={pages.reload} />
       {s?.facts && s.facts.length > 0 && (
         <table>
           <caption>What the agent knows, and where it comes from</caption>
@@ -280,6 +276,7 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
         </Field>
         <button type="submit" disabled={!!denied} title={denied}>Save system prompt</button>
       </form>
+      <Sections agentId={a.id} />
     </>
   );
 }
@@ -350,6 +347,7 @@ function Embed(props: { agentId: number }) {
         if (!confirm('A new embed key stops the old snippet working. Continue?')) return;
         try { embed.setData(await api.post(`/v1/agent/${props.agentId}/embed/regenerate`)); } catch (err) { setError(err); }
       }}>Regenerate embed key</button>
+      <VisitorValues agentId={props.agentId} />
     </>
   );
 }
