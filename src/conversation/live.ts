@@ -525,7 +525,7 @@ export class LiveConversation implements VisitorInput {
   private makeListener(recognizer: Recognizer): Listener {
     const listener = createListener(recognizer, {
       speechStarted: () => this.clearIdle(),
-      partial: (text) => this.deps.session.player.json({ type: 'visitor_transcript', text, final: false }),
+      partial: (text) => this.deps.session.showVisitorWords(text, false),
       bargeIn: () => this.interrupt(),
       tentative: (turn) => {
         try {
@@ -771,7 +771,7 @@ export class LiveConversation implements VisitorInput {
       this.listener?.setLanguages(this.orderedLanguages());
       void this.deps.speech.prepareFillers(this.speaking(language), { sampleRate: this.deps.session.sampleRate }).catch(() => {});
     }
-    this.deps.session.player.json({ type: 'visitor_transcript', text, final: true });
+    this.deps.session.showVisitorWords(text, true);
     const history = this.history.slice();
     this.remember({ role: 'visitor', text });
     this.write({
@@ -802,7 +802,7 @@ export class LiveConversation implements VisitorInput {
     };
     controller.signal.addEventListener('abort', () => markFirstAudio(), { once: true });
     this.answer = answer;
-    if (session.state !== 'talking') session.player.json({ type: 'state', t: session.now(), state: 'thinking' });
+    session.showThinking();
 
     const voicing = this.watch(answer.utteranceId);
     // A prepared answer's held audio goes first, so it leaves at the next tick of the clock.
@@ -853,7 +853,7 @@ export class LiveConversation implements VisitorInput {
     if (this.answer === answer) this.answer = undefined;
     // Back to listening unless the agent talks or a newer turn is being answered.
     if (session.state !== 'talking' && !this.answer && !this.closed) {
-      session.player.json({ type: 'state', t: session.now(), state: this.muted ? 'idle' : 'listening' });
+      session.stopThinking();
       this.armIdle();
     }
 

@@ -14,6 +14,7 @@ import { PlayerInput, PlayerInputState } from './player-in.js';
 import type { VisitorInputs } from './visitor-input.js';
 import { CLOSE_BAD_SAMPLE_RATE, CLOSE_BAD_TOKEN, CLOSE_INTERNAL_ERROR, CLOSE_RATE_LIMITED, CLOSE_REPLACED, MAX_FRAME_BYTES, RenderCommand, SAMPLE_RATES } from './protocol.js';
 import { MessageRateLimiter, MESSAGE_RATE_PER_SECOND } from './rate-limit.js';
+import type { HelloMessage } from './player-protocol.js';
 
 /**
  * Messages a render socket may send before it is told `connected`, held and then processed in
@@ -46,7 +47,7 @@ export interface SocketDeps {
   activity?: (row: SessionRow, connected: boolean) => void;
 }
 
-export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>, studio: HelloStudio) {
+export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>, studio: HelloStudio): HelloMessage {
   const stage = session.stage;
   return {
     type: 'hello',
@@ -61,7 +62,7 @@ export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 
       face_light: stage.face_light,
     },
     sample_rate: session.sampleRate,
-    state: session.state,
+    state: session.shownState,
     now: session.now(),
   };
 }

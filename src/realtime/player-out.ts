@@ -9,6 +9,7 @@ import { FRAME_SECONDS, type PieceTrack } from './lipsync/analysis.js';
 import { encodeFrame, FRAME_HEADER_BYTES, trackLength, utteranceBytes, type TrackContent } from './frame-codec.js';
 import { Slab } from './slab.js';
 import { realtimeMetrics } from './metrics.js';
+import type { HelloMessage, PlayerMessage } from './player-protocol.js';
 
 /** What PlayerOut needs of a socket (a `ws` WebSocket). */
 export interface PlayerSocket {
@@ -72,7 +73,8 @@ export class PlayerOut {
   private utterance = '';
   private utteranceUtf8: Uint8Array = new Uint8Array(0);
   /** The message that resynchronises a page that fell behind (the session's current `hello`). */
-  resync: () => Record<string, unknown> = () => ({ type: 'resync' });
+  /** The hello a page that fell behind gets again (set when the session's page is attached). */
+  resync?: () => HelloMessage;
 
   add(socket: PlayerSocket): PlayerConnection {
     // Only a plain socket: with an extension negotiated (compression), every frame goes through ws.
@@ -99,7 +101,7 @@ export class PlayerOut {
         return false;
       }
       c.lagging = false;
-      c.socket.send(JSON.stringify({ ...this.resync(), resync: true, skipped_frames: c.skippedFrames }));
+      if (this.resync) c.socket.send(JSON.stringify({ ...this.resync(), resync: true, skipped_frames: c.skippedFrames } satisfies HelloMessage));
       return true;
     }
     if (buffered > playerLimits.highWaterBytes) {
@@ -115,7 +117,7 @@ export class PlayerOut {
     this.connections.delete(connection);
   }
 
-  json(message: Record<string, unknown>): void {
+  json(message: PlayerMessage): void {
     if (!this.connections.size) return;
     const text = JSON.stringify(message);
     for (const c of this.connections) if (this.writable(c)) c.socket.send(text);

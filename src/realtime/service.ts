@@ -10,6 +10,7 @@ import { RealtimeSession, type Speaker, type Stage } from './session.js';
 import { dispatch } from './commands.js';
 import { CLOSE_INTERNAL_ERROR, CLOSE_SERVER_RESTART, CLOSE_SESSION_ENDED, DEFAULT_SAMPLE_RATE, type RealtimeHttpCommand } from './protocol.js';
 import { preloadDictionary } from './lipsync/text-visemes.js';
+import type { FaceRecord } from './player-protocol.js';
 
 /** Makes the speaker for a session's voice (the speech layer). */
 /** `sessionId` lets billing count a premium provider's speech per session. */
@@ -17,7 +18,7 @@ export type SpeakerFactory = (voice: { provider: string; voiceId: string; langua
 
 /** What the live side needs of the studio catalog (a shard has only the built-in backdrops and its sessions' faces). */
 export interface HelloStudio {
-  face(id: string, accountId?: number): unknown;
+  face(id: string, accountId?: number): FaceRecord | undefined;
   backdrop(id: string): Backdrop | undefined;
   hasBackdrop(id: string): boolean;
 }

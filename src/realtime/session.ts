@@ -13,6 +13,7 @@ import { parseExpressionTags } from './expression-tags.js';
 import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
+import type { PlayerState } from './player-protocol.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -70,6 +71,8 @@ export class RealtimeSession {
   readonly queue = new UtteranceQueue();
   sampleRate: number;
   state: AvatarState = 'idle';
+  /** Shown on the page between a visitor's turn and the answer's first audio (conversation mode). */
+  private thinking = false;
   stage: Stage;
   /** Receives events for the caller (the render socket, when one is attached). */
   emit: (event: RenderEvent) => void = () => {};
@@ -149,6 +152,7 @@ export class RealtimeSession {
     if (next === this.state) return;
     const previous = this.state;
     this.state = next;
+    this.thinking = false;
     this.event('agent.state_updated', { previous_state: previous, new_state: next });
     this.player.json({ type: 'state', t: this.now(), state: next });
     this.onStateChange?.(next);
@@ -387,6 +391,32 @@ export class RealtimeSession {
     this.dueAt = 0;
   }
 
+  /** What the page shows: the render state, or `thinking` while a conversation's answer is prepared. */
+  get shownState(): PlayerState {
+    return this.thinking ? 'thinking' : this.state;
+  }
+
+  /**
+   * The page shows the agent thinking (conversation mode) until it talks or `stopThinking`. Only
+   * the page sees it: render clients' `agent.state_updated` knows idle, listening and talking.
+   */
+  showThinking(): void {
+    if (this.thinking || this.state === 'talking') return;
+    this.thinking = true;
+    this.player.json({ type: 'state', t: this.now(), state: 'thinking' });
+  }
+
+  stopThinking(): void {
+    if (!this.thinking) return;
+    this.thinking = false;
+    this.player.json({ type: 'state', t: this.now(), state: this.state });
+  }
+
+  /** What the recogniser heard the visitor say so far (`final`: the turn is complete), as the page's live caption. */
+  showVisitorWords(text: string, final: boolean): void {
+    this.player.json({ type: 'visitor_transcript', text, final });
+  }
+
   startListening(): void {
     this.listening = true;
     if (this.state === 'idle') this.setState('listening');
@@ -455,24 +485,24 @@ export class RealtimeSession {
   }
 
   private sendStageToPlayer(action: TimedAction, at: number): void {
-    if (action.kind === 'camera') this.player.json({ type: 'camera', t: at, camera: action.payload.camera, hold: action.payload.hold ?? false });
+    if (action.kind === 'camera') this.player.json({ type: 'camera', t: at, camera: action.payload.camera, hold: action.payload.hold });
     if (action.kind === 'backdrop') {
-      const id = action.payload.backdrop as string | null;
+      const id = action.payload.backdrop;
       this.player.json({ type: 'backdrop', t: at, backdrop: id ? this.findBackdrop(id) ?? null : null });
     }
   }
 
   private apply(action: TimedAction, at: number): void {
     if (action.kind === 'cue') {
-      this.player.json({ type: 'expression', t: at, name: action.payload.name, intensity: action.payload.intensity ?? 0.8 });
+      this.player.json({ type: 'expression', t: at, name: action.payload.name, intensity: action.payload.intensity });
       return;
     }
     if (action.kind === 'camera') {
-      const camera = action.payload.camera as Stage['camera'] | 'auto';
-      if (camera === 'auto') this.stage = { ...this.stage, camera_mode: 'auto', hold: Boolean(action.payload.hold) };
-      else this.stage = { ...this.stage, camera, camera_mode: 'manual', hold: Boolean(action.payload.hold) };
+      const camera = action.payload.camera;
+      if (camera === 'auto') this.stage = { ...this.stage, camera_mode: 'auto', hold: action.payload.hold };
+      else this.stage = { ...this.stage, camera, camera_mode: 'manual', hold: action.payload.hold };
     } else {
-      this.stage = { ...this.stage, backdrop: action.payload.backdrop as string | null };
+      this.stage = { ...this.stage, backdrop: action.payload.backdrop };
     }
     this.sendStageToPlayer(action, at);
     this.event('stage.updated', { source_event_id: action.eventId, stage: this.stageView() });

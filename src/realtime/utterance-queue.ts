@@ -4,6 +4,7 @@
  */
 import { analysePiece, type PieceTrack, type WordTiming } from './lipsync/analysis.js';
 import type { Slab } from './slab.js';
+import type { CameraName } from './player-protocol.js';
 
 export interface Piece {
   pcm: Int16Array;
@@ -18,12 +19,12 @@ export interface Piece {
 }
 
 export type TimedActionKind = 'cue' | 'camera' | 'backdrop';
-export interface TimedAction {
-  kind: TimedActionKind;
-  atSeconds: number;
-  payload: Record<string, unknown>;
-  eventId: string;
-}
+/** A cue, camera move or backdrop change at a time into an utterance (agent.cue, stage.camera, stage.backdrop). */
+export type TimedAction = { atSeconds: number; eventId: string } & (
+  | { kind: 'cue'; payload: { name: string; intensity: number } }
+  | { kind: 'camera'; payload: { camera: CameraName; hold: boolean } }
+  | { kind: 'backdrop'; payload: { backdrop: string | null } }
+);
 
 export class Utterance {
   /** Pieces not yet played through, the one playing first. */

@@ -259,11 +259,11 @@ describe('timed actions heap', () => {
   it('gives actions back in time order, equal times in arrival order, at O(log n) each', () => {
     const heap = new TimedActions();
     const times = Array.from({ length: 2000 }, (_, i) => ((i * 7919) % 1000) / 100);
-    times.forEach((at, i) => heap.add(at, { kind: 'cue', atSeconds: at, payload: { i }, eventId: String(i) }));
+    times.forEach((at, i) => heap.add(at, { kind: 'cue', atSeconds: at, payload: { name: 'smile', intensity: 0.8 }, eventId: String(i) }));
     assert.equal(heap.next, 0);
     assert.equal(heap.takeDue(-1), undefined, 'nothing before its time');
     const out: Array<{ at: number; i: number }> = [];
-    for (let d = heap.takeDue(100); d; d = heap.takeDue(100)) out.push({ at: d.at, i: d.action.payload.i as number });
+    for (let d = heap.takeDue(100); d; d = heap.takeDue(100)) out.push({ at: d.at, i: Number(d.action.eventId) });
     assert.equal(out.length, 2000);
     for (let k = 1; k < out.length; k++) {
       assert.ok(out[k].at > out[k - 1].at || (out[k].at === out[k - 1].at && out[k].i > out[k - 1].i));

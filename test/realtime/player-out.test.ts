@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { PlayerOut, playerLimits, CLOSE_PLAYER_TOO_SLOW, type PlayerSocket } from '../../src/realtime/player-out.js';
 import { analysePiece } from '../../src/realtime/lipsync/analysis.js';
 import { voiced } from '../support/render-client.js';
+import type { HelloMessage } from '../../src/realtime/player-protocol.js';
 
 class RecordingSocket implements PlayerSocket {
   readyState = 1;
@@ -57,14 +58,18 @@ describe('player out: slow pages', () => {
     assert.ok(slowConnection.lagging);
     assert.ok(slowConnection.skippedFrames > 2500, `${slowConnection.skippedFrames} frames skipped`);
     // JSON messages are skipped for it too.
-    out.json({ type: 'expression', t: 1, name: 'smile' });
+    out.json({ type: 'expression', t: 1, name: 'smile', intensity: 0.8 });
     assert.equal(fast.texts().length, 1);
     assert.equal(slow.texts().length, 0);
   });
 
   it('resynchronises a page once its buffer drains: a fresh hello marked resync, then frames again', () => {
     const out = new PlayerOut();
-    out.resync = () => ({ type: 'hello', now: 42 });
+    const hello: HelloMessage = {
+      type: 'hello', now: 42, session: { session_id: 'ses_1', mode: 'render', status: 'active', max_session_seconds: null },
+      face: null, studio: { backdrop: null, cameras: ['mid'], face_light: 1 }, sample_rate: 24_000, state: 'idle',
+    };
+    out.resync = () => hello;
     const slow = new RecordingSocket();
     slow.stalled = true;
     const connection = out.add(slow);
@@ -81,7 +86,7 @@ describe('player out: slow pages', () => {
     streamFrames(out, 1);
     const resync = slow.sent.at(-2) as string;
     assert.equal(typeof resync, 'string');
-    assert.deepEqual(JSON.parse(resync), { type: 'hello', now: 42, resync: true, skipped_frames: connection.skippedFrames });
+    assert.deepEqual(JSON.parse(resync), { ...hello, resync: true, skipped_frames: connection.skippedFrames });
     assert.ok(Buffer.isBuffer(slow.sent.at(-1)));
     assert.equal(connection.lagging, false);
   });

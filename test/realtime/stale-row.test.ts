@@ -46,9 +46,9 @@ const row = {
 } as unknown as SessionRow;
 
 function service() {
-  const realtime = new RealtimeService({ face: () => null, backdrop: () => undefined, hasBackdrop: () => false }, () => async function* () {});
+  const realtime = new RealtimeService({ face: () => undefined, backdrop: () => undefined, hasBackdrop: () => false }, () => async function* () {});
   const log = { error: () => {}, warn: () => {} };
-  const deps: SocketDeps = { realtime, studio: { face: () => null, backdrop: () => undefined, hasBackdrop: () => false }, log, inputs: () => null, liveFor: () => {}, inputStates: new WeakMap() };
+  const deps: SocketDeps = { realtime, studio: { face: () => undefined, backdrop: () => undefined, hasBackdrop: () => false }, log, inputs: () => null, liveFor: () => {}, inputStates: new WeakMap() };
   return { realtime, deps };
 }
 

@@ -3,10 +3,10 @@
  * reconnects by itself with jittered exponential backoff when the socket drops, until the session
  * ends or the link turns out to be invalid.
  */
-import { parseAudioFrame, type AudioFrame, type ServerMessage } from './protocol.js';
+import { parseAudioFrame, type AudioFrame, type PlayerMessage } from './protocol.js';
 
 export interface ChannelHandlers {
-  message(msg: ServerMessage): void;
+  message(msg: PlayerMessage): void;
   audio(frame: AudioFrame): void;
   open(): void;
   /** The socket dropped; `retryIn` seconds until the next attempt (null: no retry). */
@@ -46,7 +46,7 @@ export class Channel {
     };
     ws.onmessage = (e) => {
       if (typeof e.data === 'string') {
-        let msg: ServerMessage;
+        let msg: PlayerMessage;
         try {
           msg = JSON.parse(e.data);
         } catch {

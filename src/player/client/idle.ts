@@ -3,7 +3,7 @@
  * speech-driven head nods and brow raises on emphasis, and the listening look (attentive eyes,
  * a slight tilt, small nods, mouth closed). Outputs a head pose, a gaze offset and idle morphs.
  */
-import type { AvatarState } from './protocol.js';
+import type { PlayerState } from './protocol.js';
 
 const DEG = Math.PI / 180;
 const rand = (a: number, b: number) => a + Math.random() * (b - a);
@@ -76,7 +76,7 @@ export class Idle {
    * @param t seconds (monotonic), @param dt frame seconds, @param open speech openness 0..1,
    * @param thinking an expression asks for an inward look (gaze up and aside)
    */
-  update(t: number, dt: number, state: AvatarState, open: number, morphs: Map<string, number>, thinking = false): IdlePose {
+  update(t: number, dt: number, state: PlayerState, open: number, morphs: Map<string, number>, thinking = false): IdlePose {
     dt = Math.min(dt, 0.1);
     const talking = state === 'talking' || open > 0.05;
     const listening = state === 'listening' && !talking;

@@ -12,7 +12,7 @@ import { Expressions } from './expression.js';
 import { Idle } from './idle.js';
 import { LipSync } from './lipsync.js';
 import { MorphMixer } from './morphs.js';
-import type { AvatarState, BackdropRecord, HelloMessage, ServerMessage } from './protocol.js';
+import type { PlayerState, BackdropRecord, HelloMessage, PlayerMessage } from './protocol.js';
 import { fetchFace, Stage } from './scene.js';
 import { Ui } from './ui.js';
 import { Microphone } from './microphone.js';
@@ -48,7 +48,7 @@ const idle = new Idle();
 const expressions = new Expressions();
 const backdrop = new Backdrop(document.getElementById('backdrop') ?? canvas.parentElement!.insertBefore(Object.assign(document.createElement('div'), { id: 'backdrop' }), canvas));
 
-let avatar: AvatarState = 'idle';
+let avatar: PlayerState = 'idle';
 let hello: HelloMessage | null = null;
 let faceUrl: string | null = null;
 let facePromise: Promise<unknown> | null = null;
@@ -184,7 +184,7 @@ function onHello(h: HelloMessage): void {
   });
 }
 
-function onMessage(m: ServerMessage): void {
+function onMessage(m: PlayerMessage): void {
   switch (m.type) {
     case 'hello':
       return onHello(m);
