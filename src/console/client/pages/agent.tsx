@@ -7,9 +7,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
 import { Handoffs } from './agent-handoffs.js';
+import { Alerts } from './agent-alerts.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
 
-const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed'], ['handoffs', 'Handoffs']];
+const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts']];
 
 export function AgentPages(props: { id: number; tab: string }) {
   const { data: agent, error, reload, setData } = useLoad(() => api.get(`/v1/agent/${props.id}`), [props.id]);
@@ -31,6 +32,7 @@ export function AgentPages(props: { id: number; tab: string }) {
       {props.tab === 'gaps' && <Gaps agentId={agent.id} />}
       {props.tab === 'embed' && <Embed agentId={agent.id} />}
       {props.tab === 'handoffs' && <Handoffs agentId={agent.id} />}
+      {props.tab === 'alerts' && <Alerts agentId={agent.id} />}
     </Page>
   );
 }
