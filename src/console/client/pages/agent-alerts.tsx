@@ -118,7 +118,7 @@ export function Alerts(props: { agentId: number }) {
         <tbody>
           {list.map((r) => (
             <tr key={r.id}>
-              <td><a href={`#alert-${r.id}`}>{r.name}</a></td>
+              <td>{r.name}</td>
               <td>{r.category}</td>
               <td>{describeWhen(r.when)}</td>
               <td>{['inbox', ...r.destination_ids.map((id: number) => dests.find((d) => d.id === id)?.name ?? `destination ${id}`)].join(', ')}</td>
@@ -169,7 +169,7 @@ export function Alerts(props: { agentId: number }) {
           <TryRule base={base} rule={r} />
         </section>
       ))}
-      {prefs.error ? <ErrorAlert error={prefs.error} /> : prefs.data ? <Prefs agentId={props.agentId} prefs={prefs.data} onSaved={(p) => prefs.setData(p)} /> : <Loading what="preferences" />}
+      {prefs.error ? <ErrorAlert error={prefs.error} /> : prefs.data ? <Prefs key={Object.keys(prefs.data.categories ?? {}).sort().join()} agentId={props.agentId} prefs={prefs.data} onSaved={(p) => prefs.setData(p)} /> : <Loading what="preferences" />}
       <Dialog title={`Delete alert rule “${deleting?.name ?? ''}”?`} open={!!deleting} onClose={() => setDeleting(null)}>
         <p>Notifications already in the inbox stay; no new ones are made for this rule.</p>
         <button type="button" class="danger" onClick={remove}>Delete rule</button>
@@ -204,7 +204,7 @@ function AlertForm(props: { rule?: any; initial: Draft; destinations: any[]; cat
   const title = props.rule ? `Edit “${props.rule.name}”` : 'New alert rule';
   const listId = `categories-${props.rule?.id ?? 'new'}`;
   return (
-    <form onSubmit={submit} aria-label={title}>
+    <form onSubmit={submit} aria-label={title} noValidate>
       <h2>{title}</h2>
       <ErrorAlert error={unplaced(error, (e) => FIELDS.some((p) => errorAt(e, p)))} />
       <Field label="Rule name" error={at('name')}>

@@ -133,7 +133,7 @@ export function Handoffs(props: { agentId: number }) {
         <tbody>
           {list.map((r) => (
             <tr key={r.id}>
-              <td><a href={`#rule-${r.id}`}>{r.name}</a></td>
+              <td>{r.name}</td>
               <td>{r.destination.type === 'webhook' ? `${r.destination.method} ${r.destination.url} (${r.destination.format})` : r.destination.type === 'inbox' ? 'Console inbox' : 'Telegram'}</td>
               <td>{r.state.replace('_', ' ')}</td>
               <td>{r.enabled ? 'yes' : 'no'}</td>
@@ -223,9 +223,9 @@ function RuleCard(props: { rule: any; base: string; editing: boolean; onEdit: ()
         <dd>{d.type === 'webhook' ? <><code>{d.method} {d.url}</code> as {FORMATS.find(([f]) => f === d.format)?.[1] ?? d.format}</> : d.type === 'inbox' ? 'your console inbox' : 'a Telegram chat'}</dd>
         {d.type === 'webhook' && (
           <>
-            <dt>Signing secret</dt>
+            <dt><label for={`secret-${r.id}`}>Signing secret</label></dt>
             <dd>
-              <code aria-label={revealed ? 'Signing secret' : 'Signing secret (hidden)'}>{revealed ? r.secret : mask(r.secret)}</code>{' '}
+              <input id={`secret-${r.id}`} readOnly size={44} value={revealed ? r.secret : mask(r.secret)} onFocus={(e) => revealed && e.currentTarget.select()} />{' '}
               <button type="button" aria-pressed={revealed} disabled={!!setup} title={setup} onClick={() => setRevealed(!revealed)}>{revealed ? 'Hide' : 'Reveal'}</button>{' '}
               <button type="button" disabled={!!setup} title={setup} onClick={() => setRotating(true)}>Rotate</button>
             </dd>
@@ -363,7 +363,7 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
   const title = props.rule ? `Edit “${props.rule.name}”` : 'New handoff rule';
   const webhook = draft.type === 'webhook';
   return (
-    <form onSubmit={submit} aria-label={title} class="rule-form">
+    <form onSubmit={submit} aria-label={title} noValidate>
       <h2>{title}</h2>
       <ErrorAlert error={general} />
       <Field label="Rule name" error={at('name')}>

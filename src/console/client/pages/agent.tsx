@@ -6,9 +6,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
-import { Handoffs } from './agent-handoffs.js';
-import { Alerts } from './agent-alerts.js';
+import { lazy } from '../lazy.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
+
+// Loaded with their tab, so the console's first load stays small.
+const Handoffs = lazy(() => import('./agent-handoffs.js').then((m) => m.Handoffs));
+const Alerts = lazy(() => import('./agent-alerts.js').then((m) => m.Alerts));
 
 const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts']];
 
