@@ -156,6 +156,8 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     assert.equal(deliveries.length, 1);
     assert.equal(deliveries[0].status, 'delivered');
     assert.equal(deliveries[0].delivery_id, request.headers['x-service-delivery']);
+    assert.equal(deliveries[0].attempts[0].response_excerpt, 'thanks');
+    await log.getByText('thanks', { exact: true }).waitFor();
     await log.getByText(deliveries[0].delivery_id).waitFor();
     await axe('handoffs, delivery log');
   });
@@ -255,5 +257,44 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     assert.equal(await prefs.getByLabel('Time zone').inputValue(), 'Mars/Olympus');
     await axe('alerts');
     assert.deepEqual(cspViolations, [], 'no CSP violation');
+  });
+
+  it('a read-only sign-in sees the rules with the secret masked, and every change disabled with the reason', async () => {
+    const created = await t.request('POST', `/v1/agent/${agentId}/v2/rules`, { body: { name: 'Viewer rule', details: [], destination: { type: 'webhook', url: hook.url } } });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const realSecret = created.body.rule.secret;
+    const key = (await t.request('POST', '/v1/keys', { body: { name: 'Viewer', permissions: ['read'] } })).body.key;
+    const context = await browser.newContext();
+    const viewer = await context.newPage();
+    try {
+      await viewer.goto(`${t.url}/console/`);
+      await viewer.getByLabel('Or paste an API key').fill(key);
+      await viewer.getByRole('button', { name: 'Sign in' }).click();
+      await viewer.getByRole('navigation', { name: 'Console' }).waitFor();
+      await viewer.goto(`${t.url}/console/agents/${agentId}/handoffs`);
+      await viewer.getByRole('heading', { level: 1, name: 'Crumb & Co › Handoffs' }).waitFor();
+      const reason = 'Your sign-in lacks the "setup" permission.';
+      const add = viewer.getByRole('button', { name: 'New handoff rule' });
+      assert.equal(await add.isDisabled(), true);
+      assert.equal(await add.getAttribute('title'), reason);
+      const card = viewer.getByRole('region', { name: 'Viewer rule' });
+      for (const name of ['Reveal', 'Rotate', 'Edit', 'Disable', 'Send test']) {
+        const button = card.getByRole('button', { name });
+        assert.equal(await button.isDisabled(), true, name);
+        assert.equal(await button.getAttribute('title'), reason, name);
+      }
+      assert.equal(await card.getByRole('button', { name: 'Delete' }).getAttribute('title'), 'Your sign-in lacks the "delete" permission.');
+      const shown = await card.getByLabel('Signing secret').inputValue();
+      assert.ok(!shown.includes(realSecret.slice(6, -4)), `the secret is not in the page: ${shown}`);
+      await card.getByRole('button', { name: 'Delivery log' }).click();
+      await card.getByRole('table', { name: 'Deliveries of “Viewer rule”, newest first' }).waitFor();
+      await viewer.goto(`${t.url}/console/agents/${agentId}/alerts`);
+      await viewer.getByRole('heading', { level: 1, name: 'Crumb & Co › Alerts' }).waitFor();
+      assert.equal(await viewer.getByRole('button', { name: 'New alert rule' }).isDisabled(), true);
+      await viewer.getByText('Test “Refund requests” on a sample conversation').click();
+      assert.equal(await viewer.getByRole('button', { name: 'Test this rule' }).getAttribute('title'), reason);
+    } finally {
+      await context.close();
+    }
   });
 });
