@@ -187,6 +187,22 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await form.waitFor({ state: 'detached' });
   });
 
+  it('edits the rule: the form starts from what is saved, and a PATCH changes only what was changed', async () => {
+    const card = page.getByRole('region', { name: 'New lead' });
+    await card.getByRole('button', { name: 'Edit' }).click();
+    const form = card.getByRole('form', { name: 'Edit “New lead”' });
+    assert.equal(await form.getByLabel('Webhook URL').inputValue(), hook.url);
+    assert.equal(await form.getByLabel('Header 1 value').inputValue(), 'bakery-123');
+    await form.getByLabel('Header 1 value').fill('bakery-456');
+    await form.getByLabel('Detail 2 required').check();
+    await form.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved “New lead”.' }).waitFor();
+    const rule = (await rulesOf())[0];
+    assert.deepEqual(rule.destination.headers, { 'X-Api-Key': 'bakery-456' });
+    assert.deepEqual(rule.details.map((d: any) => [d.name, d.required]), [['email', true], ['phone', true]]);
+    assert.equal(rule.destination.template, '{"email": "{{email}}", "phone": "{{phone}}", "agent": "{{agent_name}}"}');
+  });
+
   it('rotates the secret after a named confirmation', async () => {
     const card = page.getByRole('region', { name: 'New lead' });
     await card.getByRole('button', { name: 'Rotate' }).click();
@@ -238,6 +254,17 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await card.getByLabel('What the visitor said (one line a turn)').fill('Just one question about bread');
     await card.getByRole('button', { name: 'Test this rule' }).click();
     await card.getByRole('status').filter({ hasText: 'It would not fire.' }).waitFor();
+
+    // The builder turns a sentence into a proposal in the form, saved only when the owner says so.
+    await page.getByLabel('Or describe the alert in your words').fill('Tell me when someone asks about cake, longer than 2 minutes');
+    await page.getByRole('button', { name: 'Propose a rule' }).click();
+    const proposal = page.getByRole('form', { name: 'New alert rule' });
+    await proposal.waitFor();
+    assert.equal(await proposal.getByLabel('Keywords (comma-separated)').inputValue(), 'cake');
+    assert.equal(await proposal.getByLabel('Lasted at least (seconds)').inputValue(), '120');
+    await proposal.getByRole('button', { name: 'Cancel' }).click();
+    await proposal.waitFor({ state: 'detached' });
+    assert.equal((await t.request('GET', `/v1/notifications/rules/${agentId}`)).body.rules.length, 1, 'a proposal is not saved');
 
     const prefs = page.getByRole('form', { name: 'Alert preferences' });
     await prefs.getByRole('checkbox', { name: /Hold sends during quiet hours/ }).check();

@@ -316,7 +316,7 @@ function Builder(props: { base: string; onProposal: (draft: Draft) => void }) {
   return (
     <form onSubmit={ask} aria-label="Describe an alert">
       <ErrorAlert error={unplaced(error, (e) => !!errorAt(e, 'message'))} />
-      <Field label="Or describe the alert in your words" error={errorAt(error, 'message')} hint={'e.g. Tell me when someone mentions "refund" in a call longer than 2 minutes.'}>
+      <Field label="Or describe the alert in your words" error={errorAt(error, 'message')} hint="e.g. Tell me when someone asks about a refund, longer than 2 minutes.">
         {(id, d) => <input id={id} value={message} maxLength={1000} aria-describedby={d} onInput={(e) => setMessage(e.currentTarget.value)} />}
       </Field>
       <button type="submit" disabled={!!setup || !message.trim()} title={setup}>Propose a rule</button>

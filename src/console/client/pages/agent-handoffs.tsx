@@ -345,7 +345,10 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
     setSaving(true);
     try {
       if (props.rule) {
-        const { rules } = await api.patch<{ rules: any[] }>(`${props.base}/${props.rule.id}`, bodyOf(draft));
+        const body = bodyOf(draft);
+        // An unchanged template is not sent back: one the service wrote then follows the details and format.
+        if (draft.template === (props.rule.destination.template ?? '')) delete (body.destination as Record<string, unknown>).template;
+        const { rules } = await api.patch<{ rules: any[] }>(`${props.base}/${props.rule.id}`, body);
         props.onSaved(rules.find((r) => r.id === props.rule.id), rules);
       } else {
         props.onSaved((await api.post<{ rule: any }>(props.base, { ...bodyOf(draft), enabled: true })).rule);
