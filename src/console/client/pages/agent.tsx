@@ -7,11 +7,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
+import { lazy } from '../lazy.js';
 import { PagesTable, Sections } from './agent-knowledge-edit.js';
 import { VisitorValues } from './agent-visitor-values.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
 
-const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed']];
+// Loaded with their tab, so the console's first load stays small.
+const Handoffs = lazy(() => import('./agent-handoffs.js').then((m) => m.Handoffs));
+const Alerts = lazy(() => import('./agent-alerts.js').then((m) => m.Alerts));
+
+const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts']];
 
 export function AgentPages(props: { id: number; tab: string }) {
   const { data: agent, error, reload, setData } = useLoad(() => api.get(`/v1/agent/${props.id}`), [props.id]);
@@ -32,6 +37,8 @@ export function AgentPages(props: { id: number; tab: string }) {
       {props.tab === 'knowledge' && <Knowledge agent={agent} onSaved={() => reload()} />}
       {props.tab === 'gaps' && <Gaps agentId={agent.id} />}
       {props.tab === 'embed' && <Embed agentId={agent.id} />}
+      {props.tab === 'handoffs' && <Handoffs agentId={agent.id} />}
+      {props.tab === 'alerts' && <Alerts agentId={agent.id} />}
     </Page>
   );
 }
