@@ -18,10 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE conversations ADD COLUMN answer_ms INTEGER[] NOT NULL DEFAULT '{}'`.execute(db);
   // The conversations there already, from their turns. The rollup trigger of 0015 ignores this
   // update (it compares only the columns it knew); the rollup's new parts are backfilled below.
-  await sql`
-    UPDATE conversations c SET answers = a.answers, answered = a.answered, answer_ms = a.answer_ms
-    FROM (${answersOfTurns()}) a
-    WHERE c.id = a.conversation_id`.execute(db);
+  await backfillConversationAnswers(db);
 
   await sql`ALTER TABLE conversation_days ADD COLUMN answers BIGINT NOT NULL DEFAULT 0`.execute(db);
   await sql`ALTER TABLE conversation_days ADD COLUMN answered BIGINT NOT NULL DEFAULT 0`.execute(db);
@@ -106,8 +103,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 /**
  * Per conversation, from its turns: answers (agent turns with a boolean `answered`), those the
- * agent knew, and each answer's `first_audio` (a number; rounded to the millisecond) in turn order.
+ * agent knew, and each answer's `first_audio` (a number; rounded to the millisecond) in turn order:
+ * what ConversationRecords.addTurn counts as each turn is written (the tests check both agree).
  */
+export async function backfillConversationAnswers(db: Kysely<any>): Promise<void> {
+  await sql`
+    UPDATE conversations c SET answers = a.answers, answered = a.answered, answer_ms = a.answer_ms
+    FROM (${answersOfTurns()}) a
+    WHERE c.id = a.conversation_id`.execute(db);
+}
+
 function answersOfTurns() {
   return sql`
     SELECT conversation_id,
