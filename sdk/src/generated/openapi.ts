@@ -10494,7 +10494,7 @@ export interface paths {
                          *       "visitor_turns": 3,
                          *       "answers": 3,
                          *       "answered": 3,
-                         *       "answer_rate": 0.8,
+                         *       "answer_rate": 0.87,
                          *       "running": 3,
                          *       "handoffs_delivered": 3,
                          *       "this_month": {
@@ -10505,7 +10505,7 @@ export interface paths {
                          *         "visitor_turns": 3,
                          *         "answers": 3,
                          *         "answered": 3,
-                         *         "answer_rate": 0.8
+                         *         "answer_rate": 0.87
                          *       },
                          *       "first_conversation_at": "2026-11-23T09:30:00.000Z",
                          *       "last_conversation_at": "2026-11-23T09:30:00.000Z"
@@ -10649,7 +10649,7 @@ export interface paths {
                          *           "visitor_turns": 3,
                          *           "answers": 3,
                          *           "answered": 3,
-                         *           "answer_rate": 0.8,
+                         *           "answer_rate": 0.87,
                          *           "running": 3,
                          *           "handoffs_delivered": 3,
                          *           "this_month": {
@@ -10659,7 +10659,7 @@ export interface paths {
                          *             "visitor_turns": 3,
                          *             "answers": 3,
                          *             "answered": 3,
-                         *             "answer_rate": 0.8
+                         *             "answer_rate": 0.87
                          *           },
                          *           "last_conversation_at": "2026-11-23T09:30:00.000Z"
                          *         }
@@ -11011,13 +11011,13 @@ export interface paths {
                          *       "visitor_turns": 3,
                          *       "answers": 3,
                          *       "answered": 3,
-                         *       "answer_rate": 0.8,
+                         *       "answer_rate": 0.87,
                          *       "running": 3,
                          *       "agent_turns": 3,
                          *       "handoffs_delivered": 3,
                          *       "voice_to_voice_ms": {
-                         *         "p50": 3,
-                         *         "p95": 3
+                         *         "p50": 740,
+                         *         "p95": 1400
                          *       },
                          *       "gaps_found": 3,
                          *       "per_day": [
@@ -11029,10 +11029,10 @@ export interface paths {
                          *           "visitor_turns": 3,
                          *           "answers": 3,
                          *           "answered": 3,
-                         *           "answer_rate": 0.8,
+                         *           "answer_rate": 0.87,
                          *           "voice_to_voice_ms": {
-                         *             "p50": 3,
-                         *             "p95": 3
+                         *             "p50": 740,
+                         *             "p95": 1400
                          *           }
                          *         }
                          *       ]
@@ -11242,12 +11242,12 @@ export interface paths {
                          *         "answers": 3,
                          *         "first_audio_ms": {
                          *           "median": 0.8,
-                         *           "p95": 0.8,
+                         *           "p95": 1400,
                          *           "max": 0.8
                          *         },
                          *         "heard_ms": {
                          *           "median": 0.8,
-                         *           "p95": 0.8,
+                         *           "p95": 1400,
                          *           "max": 0.8
                          *         }
                          *       }
