@@ -18,7 +18,7 @@ interface Series {
 const percent = (rate: Value) => (rate === null ? null : Math.round(rate * 10_000) / 100);
 const shown = (v: Value, unit = '') => (v === null ? '—' : `${v}${unit}`);
 
-function Plot(props: { title: string; days: string[]; series: Series[]; unit?: string; note?: string }) {
+function Plot(props: { title: string; days: string[]; series: Series[]; unit?: string; note?: string; max?: number }) {
   const ref = useRef<HTMLDivElement>(null);
   const [table, setTable] = useState(false);
   useEffect(() => {
@@ -30,8 +30,17 @@ function Plot(props: { title: string; days: string[]; series: Series[]; unit?: s
       width: Math.min(720, ref.current.clientWidth || 720),
       height: 220,
       // Days without a figure (no answer measured) are gaps in the line; points keep a lone day visible.
-      series: [{}, ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, points: { show: true, size: 5 }, value: (_: uPlot, v: Value) => shown(v, unit) }))],
-      axes: [{}, { values: (_: uPlot, ticks: number[]) => ticks.map((v) => `${v}${unit}`), size: unit ? 70 : 50 }],
+      // The y axis starts at zero (a rate to 100 %), so a small change does not look like a large one.
+      scales: { y: { range: (_: uPlot, _min: number, max: number): uPlot.Range.MinMax => [0, props.max ?? (max > 0 ? max * 1.1 : 1)] } },
+      series: [
+        { label: 'Day', value: (_: uPlot, v: number) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
+        ...props.series.map((s, i) => ({ label: s.label, stroke: colors[i % colors.length], width: 2, points: { show: true, size: 7 }, value: (_: uPlot, v: Value) => shown(v, unit) })),
+      ],
+      axes: [
+        // Days (UTC, as the API counts them), not hours of the browser's zone.
+        { incrs: [86_400, 2 * 86_400, 7 * 86_400, 14 * 86_400, 28 * 86_400], values: (_: uPlot, ticks: number[]) => ticks.map((v) => new Date(v * 1000).toISOString().slice(5, 10)) },
+        { values: (_: uPlot, ticks: number[]) => ticks.map((v) => `${v}${unit}`), size: unit ? 70 : 50 },
+      ],
     }, [xs, ...props.series.map((s) => s.values)] as uPlot.AlignedData, ref.current);
     return () => plot.destroy();
   }, [props.days, props.series]);
@@ -115,6 +124,7 @@ export function Reports() {
                 title="Answer rate per day"
                 days={days}
                 unit=" %"
+                max={100}
                 series={series.answerRate}
                 note="Of the answers the agents gave, the share they knew (the others said they did not know and raised a knowledge gap)."
               />
