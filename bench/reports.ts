@@ -63,18 +63,22 @@ async function seed(t: TestApp, accountId: number, agents: number[]): Promise<nu
       )
       INSERT INTO conversation_turns (conversation_id, role, text, at, details)
       SELECT c.id, CASE WHEN g % 2 = 0 THEN 'visitor' ELSE 'agent' END, ${text}, c.started_at + g * interval '5 seconds',
-             CASE WHEN g % 2 = 1 THEN jsonb_build_object('source', 'answer', 'latency_ms', jsonb_build_object('first_audio', 400 + g * 10))
-                                      || CASE WHEN random() < 0.02 THEN jsonb_build_object('gap_id', 1 + floor(random() * 50)::int) ELSE '{}'::jsonb END
+             CASE WHEN g % 2 = 1 THEN jsonb_build_object('source', 'answer', 'latency_ms', jsonb_build_object('first_audio', 300 + floor(random() * random() * 2700)::int))
+                                      || CASE WHEN random() < 0.15 THEN jsonb_build_object('answered', false, 'gap_id', 1 + floor(random() * 50)::int) ELSE jsonb_build_object('answered', true) END
                   ELSE '{}'::jsonb END
       FROM c CROSS JOIN generate_series(0, 5) AS g`.execute(db);
   }
-  // The searchable words and the gaps raised, as ConversationRecords.addTurn keeps them (the
-  // rows were inserted ended, so the rollup trigger has counted them and now counts their gaps).
+  // The searchable words, the gaps raised and the answers with their latencies, as
+  // ConversationRecords.addTurn keeps them (the rows were inserted ended, so the rollup trigger has
+  // counted them and now counts their gaps and answers).
   for (let from = 0; from < CONVERSATIONS; from += batch) {
     await sql`
-      UPDATE conversations c SET search = s.v, gap_ids = s.gaps
+      UPDATE conversations c SET search = s.v, gap_ids = s.gaps, answers = s.answers, answered = s.answered, answer_ms = s.answer_ms
       FROM (SELECT conversation_id, to_tsvector('simple', string_agg(text, ' ')) AS v,
-                   COALESCE(array_agg(DISTINCT (details->>'gap_id')::int) FILTER (WHERE details ? 'gap_id'), '{}') AS gaps
+                   COALESCE(array_agg(DISTINCT (details->>'gap_id')::int) FILTER (WHERE details ? 'gap_id'), '{}') AS gaps,
+                   COUNT(*) FILTER (WHERE details ? 'answered')::int AS answers,
+                   COUNT(*) FILTER (WHERE details->'answered' = 'true'::jsonb)::int AS answered,
+                   COALESCE(array_agg((details->'latency_ms'->>'first_audio')::int ORDER BY id) FILTER (WHERE details->'latency_ms' ? 'first_audio'), '{}') AS answer_ms
             FROM conversation_turns
             WHERE conversation_id IN (SELECT id FROM conversations WHERE account_id = ${accountId} ORDER BY id OFFSET ${from} LIMIT ${batch})
             GROUP BY conversation_id) s

@@ -12,7 +12,7 @@
  * running conversations (the open-conversations index) and of a day a date-time bound cuts. Any
  * other filter scans the matches, once.
  */
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import type { Database } from '../core/db/schema.js';
 
@@ -64,6 +64,9 @@ export interface ConversationTotals {
   visitorTurns: number;
   agentTurns: number;
   handoffsDelivered: number;
+  /** Answers the agents gave (agent turns with the engine's `answered` flag), and those they knew. */
+  answers: number;
+  answered: number;
   first: Date | null;
   last: Date | null;
 }
@@ -137,12 +140,14 @@ function rollupAndScanned(filter: ConversationFilter, plan: RollupPlan, key: 'da
   // One branch per condition, so that each reads its own index range (the open conversations, a cut day).
   const scanned = plan.scanned.map(
     (where) => sql`
-      SELECT ${rowKey}, COUNT(*), COUNT(*) FILTER (WHERE ended_at IS NULL), SUM(${DURATION})::float8, SUM(visitor_turns), SUM(agent_turns), SUM(cardinality(handoffs_delivered))
+      SELECT ${rowKey}, COUNT(*), COUNT(*) FILTER (WHERE ended_at IS NULL), SUM(${DURATION})::float8, SUM(visitor_turns), SUM(agent_turns), SUM(cardinality(handoffs_delivered)),
+             SUM(answers), SUM(answered)
       FROM conversations WHERE ${where} GROUP BY 1`,
   );
   return sql`
     SELECT ${rollupKey} AS k, SUM(conversations)::bigint AS conversations, 0::bigint AS running, SUM(seconds)::float8 AS seconds,
-           SUM(visitor_turns)::bigint AS visitor_turns, SUM(agent_turns)::bigint AS agent_turns, SUM(handoffs_delivered)::bigint AS handoffs
+           SUM(visitor_turns)::bigint AS visitor_turns, SUM(agent_turns)::bigint AS agent_turns, SUM(handoffs_delivered)::bigint AS handoffs,
+           SUM(answers)::bigint AS answers, SUM(answered)::bigint AS answered
     FROM conversation_days WHERE ${dayConditions(filter, plan)} GROUP BY 1
     UNION ALL ${sql.join(scanned, sql` UNION ALL `)}`;
 }
@@ -156,7 +161,30 @@ function rollupAndScannedGaps(filter: ConversationFilter, plan: RollupPlan) {
     ) gaps`;
 }
 
-const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs`;
+/**
+ * The measured answers' latencies as (day, ms, answers) rows: the rollup's exact histogram for its
+ * whole days and the scanned rows' `answer_ms`, or (no plan) the matches' `answer_ms`.
+ */
+function latencyRows(filter: ConversationFilter, plan: RollupPlan | undefined, scan: () => Expression<unknown>) {
+  if (!plan) return sql`SELECT day, ms, 1 AS n FROM (${scan()}) m`;
+  const scanned = plan.scanned.map((where) => sql`SELECT ${DAY} AS day, v AS ms, 1 AS n FROM conversations CROSS JOIN LATERAL unnest(answer_ms) AS v WHERE ${where}`);
+  return sql`
+    SELECT day, ms, answers AS n FROM conversation_day_latency WHERE ${dayConditions(filter, plan)}
+    UNION ALL ${sql.join(scanned, sql` UNION ALL `)}`;
+}
+
+/** Percentiles by nearest rank (the smallest value with at least p of the answers at or below it), in integers. */
+const P50 = sql`MIN(ms) FILTER (WHERE cum * 100 >= total * 50)`;
+const P95 = sql`MIN(ms) FILTER (WHERE cum * 100 >= total * 95)`;
+
+export interface LatencyPercentiles {
+  /** Measured answers (with a first audio). */
+  answers: number;
+  p50: number | null;
+  p95: number | null;
+}
+
+const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs, SUM(answers) AS answers, SUM(answered) AS answered`;
 
 /** Whether `stats`, `totals` and `perAgent` may read the rollup (tests compare both ways). */
 export interface AggregateOptions {
@@ -184,6 +212,8 @@ const sumsSelect = [
   sql<string | null>`SUM(visitor_turns)`.as('visitor_turns'),
   sql<string | null>`SUM(agent_turns)`.as('agent_turns'),
   sql<string | null>`SUM(cardinality(handoffs_delivered))`.as('handoffs'),
+  sql<string | null>`SUM(answers)`.as('answers'),
+  sql<string | null>`SUM(answered)`.as('answered'),
 ] as const;
 const totalsSelect = [...sumsSelect, sql<Date | null>`MIN(started_at)`.as('first'), sql<Date | null>`MAX(started_at)`.as('last')] as const;
 
@@ -194,6 +224,8 @@ interface TotalsRaw {
   visitor_turns: string | number | null;
   agent_turns: string | number | null;
   handoffs: string | number | null;
+  answers: string | number | null;
+  answered: string | number | null;
   first: Date | string | null;
   last: Date | string | null;
 }
@@ -206,6 +238,8 @@ function totals(r: TotalsRaw): ConversationTotals {
     visitorTurns: Number(r.visitor_turns ?? 0),
     agentTurns: Number(r.agent_turns ?? 0),
     handoffsDelivered: Number(r.handoffs ?? 0),
+    answers: Number(r.answers ?? 0),
+    answered: Number(r.answered ?? 0),
     first: r.first ? new Date(r.first) : null,
     last: r.last ? new Date(r.last) : null,
   };
@@ -314,13 +348,39 @@ export class ConversationQueries {
         .with('d', () => perDay)
         .selectFrom('d')
         .select([
-          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', sql<null>`NULL`.as('first'), sql<null>`NULL`.as('last'),
+          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', 'answers', 'answered', sql<null>`NULL`.as('first'), sql<null>`NULL`.as('last'),
           sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
         ])
         .orderBy('d.day')
         .execute();
     }
     return { days: rows.map((r) => ({ day: r.day, ...totals(r) })), gaps: Number(rows[0]?.gaps ?? 0) };
+  }
+
+  /**
+   * Voice-to-voice percentiles (p50, p95, exact: nearest rank over every measured answer) per UTC
+   * day of the start, and over all the matches, in one statement. Whole days read the rollup's
+   * histogram (one row per distinct millisecond value), so the work is bounded by the distinct
+   * values, not by the answers; the rest (running conversations, cut days, other filters) unnest
+   * the matching rows' `answer_ms`.
+   */
+  async latency(filter: ConversationFilter, options: AggregateOptions = {}): Promise<{ days: Map<string, LatencyPercentiles>; total: LatencyPercentiles }> {
+    const plan = options.rollup === false ? undefined : rollupPlan(filter);
+    const scan = () => filtered(this.db.selectFrom('conversations').select([DAY.as('day'), sql<number>`unnest(answer_ms)`.as('ms')]), filter);
+    const { rows } = await sql<{ day: string | null; answers: string | number; p50: number | null; p95: number | null }>`
+      WITH h AS (${latencyRows(filter, plan, scan)}),
+           v AS (SELECT day, ms, SUM(n) AS n FROM h GROUP BY day, ms),
+           d AS (SELECT day, ms, SUM(n) OVER (PARTITION BY day ORDER BY ms) AS cum, SUM(n) OVER (PARTITION BY day) AS total FROM v),
+           a AS (SELECT ms, SUM(n) OVER (ORDER BY ms) AS cum, SUM(n) OVER () AS total FROM (SELECT ms, SUM(n) AS n FROM v GROUP BY ms) x)
+      SELECT day::text AS day, total AS answers, ${P50} AS p50, ${P95} AS p95 FROM d GROUP BY day, total
+      UNION ALL
+      SELECT NULL, total, ${P50}, ${P95} FROM a GROUP BY total`.execute(this.db);
+    const of = (r: (typeof rows)[number]): LatencyPercentiles => ({ answers: Number(r.answers), p50: r.p50 === null ? null : Number(r.p50), p95: r.p95 === null ? null : Number(r.p95) });
+    const totalRow = rows.find((r) => r.day === null);
+    return {
+      days: new Map(rows.filter((r) => r.day !== null).map((r) => [r.day!, of(r)])),
+      total: totalRow ? of(totalRow) : { answers: 0, p50: null, p95: null },
+    };
   }
 
   /** Totals per agent (by the agent id; the name is the latest conversation's). */

@@ -105,6 +105,9 @@ export class ConversationRecords {
     // A knowledge gap the answer raised is kept on the conversation too (reports count them there).
     const gapId = turn.details?.gap_id;
     const gap = typeof gapId === 'number' && Number.isInteger(gapId) && gapId > 0 && gapId <= 2_147_483_647 ? gapId : undefined;
+    // An answer (the engine's `answered` flag) and its voice-to-voice latency are counted on the
+    // conversation too, for the reports' answer rate and percentiles (migration 0029).
+    const quality = turn.role === 'agent' ? answerQuality(turn.details) : {};
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conversation_turns')
@@ -117,6 +120,8 @@ export class ConversationRecords {
           agent_turns: turn.role === 'agent' ? sql`agent_turns + 1` : sql`agent_turns`,
           search: sql`search || to_tsvector('simple', ${turn.text})`,
           ...(gap !== undefined && { gap_ids: sql`CASE WHEN ${gap}::int = ANY(gap_ids) THEN gap_ids ELSE array_append(gap_ids, ${gap}::int) END` }),
+          ...(quality.answered !== undefined && { answers: sql`answers + 1`, answered: quality.answered ? sql`answered + 1` : sql`answered` }),
+          ...(quality.ms !== undefined && { answer_ms: sql`array_append(answer_ms, ${quality.ms}::int)` }),
         })
         .where('id', '=', conversationId)
         .execute();
@@ -213,4 +218,15 @@ export class ConversationRecords {
     for (const session of ended) await this.end(session);
     if (ended.length) this.logger.info({ conversations: ended.length }, 'ended conversations whose session ended while the server stopped');
   }
+}
+
+/** What an agent turn adds to the answer counts: whether it was an answer the agent knew, and its first_audio (ms). */
+function answerQuality(details: Record<string, unknown> | undefined): { answered?: boolean; ms?: number } {
+  const answered = details?.answered;
+  const latency = details?.latency_ms;
+  const firstAudio = latency && typeof latency === 'object' && !Array.isArray(latency) ? (latency as Record<string, unknown>).first_audio : undefined;
+  return {
+    ...(typeof answered === 'boolean' && { answered }),
+    ...(typeof firstAudio === 'number' && Number.isFinite(firstAudio) && { ms: Math.max(-2_147_483_647, Math.min(2_147_483_647, Math.round(firstAudio))) }),
+  };
 }

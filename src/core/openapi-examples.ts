@@ -155,6 +155,9 @@ function numberFor(schema: Schema, name: string | undefined): number {
     : name?.startsWith('max_') ? 600
     : name?.endsWith('_seconds') || name === 'seconds' ? (integer ? 30 : 12.5)
     : name?.endsWith('_ms') ? 250
+    : name === 'p50' ? 740
+    : name === 'p95' ? 1400
+    : name === 'answer_rate' ? 0.87
     : name?.endsWith('_bytes') ? 524288
     : name === 'limit' ? 20
     : name === 'offset' ? 0

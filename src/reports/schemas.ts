@@ -118,15 +118,29 @@ const Totals = {
   minutes: z.number().describe('Minutes, two decimals'),
   average_duration_seconds: z.number().describe('0 when there are no conversations'),
   visitor_turns: z.number().int(),
+  answers: z.number().int().describe("Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers)"),
+  answered: z.number().int().describe('Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap'),
+  answer_rate: z.number().min(0).max(1).nullable().describe('answered / answers, 0 to 1 (four decimals); null when no answer was given'),
 };
+
+const VoiceToVoice = z
+  .object({
+    p50: z.number().int().nullable().describe('Median, ms'),
+    p95: z.number().int().nullable().describe('95th percentile, ms'),
+  })
+  .nullable()
+  .describe("Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Exact percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies); null when no answer was measured");
 
 export const StatsResponse = z.object({
   ...Totals,
   running: z.number().int().describe('Still running'),
   agent_turns: z.number().int(),
   handoffs_delivered: z.number().int(),
+  voice_to_voice_ms: VoiceToVoice,
   gaps_found: z.number().int().describe('Distinct knowledge gaps (questions the agents could not answer) raised in these conversations'),
-  per_day: z.array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), ...Totals })).describe('One entry per UTC day from the first to the last conversation that matches, days without any included'),
+  per_day: z
+    .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), ...Totals, voice_to_voice_ms: VoiceToVoice.describe("The day's voice-to-voice percentiles (exact over the day's measured answers); null when none was measured") }))
+    .describe('One entry per UTC day (of the conversation\'s start) from the first to the last conversation that matches, days without any included'),
 });
 
 export const AgentReport = z.object({

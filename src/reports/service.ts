@@ -5,7 +5,7 @@
  * queries, agents and the account through hooks; reports own no table.
  */
 import { ApiError, validationItem, ValidationFailed } from '../core/errors.js';
-import type { ConversationFilter, ConversationQueries, ConversationRow, ConversationTotals, TurnRow } from '../conversation/queries.js';
+import type { ConversationFilter, ConversationQueries, ConversationRow, ConversationTotals, LatencyPercentiles, TurnRow } from '../conversation/queries.js';
 import { csvRow } from './csv.js';
 import { dateBounds } from './schemas.js';
 
@@ -34,6 +34,7 @@ export const CSV_COLUMNS = [
   'visitor_turns', 'agent_turns', 'notif_categories', 'handoffs_delivered',
 ] as const;
 
+const EMPTY: ConversationTotals = { conversations: 0, running: 0, seconds: 0, visitorTurns: 0, agentTurns: 0, handoffsDelivered: 0, answers: 0, answered: 0, first: null, last: null };
 const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 const round = (n: number, places = 3) => Math.round(n * 10 ** places) / 10 ** places;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -72,6 +73,7 @@ export class ReportsService {
   async stats(accountId: number, query: FilterQuery) {
     const filter = this.filter(accountId, query);
     const { days, gaps } = await this.conversations.stats(filter);
+    const latency = await this.conversations.latency(filter);
     const totals = days.reduce<ConversationTotals>(
       (sum, d) => ({
         conversations: sum.conversations + d.conversations,
@@ -80,18 +82,21 @@ export class ReportsService {
         visitorTurns: sum.visitorTurns + d.visitorTurns,
         agentTurns: sum.agentTurns + d.agentTurns,
         handoffsDelivered: sum.handoffsDelivered + d.handoffsDelivered,
+        answers: sum.answers + d.answers,
+        answered: sum.answered + d.answered,
         first: null,
         last: null,
       }),
-      { conversations: 0, running: 0, seconds: 0, visitorTurns: 0, agentTurns: 0, handoffsDelivered: 0, first: null, last: null },
+      { ...EMPTY },
     );
     return {
       ...totalsOf(totals),
+      voice_to_voice_ms: voiceToVoice(latency.total),
       running: totals.running,
       agent_turns: totals.agentTurns,
       handoffs_delivered: totals.handoffsDelivered,
       gaps_found: gaps,
-      per_day: everyDay(days),
+      per_day: everyDay(days).map((d) => ({ ...d, voice_to_voice_ms: voiceToVoice(latency.days.get(d.date)) })),
     };
   }
 
@@ -121,7 +126,7 @@ export class ReportsService {
     ]);
     const byMonth = new Map(month.map((a) => [a.agentId, a]));
     const currentNames = new Map(current.map((a) => [a.id, a.name]));
-    const empty: ConversationTotals = { conversations: 0, running: 0, seconds: 0, visitorTurns: 0, agentTurns: 0, handoffsDelivered: 0, first: null, last: null };
+    const empty = EMPTY;
     const rows = [
       ...all.map((a) => ({ id: a.agentId, name: currentNames.get(a.agentId) ?? a.agentName, totals: a as ConversationTotals })),
       ...current.filter((a) => !all.some((x) => x.agentId === a.id)).map((a) => ({ id: a.id, name: a.name, totals: empty })),
@@ -233,17 +238,28 @@ function item(r: ConversationRow) {
   };
 }
 
-function totalsOf(t: { conversations: number; seconds: number; visitorTurns: number }) {
+type Sums = Pick<ConversationTotals, 'conversations' | 'seconds' | 'visitorTurns' | 'answers' | 'answered'>;
+
+function totalsOf(t: Sums) {
   return {
     conversations: t.conversations,
     minutes: minutes(t.seconds),
     average_duration_seconds: t.conversations ? round(t.seconds / t.conversations, 1) : 0,
     visitor_turns: t.visitorTurns,
+    answers: t.answers,
+    answered: t.answered,
+    // Of the answers given, the share the agent knew (not an "I don't know" that raised a gap).
+    answer_rate: t.answers ? round(t.answered / t.answers, 4) : null,
   };
 }
 
+/** The stats' voice-to-voice figure: null when no answer was measured. */
+function voiceToVoice(p: LatencyPercentiles | undefined) {
+  return p && p.answers > 0 ? { p50: p.p50, p95: p.p95 } : null;
+}
+
 /** The days from the first to the last, those without conversations as zeroes. */
-function everyDay(days: Array<{ day: string; conversations: number; seconds: number; visitorTurns: number }>) {
+function everyDay(days: Array<Sums & { day: string }>) {
   if (!days.length) return [];
   const byDay = new Map(days.map((d) => [d.day, d]));
   const out = [];
@@ -251,7 +267,7 @@ function everyDay(days: Array<{ day: string; conversations: number; seconds: num
   for (let t = Date.parse(`${days[0]!.day}T00:00:00Z`); t <= last; t += 86_400_000) {
     const date = new Date(t).toISOString().slice(0, 10);
     const d = byDay.get(date);
-    out.push({ date, ...totalsOf(d ?? { conversations: 0, seconds: 0, visitorTurns: 0 }) });
+    out.push({ date, ...totalsOf(d ?? EMPTY) });
   }
   return out;
 }

@@ -37,20 +37,27 @@ forEachEngine('reports: stats, one conversation, exports, totals', (engine) => {
       minutes: 12.5, // 120 + 30 + 600 s
       average_duration_seconds: 250,
       visitor_turns: 4,
+      answers: 4, // c1's, c2's and c3's two
+      answered: 1,
+      answer_rate: 0.25,
+      voice_to_voice_ms: { p50: 500, p95: 900 }, // c1's 500 and c2's 900 (c3's answers were not measured)
       running: 0,
       agent_turns: 4,
       handoffs_delivered: 2,
       gaps_found: 2, // gap 7 (twice) and gap 8
       per_day: [
-        { date: '2026-01-10', conversations: 2, minutes: 2.5, average_duration_seconds: 75, visitor_turns: 3 },
-        { date: '2026-01-11', conversations: 0, minutes: 0, average_duration_seconds: 0, visitor_turns: 0 },
-        { date: '2026-01-12', conversations: 1, minutes: 10, average_duration_seconds: 600, visitor_turns: 1 },
+        { date: '2026-01-10', conversations: 2, minutes: 2.5, average_duration_seconds: 75, visitor_turns: 3, answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: 500, p95: 900 } },
+        { date: '2026-01-11', conversations: 0, minutes: 0, average_duration_seconds: 0, visitor_turns: 0, answers: 0, answered: 0, answer_rate: null, voice_to_voice_ms: null },
+        { date: '2026-01-12', conversations: 1, minutes: 10, average_duration_seconds: 600, visitor_turns: 1, answers: 2, answered: 0, answer_rate: 0, voice_to_voice_ms: null },
       ],
     });
     const one = await get(`/v1/reports/stats?agent_id=${alice}&q=hours`);
     assert.deepEqual([one.body.conversations, one.body.minutes, one.body.gaps_found, one.body.handoffs_delivered, one.body.per_day.length], [1, 0.5, 1, 1, 1]);
     const none = await get('/v1/reports/stats?visitor_id=nobody');
-    assert.deepEqual(none.body, { conversations: 0, minutes: 0, average_duration_seconds: 0, visitor_turns: 0, running: 0, agent_turns: 0, handoffs_delivered: 0, gaps_found: 0, per_day: [] });
+    assert.deepEqual(none.body, {
+      conversations: 0, minutes: 0, average_duration_seconds: 0, visitor_turns: 0, answers: 0, answered: 0, answer_rate: null, voice_to_voice_ms: null,
+      running: 0, agent_turns: 0, handoffs_delivered: 0, gaps_found: 0, per_day: [],
+    });
     const all = await get('/v1/reports/stats');
     assert.equal(all.body.conversations, 4);
     assert.equal(all.body.running, 1);

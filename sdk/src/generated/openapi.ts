@@ -10492,6 +10492,9 @@ export interface paths {
                          *       "minutes": 0.8,
                          *       "average_duration_seconds": 12.5,
                          *       "visitor_turns": 3,
+                         *       "answers": 3,
+                         *       "answered": 3,
+                         *       "answer_rate": 0.87,
                          *       "running": 3,
                          *       "handoffs_delivered": 3,
                          *       "this_month": {
@@ -10499,7 +10502,10 @@ export interface paths {
                          *         "conversations": 3,
                          *         "minutes": 0.8,
                          *         "average_duration_seconds": 12.5,
-                         *         "visitor_turns": 3
+                         *         "visitor_turns": 3,
+                         *         "answers": 3,
+                         *         "answered": 3,
+                         *         "answer_rate": 0.87
                          *       },
                          *       "first_conversation_at": "2026-11-23T09:30:00.000Z",
                          *       "last_conversation_at": "2026-11-23T09:30:00.000Z"
@@ -10518,6 +10524,12 @@ export interface paths {
                             /** @description 0 when there are no conversations */
                             average_duration_seconds: number;
                             visitor_turns: number;
+                            /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                            answers: number;
+                            /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                            answered: number;
+                            /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                            answer_rate: number | null;
                             running: number;
                             handoffs_delivered: number;
                             this_month: {
@@ -10528,6 +10540,12 @@ export interface paths {
                                 /** @description 0 when there are no conversations */
                                 average_duration_seconds: number;
                                 visitor_turns: number;
+                                /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                                answers: number;
+                                /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                                answered: number;
+                                /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                                answer_rate: number | null;
                             };
                             first_conversation_at: string | null;
                             last_conversation_at: string | null;
@@ -10629,13 +10647,19 @@ export interface paths {
                          *           "minutes": 0.8,
                          *           "average_duration_seconds": 12.5,
                          *           "visitor_turns": 3,
+                         *           "answers": 3,
+                         *           "answered": 3,
+                         *           "answer_rate": 0.87,
                          *           "running": 3,
                          *           "handoffs_delivered": 3,
                          *           "this_month": {
                          *             "conversations": 3,
                          *             "minutes": 0.8,
                          *             "average_duration_seconds": 12.5,
-                         *             "visitor_turns": 3
+                         *             "visitor_turns": 3,
+                         *             "answers": 3,
+                         *             "answered": 3,
+                         *             "answer_rate": 0.87
                          *           },
                          *           "last_conversation_at": "2026-11-23T09:30:00.000Z"
                          *         }
@@ -10654,6 +10678,12 @@ export interface paths {
                                 /** @description 0 when there are no conversations */
                                 average_duration_seconds: number;
                                 visitor_turns: number;
+                                /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                                answers: number;
+                                /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                                answered: number;
+                                /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                                answer_rate: number | null;
                                 running: number;
                                 handoffs_delivered: number;
                                 this_month: {
@@ -10663,6 +10693,12 @@ export interface paths {
                                     /** @description 0 when there are no conversations */
                                     average_duration_seconds: number;
                                     visitor_turns: number;
+                                    /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                                    answers: number;
+                                    /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                                    answered: number;
+                                    /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                                    answer_rate: number | null;
                                 };
                                 last_conversation_at: string | null;
                             }[];
@@ -10973,9 +11009,16 @@ export interface paths {
                          *       "minutes": 0.8,
                          *       "average_duration_seconds": 12.5,
                          *       "visitor_turns": 3,
+                         *       "answers": 3,
+                         *       "answered": 3,
+                         *       "answer_rate": 0.87,
                          *       "running": 3,
                          *       "agent_turns": 3,
                          *       "handoffs_delivered": 3,
+                         *       "voice_to_voice_ms": {
+                         *         "p50": 740,
+                         *         "p95": 1400
+                         *       },
                          *       "gaps_found": 3,
                          *       "per_day": [
                          *         {
@@ -10983,7 +11026,14 @@ export interface paths {
                          *           "conversations": 3,
                          *           "minutes": 0.8,
                          *           "average_duration_seconds": 12.5,
-                         *           "visitor_turns": 3
+                         *           "visitor_turns": 3,
+                         *           "answers": 3,
+                         *           "answered": 3,
+                         *           "answer_rate": 0.87,
+                         *           "voice_to_voice_ms": {
+                         *             "p50": 740,
+                         *             "p95": 1400
+                         *           }
                          *         }
                          *       ]
                          *     }
@@ -10995,13 +11045,26 @@ export interface paths {
                             /** @description 0 when there are no conversations */
                             average_duration_seconds: number;
                             visitor_turns: number;
+                            /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                            answers: number;
+                            /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                            answered: number;
+                            /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                            answer_rate: number | null;
                             /** @description Still running */
                             running: number;
                             agent_turns: number;
                             handoffs_delivered: number;
+                            /** @description Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Exact percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies); null when no answer was measured */
+                            voice_to_voice_ms: {
+                                /** @description Median, ms */
+                                p50: number | null;
+                                /** @description 95th percentile, ms */
+                                p95: number | null;
+                            } | null;
                             /** @description Distinct knowledge gaps (questions the agents could not answer) raised in these conversations */
                             gaps_found: number;
-                            /** @description One entry per UTC day from the first to the last conversation that matches, days without any included */
+                            /** @description One entry per UTC day (of the conversation's start) from the first to the last conversation that matches, days without any included */
                             per_day: {
                                 /** @description YYYY-MM-DD (UTC) */
                                 date: string;
@@ -11011,6 +11074,19 @@ export interface paths {
                                 /** @description 0 when there are no conversations */
                                 average_duration_seconds: number;
                                 visitor_turns: number;
+                                /** @description Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers) */
+                                answers: number;
+                                /** @description Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap */
+                                answered: number;
+                                /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
+                                answer_rate: number | null;
+                                /** @description The day's voice-to-voice percentiles (exact over the day's measured answers); null when none was measured */
+                                voice_to_voice_ms: {
+                                    /** @description Median, ms */
+                                    p50: number | null;
+                                    /** @description 95th percentile, ms */
+                                    p95: number | null;
+                                } | null;
                             }[];
                         };
                     };
@@ -11166,12 +11242,12 @@ export interface paths {
                          *         "answers": 3,
                          *         "first_audio_ms": {
                          *           "median": 0.8,
-                         *           "p95": 0.8,
+                         *           "p95": 1400,
                          *           "max": 0.8
                          *         },
                          *         "heard_ms": {
                          *           "median": 0.8,
-                         *           "p95": 0.8,
+                         *           "p95": 1400,
                          *           "max": 0.8
                          *         }
                          *       }

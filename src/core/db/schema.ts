@@ -166,6 +166,11 @@ export interface ConversationsTable {
   search: Generated<string>;
   /** Distinct knowledge gaps its answers raised (written with the turn that raised one). */
   gap_ids: Generated<number[]>;
+  /** Answers its agent gave (agent turns with the engine's `answered` flag), and those it knew (migration 0029). */
+  answers: Generated<number>;
+  answered: Generated<number>;
+  /** Each measured answer's voice-to-voice latency (the waterfall's first_audio, ms), in turn order. */
+  answer_ms: Generated<number[]>;
 }
 
 /**
@@ -181,6 +186,17 @@ export interface ConversationDaysTable {
   visitor_turns: number;
   agent_turns: number;
   handoffs_delivered: number;
+  answers: Generated<number>;
+  answered: Generated<number>;
+}
+
+/** Exact latency histogram of the rollup: how many answers of the day took exactly `ms` (migration 0029). */
+export interface ConversationDayLatencyTable {
+  account_id: number;
+  agent_id: number;
+  day: string;
+  ms: number;
+  answers: number;
 }
 
 /** Distinct gaps of the rollup: how many ended conversations of the day raised each. */
@@ -498,6 +514,7 @@ export interface Database {
   conversation_turns: ConversationTurnsTable;
   conversation_days: ConversationDaysTable;
   conversation_day_gaps: ConversationDayGapsTable;
+  conversation_day_latency: ConversationDayLatencyTable;
   knowledge_brains: KnowledgeBrainsTable;
   knowledge_pages: KnowledgePagesTable;
   knowledge_sections: KnowledgeSectionsTable;
