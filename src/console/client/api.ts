@@ -12,6 +12,8 @@ export class ApiFailure extends Error {
     message: string,
     /** 422: the message for each field, keyed by its name (the last part of `loc`). */
     readonly fields: Record<string, string> = {},
+    /** 422: the messages for each field, keyed by its whole path in the body (`destination.url`, `details.0.name`). */
+    readonly paths: Record<string, string[]> = {},
   ) {
     super(message);
   }
@@ -24,11 +26,13 @@ function describe(status: number, body: any): ApiFailure {
   const detail = body?.detail;
   if (status === 422 && Array.isArray(detail)) {
     const fields: Record<string, string> = {};
+    const paths: Record<string, string[]> = {};
     for (const item of detail) {
       const name = String(item.loc?.[item.loc.length - 1] ?? 'form');
       fields[name] ??= item.msg;
+      (paths[(item.loc ?? []).slice(1).join('.')] ??= []).push(item.msg);
     }
-    return new ApiFailure(422, 'validation', detail.map((i: any) => `${(i.loc ?? []).slice(1).join('.')}: ${i.msg}`).join('; '), fields);
+    return new ApiFailure(422, 'validation', detail.map((i: any) => `${(i.loc ?? []).slice(1).join('.')}: ${i.msg}`).join('; '), fields, paths);
   }
   if (detail && typeof detail === 'object') {
     const failure = new ApiFailure(status, detail.code, detail.message ?? `Request failed (${status})`);

@@ -11,20 +11,14 @@ import { ErrorAlert, Field, Loading, Dialog, useLoad, lacking, fmtDate } from '.
 
 /**
  * The 422 messages whose `loc` (after `body`) is `path` or starts with it, e.g. "destination.url"
- * or "details.0.name". ApiFailure.fields keys a message by the last part of `loc` alone, which
- * cannot tell a detail's `name` from the rule's; its message keeps every full path, so it is read
- * here. Domain 422s that name no field are put on the field they are about through `codes`.
+ * or "details.0.name" (ApiFailure.paths: `fields` keys a message by the last part alone, which
+ * cannot tell a detail's `name` from the rule's). Domain 422s that name no field are put on the
+ * field they are about through `codes`.
  */
 export function errorAt(error: unknown, path: string, codes: Record<string, string> = {}): string | undefined {
   if (!(error instanceof ApiFailure) || error.status !== 422) return undefined;
   if (error.code && error.code !== 'validation') return codes[error.code] === path ? error.message : undefined;
-  const found: string[] = [];
-  for (const part of error.message.split('; ')) {
-    const colon = part.indexOf(': ');
-    if (colon < 0) continue;
-    const at = part.slice(0, colon);
-    if (at === path || at.startsWith(`${path}.`)) found.push(part.slice(colon + 2));
-  }
+  const found = Object.entries(error.paths).filter(([at]) => at === path || at.startsWith(`${path}.`)).flatMap(([, messages]) => messages);
   return found.length ? found.join('; ') : undefined;
 }
 
