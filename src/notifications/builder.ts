@@ -90,6 +90,9 @@ export function parseRequest(message: string, draft?: Partial<ProposedRule>): Bu
   // "asks about X", "mentions X or Y", "talks about X", "keywords: X, Y"
   const topic = /\b(?:ask(?:s|ed|ing)?|talk(?:s|ed|ing)?|speak(?:s|ing)?|mention(?:s|ed|ing)?|say(?:s|ing)?|said|inquir(?:es|ed|ing)?|enquir(?:es|ed|ing)?|want(?:s|ed|ing)?|complain(?:s|ed|ing)?|keywords?:?|words?:?|brings? up|requests?)\s+(?:about\s+|for\s+|of\s+|regarding\s+|a\s+|an\s+)?(.+?)(?=$|[.;!?]|,?\s+(?:and\s+)?(?:if|when|but|who|that|with|after|lasting|longer|more than|over|at least|in category|as (?:a|an)\b|category|and (?:gives|leaves|shares|provides|stays|talks|speaks|lasts)))/gi;
   for (const match of text.matchAll(topic)) {
+    // A quoted topic ("mentions "cake" in a call…") was taken as written above: what follows the
+    // quote is the rest of the sentence, not more of the keyword.
+    if (/^["“‘']/.test(match[1])) continue;
     const raw = match[1].replace(/["“”‘’]/g, '');
     if (STOP_TOPIC.test(raw) && splitTopics(raw.split(STOP_TOPIC)[0]).length === 0) continue;
     for (const t of splitTopics(raw)) keywords.add(t);

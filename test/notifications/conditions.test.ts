@@ -86,6 +86,9 @@ test('the offline builder turns plain requests into rules', () => {
   const quoted = parseRequest('alert me if they say "speak to a human" or "manager", category urgent');
   assert.deepEqual(quoted.rule.when.keywords, ['speak to a human', 'manager']);
   assert.equal(quoted.rule.category, 'urgent');
+  // What follows a quoted keyword is the rest of the sentence, not more keyword.
+  const cake = parseRequest('mentions "cake" in a call longer than 2 minutes');
+  assert.deepEqual(cake.rule.when, { keywords: ['cake'], min_duration_seconds: 120 });
 
   const phone = parseRequest('when a visitor gives a phone number');
   assert.deepEqual(phone.rule.when, { detail_collected: 'phone' });
