@@ -13,7 +13,7 @@
 // The parallel files start longest first, by the seconds test/durations.json records for each
 // (files it does not know count as long): a two-minute file started last would otherwise run
 // alone at the end while the other core idles. `npm test -- --record-durations` rewrites it.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -45,6 +45,14 @@ if (files.length === 0) {
 }
 if (!process.env.TEST_DATABASE_URL) {
   console.log('TEST_DATABASE_URL is not set: PostgreSQL suites are skipped; the embedded database (PGlite) suites run.');
+}
+
+// Every built-in face first (npm install builds only the default one; a test server that found
+// one missing would build it in the middle of a test). Quick when they are current.
+const assets = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-assets.ts', '--all'], { stdio: 'inherit' });
+if (assets.status !== 0) {
+  console.error('building the faces and bundles failed');
+  process.exit(1);
 }
 
 const isTimed = (file) => /^\/\/ @timed\b/m.test(fs.readFileSync(file, 'utf8'));

@@ -14,6 +14,7 @@ import type { z } from 'zod';
 import { CAMERAS, type AgentCreateRequest, type AgentUpdateRequest, type EmbedConfigUpdate, type VisitorValuesUpdate } from './schemas.js';
 import { defaultEmbed, embedSnippets, newEmbedKey, SHARED_EMBED_FIELDS, type EmbedSettings } from './embed.js';
 import { checkVisitorValues, CANONICAL_FORM, canonicalText, defaultVisitorValues, newVisitorSecret, type VisitorValuesConfig } from './visitor-values.js';
+import { DEFAULT_FACE_ID } from '../faces/builtin.js';
 
 export interface Agent {
   id: number;
@@ -176,7 +177,7 @@ export class AgentService {
   }
 
   async create(accountId: number, input: z.output<typeof AgentCreateRequest>): Promise<Agent> {
-    await this.syncFace(input.avatar_id ?? 'face01');
+    await this.syncFace(input.avatar_id ?? DEFAULT_FACE_ID);
     const created = await this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creates cannot both pass the free-plan limit.
       const accountRow = await trx.selectFrom('accounts').select(['plan', 'default_agent_id']).where('id', '=', accountId).forUpdate().executeTakeFirstOrThrow();
@@ -185,7 +186,7 @@ export class AgentService {
       if (account.plan === 'free' && Number(existing.n) >= 1) {
         throw new ApiError(402, 'agent_limit', 'The free plan holds one agent; upgrade to create more');
       }
-      const avatarId = input.avatar_id ?? 'face01';
+      const avatarId = input.avatar_id ?? DEFAULT_FACE_ID;
       const provider = input.tts_primary ?? 'kokoro';
       const face = this.studioCatalog.face(avatarId, accountId);
       // Without a voice, a chosen kokoro face speaks with its own default voice.

@@ -35,6 +35,9 @@ export interface Face {
 
 const builtin = (f: Omit<Face, 'model_url' | 'source'>): Face => ({ ...f, model_url: `/assets/faces/${f.avatar_id}.glb`, source: 'builtin' });
 
+/** The face a new agent gets (and the one `npm install` builds; the others follow at first start). */
+export const DEFAULT_FACE_ID = 'face01';
+
 export const BUILTIN_FACES: Face[] = [
   builtin({
     avatar_id: 'face01', name: 'Maya', gender: 'f', default_voice_id: 'af_bella',

@@ -1,10 +1,17 @@
-// Generates the built-in faces off the main thread (see background.ts): building one face paints
-// its skin texture and packs its morphs for seconds of CPU, which on the server's event loop would
-// stall every live session and even the handling of SIGTERM.
+// Generates built-in faces off the main thread (see background.ts), one per message: building a
+// face paints its skin texture and packs its morphs for seconds of CPU, which on the server's
+// event loop would stall every live session and even the handling of SIGTERM. One face at a time,
+// in this thread only, so the server keeps a core for its sessions.
 import { parentPort, workerData } from 'node:worker_threads';
 import { register } from 'tsx/esm/api';
 
 register();
 const { ensureFaces } = await import('./index.ts');
-await ensureFaces(workerData.outDir, workerData.only);
-parentPort?.postMessage({ done: true });
+parentPort?.on('message', async ({ id }) => {
+  try {
+    await ensureFaces(workerData.outDir, [id], { workers: 1 });
+    parentPort?.postMessage({ id });
+  } catch (error) {
+    parentPort?.postMessage({ id, error: error instanceof Error ? error.message : String(error) });
+  }
+});

@@ -30,7 +30,7 @@ export interface BuildResult {
 interface Job { face: Face; hash: string; stillHash: string; build: boolean; file: string }
 interface Done { glb?: Uint8Array; ms: number; still: Still }
 
-async function generate(outDir: string, faces: Face[], force: boolean): Promise<BuildResult[]> {
+async function generate(outDir: string, faces: Face[], force: boolean, maxWorkers = faceWorkers()): Promise<BuildResult[]> {
   await fs.mkdir(outDir, { recursive: true });
   const stamps = await readStamps(outDir);
   const results = new Map<string, BuildResult>();
@@ -68,7 +68,7 @@ async function generate(outDir: string, faces: Face[], force: boolean): Promise<
     return writing;
   };
   // Building a face is seconds of CPU; rendering a still alone is well under one, not worth a thread.
-  const workers = Math.min(todo.filter((j) => j.build).length, faceWorkers());
+  const workers = Math.min(todo.filter((j) => j.build).length, maxWorkers);
   if (workers <= 1) {
     for (const job of todo) {
       const t0 = performance.now();
@@ -148,8 +148,8 @@ async function writeAtomically(file: string, data: Uint8Array | string): Promise
 }
 
 /** Generates only the built-in faces whose GLB is missing or outdated. */
-export async function ensureFaces(outDir: string, only?: string[]): Promise<void> {
-  await generate(outDir, only ? BUILTIN_FACES.filter((f) => only.includes(f.avatar_id)) : BUILTIN_FACES, false);
+export async function ensureFaces(outDir: string, only?: string[], options: { workers?: number } = {}): Promise<void> {
+  await generate(outDir, only ? BUILTIN_FACES.filter((f) => only.includes(f.avatar_id)) : BUILTIN_FACES, false, options.workers);
 }
 
 /** Regenerates every built-in face (or the given ones). */

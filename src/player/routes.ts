@@ -153,6 +153,7 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
     if (still) {
       const builtin = isBuiltin(still[1]);
       if (!builtin && !CUSTOM_FACE_FILE.test(still[1])) return reply.code(404).type('text/plain').send('not found');
+      if (builtin) await builtFirst(still[1], request.log);
       return sendFile(reply, stills.files(still[1], builtin).png, false);
     }
     const match = /^([\w-]{1,64})\.glb$/.exec(request.params.file);
@@ -170,13 +171,17 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       return reply.send(Buffer.from(custom.bytes.buffer, custom.bytes.byteOffset, custom.bytes.byteLength));
     }
     // Only built-in faces are generated on demand; anything else is served if present.
-    if (!fs.existsSync(file) && builtin) {
-      try {
-        await ensureFacesInBackground(facesDir);
-      } catch (error) {
-        request.log.error({ err: error }, 'face generation failed');
-      }
-    }
+    if (builtin) await builtFirst(id, request.log);
     return sendFile(reply, file, false);
   });
+
+  /** A built-in face not built yet (the first minutes after an install) is built now, before the others waiting. */
+  async function builtFirst(id: string, log: { error(object: object, message: string): void }): Promise<void> {
+    if (fs.existsSync(path.join(facesDir, `${id}.glb`)) && fs.existsSync(stills.files(id, true).png)) return;
+    try {
+      await ensureFacesInBackground(facesDir, [id]);
+    } catch (error) {
+      log.error({ err: error, avatar_id: id }, 'face generation failed');
+    }
+  }
 }

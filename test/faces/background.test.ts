@@ -1,8 +1,9 @@
 /**
- * Built-in faces generated in a worker thread (what the server does at start when build/faces is
- * missing or outdated): the main thread's timers keep running while a face is built, the face and
- * its stamp are written, a second request in the process shares the run, and a stamp left empty
- * by a killed process only means a rebuild, never a failure.
+ * Built-in faces generated in a worker thread (what the server does at first start, since
+ * `npm install` builds only the default face): the main thread's timers keep running while a face
+ * is built, the face and its stamp are written, a second request in the process shares the work,
+ * a face a page asks for goes before those waiting, and a stamp left empty by a killed process
+ * only means a rebuild, never a failure.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -21,8 +22,8 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     const started = Date.now();
     const ticker = setInterval(() => ticks++, 20);
     const run = ensureFacesInBackground(dir, ['face01']);
-    assert.equal(ensureFacesInBackground(dir, ['face01']), run, 'one run per directory and process');
-    await run;
+    const again = ensureFacesInBackground(dir, ['face01']);
+    await Promise.all([run, again]);
     clearInterval(ticker);
     const expected = (Date.now() - started) / 20;
     assert.ok(ticks > expected * 0.5, `the main thread kept running: ${ticks} of ~${Math.round(expected)} ticks`);
@@ -58,6 +59,24 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     const mtime = fs.statSync(path.join(dir, 'face01.glb')).mtimeMs;
     await ensureFaces(dir, ['face01']);
     assert.equal(fs.statSync(path.join(dir, 'face01.glb')).mtimeMs, mtime);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a face a page asks for is built before the faces waiting in the background', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-faces-order-'));
+  try {
+    // The server's start queues faces (not first); then a page asks for face04.
+    const background = ensureFacesInBackground(dir, ['face02', 'face03'], { first: false });
+    const asked = ensureFacesInBackground(dir, ['face04']);
+    await asked;
+    assert.ok(fs.existsSync(path.join(dir, 'face04.glb')), 'the face asked for is there when its wait ends');
+    assert.ok(!fs.existsSync(path.join(dir, 'face03.glb')), 'face03, still waiting, came after it');
+    await background;
+    const built = (id: string) => fs.statSync(path.join(dir, `${id}.glb`)).mtimeMs;
+    assert.ok(built('face04') <= built('face03'), 'face04 went before face03, which was waiting');
+    assert.equal(await facesAreCurrent(dir, BUILTIN_FACES.filter((f) => ['face02', 'face03', 'face04'].includes(f.avatar_id))), true);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
