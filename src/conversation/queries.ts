@@ -15,6 +15,7 @@
 import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import type { Database } from '../core/db/schema.js';
+import { LATENCY_BUCKETS, histogramPercentile } from './latency-buckets.js';
 
 /** Which conversations of one account; every field but the account is optional. */
 export interface ConversationFilter {
@@ -162,26 +163,24 @@ function rollupAndScannedGaps(filter: ConversationFilter, plan: RollupPlan) {
 }
 
 /**
- * The measured answers' latencies as (day, ms, answers) rows: the rollup's exact histogram for its
- * whole days and the scanned rows' `answer_ms`, or (no plan) the matches' `answer_ms`.
+ * The measured answers' latencies as (day, bucket, answers) rows for the scanned conversations
+ * (running ones, cut days, or every match when the rollup cannot be read), or the rollup's
+ * histogram arrays for its whole days (`hist`, one row per agent and day).
  */
-function latencyRows(filter: ConversationFilter, plan: RollupPlan | undefined, scan: () => Expression<unknown>) {
-  if (!plan) return sql`SELECT day, ms, 1 AS n FROM (${scan()}) m`;
-  const scanned = plan.scanned.map((where) => sql`SELECT ${DAY} AS day, v AS ms, 1 AS n FROM conversations CROSS JOIN LATERAL unnest(answer_ms) AS v WHERE ${where}`);
-  return sql`
-    SELECT day, ms, answers AS n FROM conversation_day_latency WHERE ${dayConditions(filter, plan)}
-    UNION ALL ${sql.join(scanned, sql` UNION ALL `)}`;
+function latencyScan(where: Expression<unknown> | ReturnType<typeof sql>) {
+  return sql`SELECT ${DAY}::text AS day, answer_ms_bucket(v) AS bucket, COUNT(*) AS n FROM conversations CROSS JOIN LATERAL unnest(answer_ms) AS v WHERE ${where} GROUP BY 1, 2`;
 }
-
-/** Percentiles by nearest rank (the smallest value with at least p of the answers at or below it), in integers. */
-const P50 = sql`MIN(ms) FILTER (WHERE cum * 100 >= total * 50)`;
-const P95 = sql`MIN(ms) FILTER (WHERE cum * 100 >= total * 95)`;
 
 export interface LatencyPercentiles {
   /** Measured answers (with a first audio). */
   answers: number;
   p50: number | null;
   p95: number | null;
+}
+
+function percentilesOf(histogram: number[]): LatencyPercentiles {
+  const answers = histogram.reduce((sum, n) => sum + n, 0);
+  return { answers, p50: histogramPercentile(histogram, answers, 50), p95: histogramPercentile(histogram, answers, 95) };
 }
 
 const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs, SUM(answers) AS answers, SUM(answered) AS answered`;
@@ -358,29 +357,41 @@ export class ConversationQueries {
   }
 
   /**
-   * Voice-to-voice percentiles (p50, p95, exact: nearest rank over every measured answer) per UTC
-   * day of the start, and over all the matches, in one statement. Whole days read the rollup's
-   * histogram (one row per distinct millisecond value), so the work is bounded by the distinct
-   * values, not by the answers; the rest (running conversations, cut days, other filters) unnest
-   * the matching rows' `answer_ms`.
+   * Voice-to-voice percentiles (p50, p95: nearest rank over the measured answers, to the resolution
+   * of conversation/latency-buckets.ts) per UTC day of the start, and over all the matches. Whole
+   * days read the rollup's histogram (one small array per agent and day); the rest (running
+   * conversations, cut days, other filters) count the matching rows' `answer_ms` into buckets in
+   * the database. The percentiles are taken here from the summed histograms.
    */
   async latency(filter: ConversationFilter, options: AggregateOptions = {}): Promise<{ days: Map<string, LatencyPercentiles>; total: LatencyPercentiles }> {
     const plan = options.rollup === false ? undefined : rollupPlan(filter);
-    const scan = () => filtered(this.db.selectFrom('conversations').select([DAY.as('day'), sql<number>`unnest(answer_ms)`.as('ms')]), filter);
-    const { rows } = await sql<{ day: string | null; answers: string | number; p50: number | null; p95: number | null }>`
-      WITH h AS (${latencyRows(filter, plan, scan)}),
-           v AS (SELECT day, ms, SUM(n) AS n FROM h GROUP BY day, ms),
-           d AS (SELECT day, ms, SUM(n) OVER (PARTITION BY day ORDER BY ms) AS cum, SUM(n) OVER (PARTITION BY day) AS total FROM v),
-           a AS (SELECT ms, SUM(n) OVER (ORDER BY ms) AS cum, SUM(n) OVER () AS total FROM (SELECT ms, SUM(n) AS n FROM v GROUP BY ms) x)
-      SELECT day::text AS day, total AS answers, ${P50} AS p50, ${P95} AS p95 FROM d GROUP BY day, total
-      UNION ALL
-      SELECT NULL, total, ${P50}, ${P95} FROM a GROUP BY total`.execute(this.db);
-    const of = (r: (typeof rows)[number]): LatencyPercentiles => ({ answers: Number(r.answers), p50: r.p50 === null ? null : Number(r.p50), p95: r.p95 === null ? null : Number(r.p95) });
-    const totalRow = rows.find((r) => r.day === null);
-    return {
-      days: new Map(rows.filter((r) => r.day !== null).map((r) => [r.day!, of(r)])),
-      total: totalRow ? of(totalRow) : { answers: 0, p50: null, p95: null },
+    const histograms = new Map<string, number[]>();
+    const add = (day: string, bucket: number, n: number) => {
+      let h = histograms.get(day);
+      if (!h) histograms.set(day, (h = new Array<number>(LATENCY_BUCKETS).fill(0)));
+      h[Math.min(LATENCY_BUCKETS - 1, Math.max(0, bucket))] += n;
     };
+    const scans: Array<ReturnType<typeof sql>> = [];
+    if (plan) {
+      const { rows } = await sql<{ day: string; hist: number[] }>`
+        SELECT day::text AS day, answer_hist AS hist FROM conversation_days WHERE ${dayConditions(filter, plan)} AND cardinality(answer_hist) > 0`.execute(this.db);
+      for (const row of rows) row.hist.forEach((n, bucket) => n && add(row.day, bucket, n));
+      scans.push(...plan.scanned.map((where) => latencyScan(where)));
+    } else {
+      const matches = filtered(this.db.selectFrom('conversations').select([DAY.as('day'), 'answer_ms']).where(sql<boolean>`cardinality(answer_ms) > 0`), filter);
+      scans.push(sql`SELECT m.day::text AS day, answer_ms_bucket(v) AS bucket, COUNT(*) AS n FROM (${matches}) m CROSS JOIN LATERAL unnest(m.answer_ms) AS v GROUP BY 1, 2`);
+    }
+    for (const scan of scans) {
+      const { rows } = await sql<{ day: string; bucket: number; n: string | number }>`${scan}`.execute(this.db);
+      for (const row of rows) add(row.day, Number(row.bucket), Number(row.n));
+    }
+    const total = new Array<number>(LATENCY_BUCKETS).fill(0);
+    const days = new Map<string, LatencyPercentiles>();
+    for (const [day, h] of histograms) {
+      h.forEach((n, b) => (total[b] += n));
+      days.set(day, percentilesOf(h));
+    }
+    return { days, total: percentilesOf(total) };
   }
 
   /** Totals per agent (by the agent id; the name is the latest conversation's). */

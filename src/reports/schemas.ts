@@ -129,7 +129,7 @@ const VoiceToVoice = z
     p95: z.number().int().nullable().describe('95th percentile, ms'),
   })
   .nullable()
-  .describe("Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Exact percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies); null when no answer was measured");
+  .describe("Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies), given as the middle of that latency's histogram bucket: within 10 ms below 1.5 s, 50 ms below 5 s, 500 ms below 30 s; null when no answer was measured");
 
 export const StatsResponse = z.object({
   ...Totals,
@@ -139,7 +139,7 @@ export const StatsResponse = z.object({
   voice_to_voice_ms: VoiceToVoice,
   gaps_found: z.number().int().describe('Distinct knowledge gaps (questions the agents could not answer) raised in these conversations'),
   per_day: z
-    .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), ...Totals, voice_to_voice_ms: VoiceToVoice.describe("The day's voice-to-voice percentiles (exact over the day's measured answers); null when none was measured") }))
+    .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), ...Totals, voice_to_voice_ms: VoiceToVoice.describe("The day's voice-to-voice percentiles over the day's measured answers; null when none was measured") }))
     .describe('One entry per UTC day (of the conversation\'s start) from the first to the last conversation that matches, days without any included'),
 });
 

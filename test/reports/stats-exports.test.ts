@@ -9,6 +9,10 @@ import { after, before, test } from 'node:test';
 import { forEachEngine, type TestApp } from '../support/app.js';
 import { assertCoded, itemAt, makeAgent } from '../sessions/helpers.js';
 import { startReportsApp } from './support.js';
+import { bucketValue, latencyBucket } from '../../src/conversation/latency-buckets.js';
+
+/** A latency as the stats give it: the middle of its histogram bucket. */
+const approx = (ms: number) => bucketValue(latencyBucket(ms));
 
 forEachEngine('reports: stats, one conversation, exports, totals', (engine) => {
   let t: TestApp;
@@ -40,13 +44,13 @@ forEachEngine('reports: stats, one conversation, exports, totals', (engine) => {
       answers: 4, // c1's, c2's and c3's two
       answered: 1,
       answer_rate: 0.25,
-      voice_to_voice_ms: { p50: 500, p95: 900 }, // c1's 500 and c2's 900 (c3's answers were not measured)
+      voice_to_voice_ms: { p50: approx(500), p95: approx(900) }, // c1's 500 and c2's 900 (c3's answers were not measured), to the histogram's 20 ms buckets
       running: 0,
       agent_turns: 4,
       handoffs_delivered: 2,
       gaps_found: 2, // gap 7 (twice) and gap 8
       per_day: [
-        { date: '2026-01-10', conversations: 2, minutes: 2.5, average_duration_seconds: 75, visitor_turns: 3, answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: 500, p95: 900 } },
+        { date: '2026-01-10', conversations: 2, minutes: 2.5, average_duration_seconds: 75, visitor_turns: 3, answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(500), p95: approx(900) } },
         { date: '2026-01-11', conversations: 0, minutes: 0, average_duration_seconds: 0, visitor_turns: 0, answers: 0, answered: 0, answer_rate: null, voice_to_voice_ms: null },
         { date: '2026-01-12', conversations: 1, minutes: 10, average_duration_seconds: 600, visitor_turns: 1, answers: 2, answered: 0, answer_rate: 0, voice_to_voice_ms: null },
       ],

@@ -1,9 +1,10 @@
 /**
  * GET /v1/reports/stats answers the answer rate and voice-to-voice p50/p95 (issue 24, Reports), in
  * the totals and per day, from conversations recorded as the conversation capability records them
- * (begin, turns with their `answered` flag and latency waterfall, end). The percentiles are exact
- * (nearest rank over every measured answer, checked against the same computation over the raw
- * values), agree with a conversation's own detail, are the same through the per-day rollup and
+ * (begin, turns with their `answered` flag and latency waterfall, end). The percentiles are the
+ * nearest rank over every measured answer to the histogram's resolution (the middle of the exact
+ * figure's bucket, checked against the same computation over the raw values), agree with a
+ * conversation's own detail, are the same through the per-day rollup and
  * through a scan (whole days, cut days, running conversations, changes after the end), and empty
  * ranges answer null. The migration's backfills equal what the turns and the trigger kept.
  */
@@ -16,15 +17,25 @@ import { makeAgent } from '../sessions/helpers.js';
 import { ConversationQueries, type ConversationFilter } from '../../src/conversation/queries.js';
 import { backfillAnswerQuality, backfillConversationAnswers } from '../../src/core/db/migrations/0029_answer_quality.js';
 import type { Db } from '../../src/core/db/database.js';
+import { bucketValue, latencyBucket } from '../../src/conversation/latency-buckets.js';
 
 /** An answer: known or not, its first audio (ms; null: the waterfall has none; undefined: no waterfall at all). */
 type Answer = [known: boolean, firstAudio?: number | null];
 
 /** Nearest rank, as the detail computes it: the value at rank ceil(p x n) of the sorted values. */
-function nearestRank(values: number[], percent: number): number | null {
+function exactRank(values: number[], percent: number): number | null {
   const sorted = [...values].sort((a, b) => a - b);
   if (!sorted.length) return null;
   return sorted[Math.ceil((percent * sorted.length) / 100) - 1]!;
+}
+
+/** What the stats answer for an exact figure: the middle of its histogram bucket. */
+const approx = (ms: number) => bucketValue(latencyBucket(ms));
+
+/** The stats' percentile: the exact nearest rank, to the histogram's resolution (bucketing keeps the order). */
+function nearestRank(values: number[], percent: number): number | null {
+  const exact = exactRank(values, percent);
+  return exact === null ? null : approx(exact);
 }
 
 const day = (d: string) => new Date(`${d}T00:00:00Z`);
@@ -124,13 +135,13 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     assertFigures(april, expected((c) => c.start < day('2026-05-01')), 'April');
     // The same numbers written out, so the reference above cannot hide a shared mistake.
     const [d1, d2, d3, d4, d5] = april.per_day;
-    assert.deepEqual(quality(d1), { answers: 20, answered: 16, answer_rate: 0.8, voice_to_voice_ms: { p50: 600, p95: 1500 } }, 'rank 10 of 20 is 600, rank 19 is 1500');
-    assert.deepEqual(quality(d2), { answers: 4, answered: 2, answer_rate: 0.5, voice_to_voice_ms: { p50: 640, p95: 950 } }, 'two measured of four answers');
+    assert.deepEqual(quality(d1), { answers: 20, answered: 16, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(600), p95: approx(1500) } }, 'rank 10 of 20 is 600, rank 19 is 1500');
+    assert.deepEqual(quality(d2), { answers: 4, answered: 2, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(640), p95: approx(950) } }, 'two measured of four answers');
     assert.deepEqual([d3.date, d3.conversations, d3.answer_rate, d3.voice_to_voice_ms], ['2026-04-03', 1, null, null], 'a day with conversations but no answer');
     assert.deepEqual([d4.date, d4.conversations, d4.answers, d4.answer_rate, d4.voice_to_voice_ms], ['2026-04-04', 0, 0, null, null], 'a day without conversations');
-    assert.deepEqual(quality(d5), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: 333, p95: 333 } });
+    assert.deepEqual(quality(d5), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: approx(333), p95: approx(333) } });
     // 23 measured: rank 12 (p50) and rank 22 (p95) of 100 200 200 300 333 420 480 480 480 510 600 640 650 700 730 730 800 900 950 1000 1200 1500 4000.
-    assert.deepEqual(quality(april), { answers: 25, answered: 19, answer_rate: 0.76, voice_to_voice_ms: { p50: 640, p95: 1500 } });
+    assert.deepEqual(quality(april), { answers: 25, answered: 19, answer_rate: 0.76, voice_to_voice_ms: { p50: approx(640), p95: approx(1500) } });
 
     // Everything, the running conversation included.
     assertFigures(await stats(''), expected(() => true), 'everything');
@@ -159,12 +170,12 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     // Date-times cut a day: its rows are scanned, the whole days read from the rollup.
     const cut = await stats('?date_from=2026-04-01T12:00:00Z&date_to=2026-04-05');
     assertFigures(cut, expected((c) => c.start >= new Date('2026-04-01T12:00:00Z') && c.start < day('2026-04-06')), 'from noon of the first');
-    assert.deepEqual(quality(cut.per_day[0]), { answers: 10, answered: 8, answer_rate: 0.8, voice_to_voice_ms: { p50: 800, p95: 4000 } }, 'only a2 on the cut day');
+    assert.deepEqual(quality(cut.per_day[0]), { answers: 10, answered: 8, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(800), p95: approx(4000) } }, 'only a2 on the cut day');
     // A visitor filter scans; one conversation's figures equal its own detail's.
     const one = await stats('?visitor_id=v_b1');
     const detail = await t.request('GET', `/v1/reports/conversations/${ids.b1}`, { key: acct.key });
     assert.equal(detail.status, 200);
-    assert.deepEqual(one.voice_to_voice_ms, { p50: detail.body.latency.first_audio_ms.median, p95: detail.body.latency.first_audio_ms.p95 });
+    assert.deepEqual(one.voice_to_voice_ms, { p50: approx(detail.body.latency.first_audio_ms.median), p95: approx(detail.body.latency.first_audio_ms.p95) });
     const known = detail.body.transcript.filter((turn: any) => turn.answered !== null);
     assert.equal(one.answer_rate, known.filter((turn: any) => turn.answered).length / known.length);
 
@@ -184,21 +195,20 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
 
   test('changes after the end move the figures; the migration backfills equal what was kept', async () => {
     const before = await stats('?date_from=2026-04-05&date_to=2026-04-05');
-    assert.deepEqual(quality(before), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: 333, p95: 333 } });
+    assert.deepEqual(quality(before), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: approx(333), p95: approx(333) } });
     // A late answer recorded after the end (the answer is written once it has been heard).
     await t.context.conversations.addTurn(ids.late!, { role: 'agent', text: 'a late answer', details: { source: 'answer', answered: false, latency_ms: { first_audio: 2000 } } });
     const later = await stats('?date_from=2026-04-05&date_to=2026-04-05');
-    assert.deepEqual(quality(later), { answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: 333, p95: 2000 } });
+    assert.deepEqual(quality(later), { answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(333), p95: approx(2000) } });
     assert.deepEqual(later, await stats('?date_from=2026-04-05&date_to=2026-04-05&min_duration_seconds=0'), 'the rollup kept the late answer');
 
     const read = async (db: Db) => ({
       conversations: (await sql`SELECT id::text, answers, answered, answer_ms FROM conversations WHERE account_id = ${acct.id} ORDER BY id`.execute(db)).rows,
-      days: (await sql`SELECT agent_id, day::text, answers::int, answered::int FROM conversation_days WHERE account_id = ${acct.id} ORDER BY 1, 2`.execute(db)).rows,
-      latency: (await sql`SELECT agent_id, day::text, ms, answers FROM conversation_day_latency WHERE account_id = ${acct.id} ORDER BY 1, 2, 3`.execute(db)).rows,
+      days: (await sql`SELECT agent_id, day::text, answers::int, answered::int, answer_hist FROM conversation_days WHERE account_id = ${acct.id} ORDER BY 1, 2`.execute(db)).rows,
     });
     const kept = await read(t.database.db);
-    assert.ok(kept.latency.length >= 20, 'a histogram row per distinct millisecond value');
-    assert.ok(kept.latency.some((r: any) => r.answers === 3), '480 ms three times on 2026-04-01: one row, counted 3');
+    const april1 = kept.days.filter((r: any) => r.day === '2026-04-01').map((r: any) => r.answer_hist as number[]);
+    assert.ok(april1.some((h) => h[latencyBucket(480)] === 3), '480 ms three times on 2026-04-01: its bucket counted 3');
     const rebuilt = await t.database.db.transaction().execute(async (trx) => {
       await sql`UPDATE conversations SET answers = 0, answered = 0, answer_ms = '{}' WHERE account_id = ${acct.id}`.execute(trx);
       await backfillConversationAnswers(trx);
@@ -211,8 +221,17 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     await sql`DELETE FROM conversations WHERE id = ${ids.late}`.execute(t.database.db);
     const gone = await stats('?date_from=2026-04-05&date_to=2026-04-05');
     assert.deepEqual([gone.conversations, gone.answer_rate, gone.voice_to_voice_ms, gone.per_day], [0, null, null, []]);
-    const left = (await sql<{ n: number }>`SELECT COUNT(*)::int AS n FROM conversation_day_latency WHERE account_id = ${acct.id} AND day = '2026-04-05'`.execute(t.database.db)).rows[0]!.n;
-    assert.equal(left, 0);
+    const left = (await sql<{ n: number }>`SELECT COALESCE(SUM(n), 0)::int AS n FROM conversation_days, unnest(answer_hist) AS n WHERE account_id = ${acct.id} AND day = '2026-04-05'`.execute(t.database.db)).rows[0]!.n;
+    assert.equal(left, 0, 'no latency left in the day');
+  });
+
+  test('the database and the code put a latency in the same bucket', async () => {
+    const values = [-5, 0, 19, 20, 333, 999, 1499, 1500, 1599, 1600, 4999, 5000, 5999, 29_999, 30_000, 86_400_000];
+    const { rows } = await sql<{ ms: number; bucket: number }>`SELECT v AS ms, answer_ms_bucket(v) AS bucket FROM unnest(${values}::int[]) AS v`.execute(t.database.db);
+    assert.deepEqual(rows.map((r) => Number(r.bucket)), values.map(latencyBucket));
+    // Each bucket's figure lies inside it, and within 10 ms of every latency below 1.5 s.
+    for (const ms of [0, 333, 999, 1499]) assert.ok(Math.abs(approx(ms) - ms) <= 10, `${ms}`);
+    for (const ms of [1500, 2345, 4999]) assert.ok(Math.abs(approx(ms) - ms) <= 50, `${ms}`);
   });
 
   test('/openapi.json documents the new fields', async () => {

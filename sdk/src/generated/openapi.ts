@@ -11055,7 +11055,7 @@ export interface paths {
                             running: number;
                             agent_turns: number;
                             handoffs_delivered: number;
-                            /** @description Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Exact percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies); null when no answer was measured */
+                            /** @description Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies), given as the middle of that latency's histogram bucket: within 10 ms below 1.5 s, 50 ms below 5 s, 500 ms below 30 s; null when no answer was measured */
                             voice_to_voice_ms: {
                                 /** @description Median, ms */
                                 p50: number | null;
@@ -11080,7 +11080,7 @@ export interface paths {
                                 answered: number;
                                 /** @description answered / answers, 0 to 1 (four decimals); null when no answer was given */
                                 answer_rate: number | null;
-                                /** @description The day's voice-to-voice percentiles (exact over the day's measured answers); null when none was measured */
+                                /** @description The day's voice-to-voice percentiles over the day's measured answers; null when none was measured */
                                 voice_to_voice_ms: {
                                     /** @description Median, ms */
                                     p50: number | null;

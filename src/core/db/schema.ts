@@ -188,15 +188,8 @@ export interface ConversationDaysTable {
   handoffs_delivered: number;
   answers: Generated<number>;
   answered: Generated<number>;
-}
-
-/** Exact latency histogram of the rollup: how many answers of the day took exactly `ms` (migration 0029). */
-export interface ConversationDayLatencyTable {
-  account_id: number;
-  agent_id: number;
-  day: string;
-  ms: number;
-  answers: number;
+  /** Voice-to-voice latencies of the day's answers, counted per bucket (conversation/latency-buckets.ts; migration 0029). */
+  answer_hist: Generated<number[]>;
 }
 
 /** Distinct gaps of the rollup: how many ended conversations of the day raised each. */
@@ -514,7 +507,6 @@ export interface Database {
   conversation_turns: ConversationTurnsTable;
   conversation_days: ConversationDaysTable;
   conversation_day_gaps: ConversationDayGapsTable;
-  conversation_day_latency: ConversationDayLatencyTable;
   knowledge_brains: KnowledgeBrainsTable;
   knowledge_pages: KnowledgePagesTable;
   knowledge_sections: KnowledgeSectionsTable;
