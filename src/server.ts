@@ -10,6 +10,8 @@ import { buildApp } from './app.js';
 import { bootstrap } from './accounts/accounts.js';
 import { adminFile } from './accounts/admin.js';
 import { ensureFacesInBackground } from './faces/background.js';
+import { facesAreCurrent } from './faces/freshness.js';
+import { BUILTIN_FACES } from './faces/builtin.js';
 import { FACES_DIR } from './player/routes.js';
 
 
@@ -30,9 +32,9 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
     process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\nOpen the console (this link signs you in once, for ten minutes; later: npx presence console-link):\n  ${link.url}\n\n`);
   }
 
-  // The built-in faces are generated once (tens of seconds on first start, cached in build/faces),
-  // in a worker thread so the port answers and sessions run meanwhile.
-  void ensureFacesInBackground(FACES_DIR).catch((error) => app.log.error({ err: error }, 'face generation failed'));
+  // The built-in faces `npm install` did not build (all but the default one) are built now, once
+  // (cached in build/faces), in a worker thread so the port answers and sessions run meanwhile.
+  void buildMissingFaces(app.log);
   // Says which speech engine speaks, and warms it, without holding up the port.
   void context.speech.start().catch((error) => app.log.error({ err: error }, 'speech engine failed to start'));
   await app.listen({ port: config.port, host: config.host });
@@ -85,5 +87,17 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
       if (process.ppid !== launcher) void shutdown('launcher exited');
     }, 250);
     watch.unref();
+  }
+}
+
+async function buildMissingFaces(log: { info(o: object, m: string): void; error(o: object, m: string): void }): Promise<void> {
+  try {
+    if (await facesAreCurrent(FACES_DIR, BUILTIN_FACES)) return;
+    const started = performance.now();
+    log.info({ faces: BUILTIN_FACES.length }, 'built-in faces: building those not built yet, in the background on one core (a page asking for one gets it first)');
+    await ensureFacesInBackground(FACES_DIR);
+    log.info({ seconds: Math.round((performance.now() - started) / 100) / 10 }, 'built-in faces: all ready');
+  } catch (error) {
+    log.error({ err: error }, 'face generation failed');
   }
 }
