@@ -92,7 +92,8 @@ if (!hasChromium()) {
     await second.goto(fake.pageUrl);
     await second.waitForFunction('window.presence && window.presence.timings.faceFrame !== null', null, { timeout: 30_000 });
     await sleep(200);
-    const s2 = (await second.evaluate('({ still: window.presence.still, t: window.presence.timings })')) as { still: { url: string | null; painted: number | null }; t: { faceFrame: number } };
+    const s2 = (await second.evaluate('({ still: window.presence.still, t: window.presence.timings })')) as { still: { url: string | null; painted: number | null }; t: { faceFrame: number; steps: Record<string, number> } };
+    console.log(`second player's face steps (ms since navigation): ${Object.entries(s2.t.steps).map(([k, v]) => `${k} ${v}`).join(', ')}, live face ${Math.round(s2.t.faceFrame)}`);
     const stillFirst = (await page.evaluate('window.presence.still.painted')) as number | null;
     add('face on screen (still picture), second player', '≤ 300 ms', s2.still.painted === null ? (s2.still.url ? 'not painted' : 'no still for this face') : `${s2.still.painted} ms (first player ${stillFirst ?? '–'} ms)`, s2.still.painted !== null && s2.still.painted <= 300);
     add('live face, second player (first one talking)', '≤ 1500 ms', `${Math.round(s2.t.faceFrame)} ms`, s2.t.faceFrame <= 1500);
