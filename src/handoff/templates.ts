@@ -91,14 +91,14 @@ export function renderTemplate(template: string, format: Format | 'message', val
   return fill(template, values, format === 'message' ? (v) => v : escapeFor(format));
 }
 
-function fill(template: string, values: TemplateValues, escape: (value: string) => string): string {
+function fill(template: string, values: TemplateValues, escapeValue: (value: string) => string): string {
   return template.replace(VARIABLE, (_whole, name: string) => {
-    const value = valueOf(name, values);
-    return NUMERIC.has(name) ? value : escape(value);
+    const value = variableValue(name, values);
+    return NUMERIC.has(name) ? value : escapeValue(value);
   });
 }
 
-function valueOf(name: string, values: TemplateValues): string {
+function variableValue(name: string, values: TemplateValues): string {
   switch (name) {
     case 'agent_name':
       return values.agentName;

@@ -247,14 +247,14 @@ export function renderAsyncApi(publicUrl: string): Record<string, unknown> {
   };
 }
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** Backticks in the prose become <code>. */
-const prose = (text: string | undefined) => escape(text ?? '').replace(/`([^`]+)`/g, '<code>$1</code>');
+const prose = (text: string | undefined) => escapeHtml(text ?? '').replace(/`([^`]+)`/g, '<code>$1</code>');
 
 /** A field's type, in words, from its JSON Schema. */
 function typeText(property: Record<string, any>): string {
-  if (property.const !== undefined) return `<code>${escape(JSON.stringify(property.const))}</code>`;
-  if (Array.isArray(property.enum)) return `one of ${property.enum.map((v: unknown) => `<code>${escape(JSON.stringify(v))}</code>`).join(', ')}`;
+  if (property.const !== undefined) return `<code>${escapeHtml(JSON.stringify(property.const))}</code>`;
+  if (Array.isArray(property.enum)) return `one of ${property.enum.map((v: unknown) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(', ')}`;
   if (Array.isArray(property.anyOf)) return property.anyOf.map(typeText).join(' or ');
   const limits: string[] = [];
   if (property.minLength !== undefined) limits.push(`≥ ${property.minLength} characters`);
@@ -262,14 +262,14 @@ function typeText(property: Record<string, any>): string {
   if (property.minimum !== undefined && property.minimum > Number.MIN_SAFE_INTEGER) limits.push(`≥ ${property.minimum}`);
   if (property.maximum !== undefined && property.maximum < Number.MAX_SAFE_INTEGER) limits.push(`≤ ${property.maximum}`);
   const typeName = Array.isArray(property.type) ? property.type.join(' or ') : property.type;
-  const base = property.type === 'array' ? `array of ${property.items ? typeText(property.items) : 'values'}` : property.type === 'object' ? 'object' : escape(String(typeName ?? 'any'));
+  const base = property.type === 'array' ? `array of ${property.items ? typeText(property.items) : 'values'}` : property.type === 'object' ? 'object' : escapeHtml(String(typeName ?? 'any'));
   return limits.length ? `${base} (${limits.join(', ')})` : base;
 }
 
 function fieldRows(json: Record<string, any>, notes: (field: string, property: Record<string, any>) => string | undefined, prefix = ''): string {
   const required = new Set<string>(json.required ?? []);
   return Object.entries<Record<string, any>>(json.properties ?? {}).map(([field, property]) => {
-    const row = `<tr><td><code>${prefix}${escape(field)}</code></td><td>${typeText(property)}</td><td>${required.has(field) ? 'yes' : 'no'}</td><td>${prose(notes(field, property))}</td></tr>`;
+    const row = `<tr><td><code>${prefix}${escapeHtml(field)}</code></td><td>${typeText(property)}</td><td>${required.has(field) ? 'yes' : 'no'}</td><td>${prose(notes(field, property))}</td></tr>`;
     return property.type === 'object' && property.properties ? row + fieldRows(property, (_f, p) => p.description, `${prefix}${field}.`) : row;
   }).join('');
 }
@@ -281,15 +281,15 @@ export function renderProtocolPage(): string {
   const commands = commandSchemas().map((schema) => {
     const type = typeOf(schema);
     const json = commandJsonSchema(schema);
-    return `<section id="${escape(type)}"><h3><code>${escape(type)}</code></h3><p>${prose(COMMAND_NOTES[type]?.summary)}</p>${table(fieldRows(json, (_f, p) => p.description))}</section>`;
+    return `<section id="${escapeHtml(type)}"><h3><code>${escapeHtml(type)}</code></h3><p>${prose(COMMAND_NOTES[type]?.summary)}</p>${table(fieldRows(json, (_f, p) => p.description))}</section>`;
   }).join('\n');
   const events = RenderEvents.map((schema) => {
     const type = typeOf(schema as unknown as z.ZodObject);
     const json = eventJsonSchema(schema as unknown as z.ZodObject);
-    return `<section id="${escape(type)}"><h3><code>${escape(type)}</code></h3><p>${prose(schema.description)}</p>${table(fieldRows(json, (f, p) => p.description ?? (f === 'type' ? 'The event' : undefined)))}</section>`;
+    return `<section id="${escapeHtml(type)}"><h3><code>${escapeHtml(type)}</code></h3><p>${prose(schema.description)}</p>${table(fieldRows(json, (f, p) => p.description ?? (f === 'type' ? 'The event' : undefined)))}</section>`;
   }).join('\n');
   const worked = WORKED_SESSION.map(({ direction, message, note }) =>
-    `<tr><td>${direction === 'send' ? '→ send' : '← receive'}</td><td><code>${escape(JSON.stringify(message))}</code></td><td>${prose(note)}</td></tr>`).join('');
+    `<tr><td>${direction === 'send' ? '→ send' : '← receive'}</td><td><code>${escapeHtml(JSON.stringify(message))}</code></td><td>${prose(note)}</td></tr>`).join('');
   const visitorMessage = z.toJSONSchema(VisitorMessageCommand, { target: 'draft-7', io: 'input' }) as Record<string, any>;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -315,7 +315,7 @@ Expression cues: ${CUES.map((c) => `<code>${c}</code>`).join(', ')}. Cameras: ${
 <p><a href="#close-codes">Close codes</a> <a href="#limits">Limits</a> <a href="#worked-session">A worked session</a></p></nav>
 <h2 id="commands">Commands you send</h2>
 <p>JSON text frames with a <code>type</code>. A binary frame is raw audio, the same as <code>agent.speak</code> without text.
-In conversation mode, <code>POST /v1/sessions/{id}/commands</code> also takes <code>${escape(String(visitorMessage.properties?.type?.const))}</code> (a visitor turn, text up to ${visitorMessage.properties?.text?.maxLength} characters).</p>
+In conversation mode, <code>POST /v1/sessions/{id}/commands</code> also takes <code>${escapeHtml(String(visitorMessage.properties?.type?.const))}</code> (a visitor turn, text up to ${visitorMessage.properties?.text?.maxLength} characters).</p>
 ${commands}
 <h2 id="events">Events you receive</h2>
 <p>Every event has its own <code>event_id</code>.</p>

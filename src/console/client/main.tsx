@@ -59,7 +59,7 @@ function Nav() {
             <li key={to}>
               <a href={href(to)} aria-current={active ? 'page' : undefined}>
                 {label}
-                {label === 'Inbox' && unread.value > 0 && <span class="badge" aria-label={`${unread.value} unread`}>{unread.value}</span>}
+                {label === 'Inbox' && unread.value > 0 && <span class="badge"><span aria-hidden="true">{unread.value}</span><span class="visually-hidden">{unread.value} unread</span></span>}
               </a>
             </li>
           );

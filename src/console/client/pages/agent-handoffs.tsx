@@ -443,11 +443,11 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
         >
           {(id, d) => <textarea id={id} ref={template} rows={6} value={draft.template} aria-describedby={d} onInput={(e) => set({ template: e.currentTarget.value })} />}
         </Field>
-        <div role="group" aria-label="Insert a variable into the template">
-          <span>Insert: </span>
+        <fieldset class="inline-group">
+          <legend>Insert a variable into the template</legend>
           {variables.map((v) => <button key={`d-${v}`} type="button" onClick={() => insert(v)}>{`{{${v}}}`}</button>)}
           {BUILT_INS.map(([v, meaning]) => <button key={v} type="button" title={meaning} onClick={() => insert(v)}>{`{{${v}}}`}</button>)}
-        </div>
+        </fieldset>
         <div class="row">
           <label for="visitor-value-name">A value your website passes (visitor.&lt;name&gt;)</label>{' '}
           <input id="visitor-value-name" value={visitorName} size={16} placeholder="plan" onInput={(e) => setVisitorName(e.currentTarget.value)} />{' '}

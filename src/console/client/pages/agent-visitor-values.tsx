@@ -95,7 +95,7 @@ export function VisitorValues(props: { agentId: number }) {
       </form>
       <h3>Signing secret</h3>
       <p>
-        <code aria-label="Signing secret">{secret ?? v.secret_hint}</code>{' '}
+        <output aria-label="Signing secret"><code>{secret ?? v.secret_hint}</code></output>{' '}
         <button type="button" disabled={!!denied} title={denied} onClick={reveal}>Reveal secret</button>{' '}
         <button type="button" class="danger" disabled={!!denied} title={denied} onClick={() => setRotating(true)}>Rotate secret</button>
       </p>

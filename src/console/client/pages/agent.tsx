@@ -119,6 +119,7 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
             </select>
           )}
         </Field>
+        {/* biome-ignore lint/a11y/useMediaCaption: a voice sample; its words are the sentence the voice list shows beside it */}
         <audio controls preload="none" src={`/v1/voices/${a.tts_primary}/${encodeURIComponent(form.voice_id)}/preview`} aria-label="Voice sample" />
         <Field label="Main language (ISO code)" error={fieldError(error, 'main')}>
           {(id, d) => <input id={id} value={form.main} size={4} aria-describedby={d} onInput={(e) => set({ main: e.currentTarget.value })} />}

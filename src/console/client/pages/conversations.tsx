@@ -128,6 +128,7 @@ export function Conversation(props: { id: string }) {
       {live && <button type="button" class="danger" disabled={!!lacking('sessions')} title={lacking('sessions')} onClick={stop}>Stop this conversation</button>}
       <p><a href={`/v1/reports/export/conversations/${encodeURIComponent(c.conversation_id)}`} download>Download transcript</a> · <a href={href('/conversations')}>All conversations</a></p>
       {c.latency?.answers > 0 && <p>Answers: first audio median {c.latency.first_audio_ms.median ?? '—'} ms, p95 {c.latency.first_audio_ms.p95 ?? '—'} ms.</p>}
+      {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: aria-live is set only while the role is log */}
       <div role={live ? 'log' : 'region'} aria-label="Transcript" aria-live={live ? 'polite' : undefined}>
       <ol class="transcript">
         {c.transcript.map((t: any, i: number) => (
