@@ -6,9 +6,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
+import { TryIt } from './agent-try.js';
+import { Review } from './agent-review.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
 
-const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed']];
+const TABS: Array<[string, string]> = [['look', 'Look'], ['try', 'Try it'], ['knowledge', 'Knowledge'], ['review', 'Review'], ['gaps', 'Gaps'], ['embed', 'Embed']];
 
 export function AgentPages(props: { id: number; tab: string }) {
   const { data: agent, error, reload, setData } = useLoad(() => api.get(`/v1/agent/${props.id}`), [props.id]);
@@ -27,6 +29,8 @@ export function AgentPages(props: { id: number; tab: string }) {
       </nav>
       {props.tab === 'look' && <Look agent={agent} onSaved={setData} />}
       {props.tab === 'knowledge' && <Knowledge agent={agent} onSaved={() => reload()} />}
+      {props.tab === 'try' && <TryIt agent={agent} />}
+      {props.tab === 'review' && <Review agentId={agent.id} />}
       {props.tab === 'gaps' && <Gaps agentId={agent.id} />}
       {props.tab === 'embed' && <Embed agentId={agent.id} />}
     </Page>
