@@ -213,7 +213,7 @@ function Correction(props: { v2: (p: string) => string; denied?: string; onAppli
     <Section id="review-correction" title="Corrections">
       <p>Say what changed in a sentence (“on Saturdays we now close at 4 pm”). You see what it changes before anything does.</p>
       {applied && <p role="status">{applied}</p>}
-      <form onSubmit={ask} aria-label="Correction">
+      <form onSubmit={ask}>
         <FormAlert error={error} fields={['text']} />
         <Field label="Correction" error={fieldError(error, 'text')}>
           {(id, d) => <textarea id={id} rows={2} value={text} aria-describedby={d} onInput={(e) => { setText(e.currentTarget.value); setPreview(null); unsaved.value = true; }} />}
@@ -327,7 +327,7 @@ function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved
   };
   return (
     <Section id="review-behavior" title="How the agent speaks">
-      <form onSubmit={save} aria-label="Behavior">
+      <form onSubmit={save}>
         <FormAlert error={error} fields={BEHAVIOR_FIELDS} />
         <Field label="Tone" error={fieldError(error, 'tone')}>
           {(id, d) => (
@@ -404,7 +404,7 @@ function DynamicForm(props: { v2: (p: string) => string; denied?: string; saved:
   return (
     <Section id="review-dynamic" title="Dynamic instructions">
       <p>Instructions filled in for each visitor from the values your website passes, with <code>{'{{visitor.name}}'}</code> placeholders.</p>
-      <form onSubmit={save} aria-label="Dynamic instructions">
+      <form onSubmit={save}>
         <FormAlert error={error} fields={['instructions']} />
         <Field label="Instructions" error={fieldError(error, 'instructions')}>
           {(id, d) => <textarea id={id} rows={4} value={text} aria-describedby={d} onInput={(e) => { setText(e.currentTarget.value); setSaved(false); setRendered(null); unsaved.value = true; }} />}

@@ -149,7 +149,7 @@ export function TryIt(props: { agent: any }) {
               {session.max_session_seconds ? ` (ends by itself after ${clock(session.max_session_seconds)})` : ''}
             </p>
             {live && <button type="button" class="danger" onClick={stop} disabled={busy}>Stop</button>}
-            <form onSubmit={send} aria-label="Send as visitor">
+            <form onSubmit={send}>
               {sendError && !textError ? <ErrorAlert error={sendError} /> : null}
               <Field label="Send as visitor" hint="Typed text reaches the agent exactly as if a visitor typed it in the player." error={textError}>
                 {(id, d) => <input id={id} value={text} disabled={!live} aria-describedby={d} autoComplete="off" onInput={(e) => setText(e.currentTarget.value)} />}
