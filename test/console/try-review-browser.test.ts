@@ -174,4 +174,28 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     await axe('review, after edits');
     assert.deepEqual(cspViolations, [], 'no CSP violation on either page');
   });
+
+  it('Review: an agent without questions generates them, then finds their answers in its pages', async () => {
+    const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Second shop', website_url: site.url } });
+    const id = created.body.id;
+    await t.request('POST', `/v1/agent/${id}/kb-sections`, { body: { title: 'Opening hours', content: HOURS } });
+    await page.goto(`${t.url}/console/agents/${id}/review`);
+    await page.getByRole('heading', { level: 1, name: 'Second shop › Review' }).waitFor();
+    await page.getByText('No questions yet').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Find answers in the pages' }).isDisabled(), true);
+    await page.getByRole('button', { name: 'Generate questions' }).click();
+    const questions = page.getByRole('region', { name: 'Questions to answer' });
+    await questions.getByRole('heading', { level: 3 }).first().waitFor({ timeout: 60_000 });
+    const generated = (await t.request('GET', `/v1/agent/${id}/v2/completion`)).body;
+    assert.ok(generated.total > 0 && generated.answered === 0, JSON.stringify(generated));
+    await page.getByText(`0 of ${generated.total} questions answered`).waitFor();
+
+    await page.getByRole('button', { name: 'Find answers in the pages' }).click();
+    const extracted = async () => (await t.request('GET', `/v1/agent/${id}/v2/completion`)).body;
+    await page.getByText(/^[1-9]\d* of \d+ questions answered/).waitFor({ timeout: 60_000 });
+    const done = await extracted();
+    assert.ok(done.answered > 0, JSON.stringify(done));
+    await page.getByText(`${done.answered} of ${done.total} questions answered`).waitFor();
+    await axe('review, questions generated');
+  });
 });

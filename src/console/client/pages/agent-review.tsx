@@ -6,10 +6,10 @@
  * preview. Every edit is used from the next conversation on, with no rebuild.
  */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiFailure } from '../api.js';
 import { unsaved } from '../router.js';
-import { ErrorAlert, Field, Loading, fieldError, lacking, useLoad } from '../ui.js';
+import { ErrorAlert, Field, Loading, fieldError, lacking, useLoad, usePoll } from '../ui.js';
 
 /** The form-wide alert for an error no field of the form names (a 422 naming a field shows beside it). */
 function FormAlert(props: { error: unknown; fields: string[] }) {
@@ -46,7 +46,7 @@ export function Review(props: { agentId: number }) {
         What {b.business_type ? `a ${b.business_type}` : 'a business like yours'} should be able to answer, what the agent
         knows, and how it speaks. Changes here are used from the next conversation on.
       </p>
-      <Completion completion={b.completion} />
+      <Completion v2={v2} agentId={props.agentId} brain={b} denied={denied} onBuilt={reload} />
       <Questions v2={v2} brain={b} denied={denied} onChanged={reload} />
       {b.review.length > 0 && <Disagreements v2={v2} brain={b} denied={denied} onChanged={reload} />}
       <Correction v2={v2} denied={denied} onApplied={reload} />
@@ -57,18 +57,54 @@ export function Review(props: { agentId: number }) {
   );
 }
 
-function Completion(props: { completion: any }) {
-  const c = props.completion;
+const BUILDING = new Set(['pending', 'processing']);
+
+/**
+ * How complete the knowledge is, and the two build steps behind it: the questions a business like
+ * this is asked (from its website), and the facts that answer them (read from its pages and sections).
+ */
+function Completion(props: { v2: (p: string) => string; agentId: number; brain: any; denied?: string; onBuilt: () => unknown }) {
+  const c = props.brain.completion;
+  const status = useLoad(() => api.get(`/v1/agent/${props.agentId}/brain-status`), [props.agentId]);
+  const [error, setError] = useState<unknown>(null);
+  const building = BUILDING.has(status.data?.brain_status);
+  usePoll(async () => {
+    await status.reload();
+  }, 2000, building);
+  // A build that ends changes the questions and facts: load them again.
+  const wasBuilding = useRef(false);
+  useEffect(() => {
+    if (wasBuilding.current && !building) void props.onBuilt();
+    wasBuilding.current = building;
+  }, [building]);
+  const run = async (step: '/schema/generate' | '/extract') => {
+    try {
+      status.setData(await api.post(props.v2(step)));
+      setError(null);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const s = status.data;
+  const hasQuestions = props.brain.questions.length > 0;
   return (
     <Section id="review-completion" title="Completion">
       {c.total === 0 ? (
-        <p>No questions yet: build the agent's knowledge (Knowledge tab) to learn what a business like yours is asked.</p>
+        <p>{hasQuestions ? 'No question is marked as needed.' : 'No questions yet: generate the questions a business like yours is asked, from its website.'}</p>
       ) : (
         <>
-          <meter id="completion-meter" min={0} max={100} low={50} high={90} optimum={100} value={c.percent} aria-label="Questions answered">{c.percent}%</meter>
+          <meter min={0} max={100} low={50} high={90} optimum={100} value={c.percent} aria-label="Questions answered">{c.percent}%</meter>
           <p>{c.answered} of {c.total} questions answered ({c.percent}%).</p>
         </>
       )}
+      <ErrorAlert error={error || status.error} />
+      {building && (
+        <progress aria-label="Knowledge build" max={Math.max(1, s.progress?.pages_total ?? 0)} value={s.progress?.pages_done ?? 0} />
+      )}
+      {building && <p aria-live="polite">Working ({s.phase ?? s.brain_status})…</p>}
+      {s?.brain_status === 'failed' && s.error && <p role="alert" class="error">The last build failed: {s.error}</p>}
+      <button type="button" onClick={() => run('/schema/generate')} disabled={building || !!props.denied} title={props.denied}>{hasQuestions ? 'Generate the questions again' : 'Generate questions'}</button>
+      <button type="button" onClick={() => run('/extract')} disabled={building || !hasQuestions || !!props.denied} title={props.denied ?? (hasQuestions ? undefined : 'Generate the questions first')}>Find answers in the pages</button>
     </Section>
   );
 }
