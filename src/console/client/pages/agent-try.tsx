@@ -161,7 +161,8 @@ export function TryIt(props: { agent: any }) {
               {turns.map((t, i) => (
                 <li key={i} class={t.role}>
                   <span class="who">{t.role === 'visitor' ? 'Visitor' : a.name}</span> <time dateTime={t.at}>{new Date(t.at).toLocaleTimeString()}</time>
-                  <p>{t.text}</p>
+                  {/* An agent turn cut short before its first word is recorded empty. */}
+                  <p>{t.text || '…'}</p>
                   {t.answered === false && <small>Not answered: this became a knowledge gap.</small>}
                 </li>
               ))}
