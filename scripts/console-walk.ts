@@ -13,7 +13,9 @@ export const CONSOLE_PAGES: Array<[name: string, path: (agentId: number) => stri
   ['overview', () => '/console/'],
   ['agents', () => '/console/agents'],
   ['look', (id) => `/console/agents/${id}/look`],
+  ['try', (id) => `/console/agents/${id}/try`],
   ['knowledge', (id) => `/console/agents/${id}/knowledge`],
+  ['review', (id) => `/console/agents/${id}/review`],
   ['gaps', (id) => `/console/agents/${id}/gaps`],
   ['embed', (id) => `/console/agents/${id}/embed`],
   ['conversations', () => '/console/conversations'],
@@ -47,12 +49,20 @@ export async function openConsole(viewport = { width: 1280, height: 860 }): Prom
   const t = await startTestApp('pglite', { CRAWL_ALLOW_PRIVATE: '1' });
   const agent = (await t.request('POST', '/v1/agent/create', { body: { name: 'Crumb & Co', website_url: siteUrl } })).body;
   await t.request('PATCH', `/v1/agent/${agent.id}`, { body: { welcome_message: 'Hello! Ask me about our bread.' } });
+  const built = async () => {
+    for (let i = 0; i < 100; i++) {
+      const s = (await t.request('GET', `/v1/agent/${agent.id}/brain-status`)).body;
+      if (s.brain_status === 'complete' || s.brain_status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
   await t.request('POST', `/v1/agent/${agent.id}/generate-brain`, { body: {} });
-  for (let i = 0; i < 100; i++) {
-    const s = (await t.request('GET', `/v1/agent/${agent.id}/brain-status`)).body;
-    if (s.brain_status === 'complete' || s.brain_status === 'failed') break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await built();
+  // Knowledge v2 (the Review page): the questions a bakery is asked, and the answers its pages give.
+  await t.request('POST', `/v1/agent/${agent.id}/v2/schema/generate`);
+  await built();
+  await t.request('POST', `/v1/agent/${agent.id}/v2/extract`, { body: {} });
+  await built();
   await t.context.gaps.record({ accountId: t.accountId, agentId: agent.id, question: 'Do you deliver wedding cakes?' });
   await t.request('POST', '/v1/keys', { body: { name: 'Website server', permissions: ['read', 'sessions'] } });
 

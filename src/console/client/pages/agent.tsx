@@ -13,10 +13,15 @@ import { VisitorValues } from './agent-visitor-values.js';
 import { Page, ErrorAlert, Field, Loading, useLoad, usePoll, fieldError, lacking, fmtDate } from '../ui.js';
 
 // Loaded with their tab, so the console's first load stays small.
+const TryIt = lazy(() => import('./agent-try.js').then((m) => m.TryIt));
+const Review = lazy(() => import('./agent-review.js').then((m) => m.Review));
 const Handoffs = lazy(() => import('./agent-handoffs.js').then((m) => m.Handoffs));
 const Alerts = lazy(() => import('./agent-alerts.js').then((m) => m.Alerts));
 
-const TABS: Array<[string, string]> = [['look', 'Look'], ['knowledge', 'Knowledge'], ['gaps', 'Gaps'], ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts']];
+const TABS: Array<[string, string]> = [
+  ['look', 'Look'], ['try', 'Try it'], ['knowledge', 'Knowledge'], ['review', 'Review'], ['gaps', 'Gaps'],
+  ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts'],
+];
 
 export function AgentPages(props: { id: number; tab: string }) {
   const { data: agent, error, reload, setData } = useLoad(() => api.get(`/v1/agent/${props.id}`), [props.id]);
@@ -35,6 +40,8 @@ export function AgentPages(props: { id: number; tab: string }) {
       </nav>
       {props.tab === 'look' && <Look agent={agent} onSaved={setData} />}
       {props.tab === 'knowledge' && <Knowledge agent={agent} onSaved={() => reload()} />}
+      {props.tab === 'try' && <TryIt agent={agent} />}
+      {props.tab === 'review' && <Review agentId={agent.id} />}
       {props.tab === 'gaps' && <Gaps agentId={agent.id} />}
       {props.tab === 'embed' && <Embed agentId={agent.id} />}
       {props.tab === 'handoffs' && <Handoffs agentId={agent.id} />}
