@@ -215,6 +215,16 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     assert.equal(await card.getByLabel('Signing secret').inputValue(), rotated);
   });
 
+  it('Developers lists every webhook at a glance, the rule among them with its address and state', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Developers' }).click();
+    const table = page.getByRole('table', { name: 'Every webhook this account sends to' });
+    const row = table.getByRole('row').filter({ hasText: 'New lead' });
+    await row.waitFor();
+    assert.match((await row.textContent())!, new RegExp(`Handoff.*New lead.*${hook.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}.*active`));
+    await row.getByRole('link').click();
+    await page.getByRole('region', { name: 'New lead' }).waitFor();
+  });
+
   it('disables the rule, then deletes it after a named confirmation', async () => {
     const card = page.getByRole('region', { name: 'New lead' });
     await card.getByRole('button', { name: 'Disable' }).click();

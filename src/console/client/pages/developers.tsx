@@ -1,6 +1,11 @@
-/** Developers: API keys (create with permissions, the secret shown once, list with prefix and last use, revoke) and the reference links. */
+/**
+ * Developers: API keys (create with permissions, the secret shown once, list with prefix and last
+ * use, revoke), the reference links, and every webhook of the account at a glance (each agent's
+ * handoff rules that send to a webhook, and the notification destinations), with its state.
+ */
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
+import { href } from '../router.js';
 import { Page, ErrorAlert, Field, Loading, Dialog, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
 
 const ALL = ['read', 'setup', 'sessions', 'delete'];
@@ -80,6 +85,7 @@ export function Developers() {
           <button type="submit" disabled={!!lacking('setup')} title={lacking('setup')}>Create key</button>
         </form>
       </section>
+      <Webhooks />
       <Dialog title="Your new API key" open={!!secret} onClose={() => setSecret(null)}>
         <p>Copy it now: it is shown this once.</p>
         <Field label="API key">{(id) => <input id={id} readOnly value={secret?.key ?? ''} size={60} onFocus={(e) => e.currentTarget.select()} />}</Field>
@@ -91,5 +97,42 @@ export function Developers() {
         <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
       </Dialog>
     </Page>
+  );
+}
+
+const STATE_TEXT: Record<string, string> = { active: 'active', needs_attention: 'needs attention', paused: 'paused', failing: 'failing' };
+
+/** Every webhook the account sends to: handoff rules (per agent) and notification destinations. */
+function Webhooks() {
+  const hooks = useLoad(async () => {
+    const agents = await api.get<any[]>('/v1/agent/list');
+    const rules = await Promise.all(
+      agents.map(async (agent) => ((await api.get<{ rules: any[] }>(`/v1/agent/${agent.id}/v2/rules`)).rules ?? [])
+        .filter((rule) => rule.destination?.type === 'webhook')
+        .map((rule) => ({ kind: 'Handoff', name: `${agent.name} › ${rule.name}`, url: rule.destination.url as string, state: rule.enabled ? rule.state : 'disabled', link: `/agents/${agent.id}/handoffs` }))),
+    );
+    const destinations = (await api.get<{ destinations: any[] }>('/v1/notifications/destinations')).destinations
+      .filter((d) => d.type === 'webhook')
+      .map((d) => ({ kind: 'Notifications', name: d.name ?? 'Webhook', url: d.url as string, state: d.state ?? 'active', link: '/inbox' }));
+    return [...rules.flat(), ...destinations];
+  });
+  return (
+    <section aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhooks</h2>
+      <ErrorAlert error={hooks.error} />
+      {!hooks.data && !hooks.error && <Loading what="webhooks" />}
+      {hooks.data && (
+        <table>
+          <caption>Every webhook this account sends to</caption>
+          <thead><tr><th scope="col">Sends</th><th scope="col">Name</th><th scope="col">Address</th><th scope="col">State</th></tr></thead>
+          <tbody>
+            {hooks.data.map((h, i) => (
+              <tr key={i}><td>{h.kind}</td><td><a href={href(h.link)}>{h.name}</a></td><td><code>{h.url}</code></td><td>{STATE_TEXT[h.state] ?? h.state}</td></tr>
+            ))}
+            {hooks.data.length === 0 && <tr><td colSpan={4}>No webhooks yet: add one to an agent's Handoffs, or as a notification destination in the Inbox.</td></tr>}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
