@@ -61,7 +61,7 @@ function open(url, onFrame) {
       socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
     });
     socket.on('data', (chunk) => {
-      let buffer = pending ? Buffer.concat([pending, chunk]) : chunk;
+      const buffer = pending ? Buffer.concat([pending, chunk]) : chunk;
       pending = null;
       let offset = 0;
       if (!upgraded) {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors.js';
 import { PERMISSIONS, type Permission } from '../core/auth.js';
 import { safeEqual } from '../core/secrets.js';
-import { AccountStore, decimalToCents } from './accounts.js';
+import { type AccountStore, decimalToCents } from './accounts.js';
 import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../catalog/custom-faces.js';
 import { isLoopback } from '../core/net.js';
 import path from 'node:path';

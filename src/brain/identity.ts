@@ -20,7 +20,7 @@ const BUSINESS = new RegExp(
   String.raw`\b(?:assistant|receptionist|agent|concierge|host|helper|representative|guide|advisor|adviser|voice)\s+(?:of|at|for|from)\s+(?:the\s+)?(${NAME_WORD}(?:\s+(?:&\s+|and\s+|of\s+|de\s+)?${NAME_WORD})*)`,
 );
 const WORKS_AT = new RegExp(String.raw`\b(?:you work (?:at|for)|you represent|on behalf of|welcome to)\s+(?:the\s+)?(${NAME_WORD}(?:\s+(?:&\s+|and\s+|of\s+)?${NAME_WORD})*)`, 'i');
-const TOWN = new RegExp(String.raw`^\s*(?:,\s*)?(?:in|based in|located in)\s+((?:[A-Z][\w'’-]*)(?:(?:\s+|,\s*)[A-Z][\w'’-]*){0,3})`);
+const TOWN = /^\s*(?:,\s*)?(?:in|based in|located in)\s+((?:[A-Z][\w'’-]*)(?:(?:\s+|,\s*)[A-Z][\w'’-]*){0,3})/;
 const AGENT = /\b[Yy]ou are\s+([A-Z][\w'’-]*)(?=[\s,.;:!]|$)/;
 
 /** The identity in the system prompt's first sentences ("You are Ava, the assistant of Bella's Bakery in Springfield."). */

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 import { sha256Hex } from './secrets.js';
-import { RateLimiter } from './rate-limit.js';
+import type { RateLimiter } from './rate-limit.js';
 
 export const PERMISSIONS = ['read', 'setup', 'sessions', 'delete'] as const;
 export type Permission = (typeof PERMISSIONS)[number];

@@ -89,7 +89,7 @@ function exposureFor(skin: string | undefined): number {
   const n = parseInt(m[1], 16);
   const [r, g, b] = hexRgb(n);
   const lum = 0.2126 * r + 0.7152 * g + 0.0722 * b;
-  return EXPOSURE * Math.min(1.45, Math.max(0.9, Math.pow(0.42 / Math.max(lum, 0.01), 0.3)));
+  return EXPOSURE * Math.min(1.45, Math.max(0.9, (0.42 / Math.max(lum, 0.01)) ** 0.3));
 }
 
 // ---- images: textures in (JPEG via jpeg-js, PNG via node:zlib), the still out (PNG)

@@ -9,7 +9,7 @@ import type { SessionService, SessionRow } from '../sessions/service.js';
 import type { StudioCatalog } from '../catalog/catalog.js';
 import type { RealtimeService } from './service.js';
 import type { RealtimeSession } from './session.js';
-import { PlayerInputState } from './player-in.js';
+import type { PlayerInputState } from './player-in.js';
 import type { VisitorInputs } from './visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';

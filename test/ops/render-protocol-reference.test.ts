@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Parser } from '@asyncapi/parser';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, voiced } from '../support/render-client.js';
 import { RenderCommand } from '../../src/realtime/protocol.js';

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { makeTinyKokoro, TINY_SAMPLES_PER_TOKEN, tinyTokenHz, KOKORO_VOCAB } from '../../scripts/make-tiny-kokoro.js';
 import { concatInt16 } from '../../src/speech/audio.js';
 import type { SpeechChunk } from '../../src/speech/synthesis.js';
-import { SpeechError } from '../../src/speech/errors.js';
+import type { SpeechError } from '../../src/speech/errors.js';
 import { fakeServer, makeService, sineBytes, tonePower, sleep } from './helpers.js';
 
 const require = createRequire(import.meta.url);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { SpeechError } from '../../src/speech/errors.js';
+import type { SpeechError } from '../../src/speech/errors.js';
 import type { SpeechService, SpeechChunk } from '../../src/speech/synthesis.js';
 import { makeService, sineBytes, sleep } from './helpers.js';
 

@@ -46,7 +46,7 @@ export function normaliseValue(kind: DetailKind, raw: unknown, context: { refere
 }
 
 /** Phone-like: digits with the separators people write (+, spaces, dots, dashes, brackets), 6 to 17 digits. */
-const PHONE_AS_SAID = /\+?\(?\d[\d\s().\/-]{4,24}\d/g;
+const PHONE_AS_SAID = /\+?\(?\d[\d\s()./-]{4,24}\d/g;
 
 /**
  * A number the visitor said that looks like a phone number but is not one libphonenumber accepts
@@ -153,7 +153,6 @@ export function findNumbers(text: string): FoundNumber[] {
           current = 0;
         }
       } else if (w === 'and' && used && tokens[j + 1] && tokens[j + 1]![0] in SMALL) {
-        continue;
       } else break;
     }
     if (used) {

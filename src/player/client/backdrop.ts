@@ -142,9 +142,9 @@ function paintBokeh(g: Ctx, b: BackdropRecord, r: () => number): void {
   glow(g, W * 0.5, H * 0.45, H * 0.8, mix(top, accent, 0.2), 0.25);
   g.globalCompositeOperation = 'lighter';
   for (let k = 0; k < 90; k++) {
-    const rad = H * (0.015 + Math.pow(r(), 2) * 0.075);
+    const rad = H * (0.015 + r() ** 2 * 0.075);
     const x = r() * W;
-    const y = H * (0.05 + Math.pow(r(), 1.3) * 0.75);
+    const y = H * (0.05 + r() ** 1.3 * 0.75);
     const c = hueShift(shade(accent, (r() - 0.4) * 0.5), (r() - 0.5) * 70);
     const a = 0.08 + r() * 0.32;
     // A disc with a flat centre and a soft rim, like an out-of-focus light.

@@ -36,7 +36,7 @@ const SHOT_SPEC: Record<CameraShot, { height: number; eyes: number; width: numbe
 };
 const FOV = 26;
 const rand = (a: number, b: number) => a + Math.random() * (b - a);
-const ease = (x: number) => (x >= 1 ? 1 : x <= 0 ? 0 : x < 0.5 ? 4 * x * x * x : 1 - Math.pow(-2 * x + 2, 3) / 2);
+const ease = (x: number) => (x >= 1 ? 1 : x <= 0 ? 0 : x < 0.5 ? 4 * x * x * x : 1 - (-2 * x + 2) ** 3 / 2);
 
 interface Pose { pos: Vector3; target: Vector3 }
 

@@ -4,7 +4,7 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, Object3D, PerspectiveCamera, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, type Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, type Object3D, PerspectiveCamera, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
@@ -175,7 +175,7 @@ export class Stage {
     const n = parseInt(m[1], 16);
     const lin = (c: number) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
     const lum = 0.2126 * lin(n >> 16) + 0.7152 * lin((n >> 8) & 255) + 0.0722 * lin(n & 255);
-    const comp = Math.min(1.45, Math.max(0.9, Math.pow(0.42 / Math.max(lum, 0.01), 0.3)));
+    const comp = Math.min(1.45, Math.max(0.9, (0.42 / Math.max(lum, 0.01)) ** 0.3));
     this.renderer.toneMappingExposure = EXPOSURE * comp;
   }
 

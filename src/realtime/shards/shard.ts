@@ -9,7 +9,7 @@ import { WebSocketServer } from 'ws';
 import { BACKDROPS, BACKDROP_IDS } from '../../catalog/backdrops.js';
 import { RealtimeService, type HelloStudio } from '../service.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from '../attach.js';
-import { PlayerInputState } from '../player-in.js';
+import type { PlayerInputState } from '../player-in.js';
 import type { RealtimeSession } from '../session.js';
 import { realtimeSnapshot } from '../metrics.js';
 import { CLOSE_SERVER_RESTART } from '../protocol.js';
