@@ -15,6 +15,7 @@ import * as m0024 from './0024_console.js';
 import * as m0025 from './0025_knowledge_v2.js';
 import * as m0026 from './0026_liveavatar.js';
 import * as m0027faces from './0027_faces_per_account.js';
+import * as m0036 from './0036_nodes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0025_knowledge_v2': m0025,
   '0026_liveavatar': m0026,
   '0027_faces_per_account': m0027faces,
+  '0036_nodes': m0036,
 };
