@@ -14,9 +14,14 @@ import type { Db } from '../core/db/database.js';
 
 /** How long a gracefully stopped node's sessions wait for their sockets to reconnect elsewhere. */
 const RESTART_WINDOW_SECONDS = 60;
+/** How often sessions carried here are checked for an end recorded by another node. */
+const SETTLE_MS = 1000;
 
 /** Where a session's sockets belong. */
 export interface SessionOwner {
+  sessionId: string;
+  /** The session is still active. */
+  active: boolean;
   /** The owning node's id, or null (a single node, or a session from before nodes were recorded). */
   nodeId: string | null;
   /** Its internal address, when it is another node that is alive. */
@@ -37,6 +42,7 @@ export class NodeRegistry {
   readonly id = `node_${crypto.randomBytes(8).toString('hex')}`;
   url = '';
   private timer?: NodeJS.Timeout;
+  private settler?: NodeJS.Timeout;
   private ticking = false;
 
   constructor(
@@ -52,6 +58,9 @@ export class NodeRegistry {
     this.hooks.log.info({ node_id: this.id, node_url: url, lease_seconds: this.leaseSeconds }, 'node registered');
     this.timer = setInterval(() => void this.tick(), Math.max(500, (this.leaseSeconds * 1000) / 3));
     this.timer.unref();
+    // A stop (or billing end) that reached another node closes this node's sockets within a second.
+    this.settler = setInterval(() => void this.hooks.settleEndedElsewhere().catch(() => {}), SETTLE_MS);
+    this.settler.unref();
   }
 
   private async register(): Promise<void> {
@@ -62,7 +71,7 @@ export class NodeRegistry {
       .execute();
   }
 
-  /** Renews the lease, ends lost nodes' sessions, closes sessions ended elsewhere. */
+  /** Renews the lease and ends lost nodes' sessions. */
   async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
@@ -79,7 +88,6 @@ export class NodeRegistry {
         await this.register();
       }
       await this.reapLost();
-      await this.hooks.settleEndedElsewhere();
     } catch (error) {
       this.hooks.log.error({ err: error }, 'node lease or lost-node check failed; the next one tries again');
     } finally {
@@ -107,14 +115,14 @@ export class NodeRegistry {
     let q = this.db
       .selectFrom('sessions')
       .leftJoin('nodes', 'nodes.id', 'sessions.node_id')
-      .select(['sessions.node_id', 'sessions.status', 'nodes.url', sql<boolean>`nodes.lease_until > now() AND nodes.stopped_at IS NULL`.as('alive')]);
+      .select(['sessions.id', 'sessions.node_id', 'sessions.status', 'nodes.url', sql<boolean>`nodes.lease_until > now() AND nodes.stopped_at IS NULL`.as('alive')]);
     q = 'sessionId' in where ? q.where('sessions.id', '=', where.sessionId) : q.where('sessions.player_key', '=', where.playerKey);
     const row = await q.executeTakeFirst();
     if (!row) return undefined;
     const mine = row.node_id === null || row.node_id === this.id;
-    if (mine || row.status !== 'active') return { nodeId: row.node_id, url: null, here: true };
-    if (row.alive && row.url) return { nodeId: row.node_id, url: row.url, here: false };
-    return { nodeId: row.node_id, url: null, here: true };
+    if (mine || row.status !== 'active') return { sessionId: row.id, active: row.status === 'active', nodeId: row.node_id, url: null, here: true };
+    if (row.alive && row.url) return { sessionId: row.id, active: row.status === 'active', nodeId: row.node_id, url: row.url, here: false };
+    return { sessionId: row.id, active: row.status === 'active', nodeId: row.node_id, url: null, here: true };
   }
 
   /**
@@ -137,7 +145,8 @@ export class NodeRegistry {
   /** Graceful stop: the lease becomes a restart window in which other nodes may take its sessions over. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    if (this.settler) clearInterval(this.settler);
+    this.timer = this.settler = undefined;
     await this.db
       .updateTable('nodes')
       .set({ stopped_at: sql<Date>`now()`, lease_until: sql<Date>`now() + make_interval(secs => ${RESTART_WINDOW_SECONDS})` })

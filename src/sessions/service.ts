@@ -403,8 +403,10 @@ export class SessionService {
    * A session this node took over from a node that stopped (nodes.ts `claim`): its timers run here
    * from now on, as if it had started here.
    */
-  adopt(session: SessionRow): void {
-    if (!this.timers.has(session.id)) this.watch(session);
+  async adoptById(id: string): Promise<SessionRow | undefined> {
+    const row = (await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('status', '=', 'active').executeTakeFirst()) as unknown as SessionRow | undefined;
+    if (row && !this.timers.has(row.id)) this.watch(row);
+    return row;
   }
 
   /**
