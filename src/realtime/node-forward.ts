@@ -180,7 +180,7 @@ export async function forwardCommand(forwarding: NodeForwarding, sessionId: stri
 /** Answers an upgrade with a plain HTTP error (no handshake happened). */
 function refuse(socket: Socket, status: number, message: string): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify({ error: { code: status === 503 ? 'node_unavailable' : 'forbidden', message } });
+  const body = JSON.stringify({ detail: { code: 'node_unavailable', message } });
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
