@@ -31,14 +31,30 @@ if (!base) {
   process.exit(2);
 }
 
-interface Node { port: number; url: string; child: ChildProcess }
+interface Node {
+  port: number;
+  url: string;
+  child: ChildProcess;
+}
 
 async function startNode(databaseUrl: string): Promise<{ node: Node; output: () => string }> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-bench-mn-'));
   const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn', REALTIME_SHARDS: '0' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SESSION_CAPACITY: '2000',
+      PLAYER_OPEN_SECONDS: '600',
+      RATE_LIMIT_PER_SECOND: '100000',
+      PRICE_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+      REALTIME_SHARDS: '0',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -57,7 +73,11 @@ async function startNode(databaseUrl: string): Promise<{ node: Node; output: () 
 }
 
 async function api(url: string, key: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(url + route, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(url + route, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return response.json() as Promise<any>;
 }
 
@@ -73,8 +93,14 @@ async function load(sessions: Array<{ ws_url: string; player_url: string }>) {
     const messages: any[] = [];
     let wake: () => void = () => {};
     let failure: Error | undefined;
-    worker.on('message', (m) => { messages.push(m); wake(); });
-    worker.on('error', (e) => { failure = e; wake(); });
+    worker.on('message', (m) => {
+      messages.push(m);
+      wake();
+    });
+    worker.on('error', (e) => {
+      failure = e;
+      wake();
+    });
     const next = async () => {
       while (!messages.length) {
         if (failure) throw failure;
@@ -113,7 +139,10 @@ try {
   }
   if (!key) throw new Error('no first-start key');
   const nodes = [first.node, ...(await Promise.all(Array.from({ length: NODES - 1 }, () => startNode(database.url)))).map((s) => s.node)];
-  const counts = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const counts = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   const rows: string[] = [];
   for (const n of counts.length ? counts : [30, 90]) {
     for (const mode of ['owner', 'forwarded'] as const) {
@@ -127,7 +156,11 @@ try {
         // PUBLIC_URL is each node's own default; point each socket at the node chosen for it.
         const wsPath = new URL(started.ws_url).pathname + new URL(started.ws_url).search;
         const pagePath = new URL(started.player_url).pathname;
-        sessions.push({ session_id: started.session_id, ws_url: `ws://127.0.0.1:${renderNode.port}${wsPath}`, player_url: `http://127.0.0.1:${pageNode.port}${pagePath}` });
+        sessions.push({
+          session_id: started.session_id,
+          ws_url: `ws://127.0.0.1:${renderNode.port}${wsPath}`,
+          player_url: `http://127.0.0.1:${pageNode.port}${pagePath}`,
+        });
       }
       const cpuBefore = nodes.map((x) => cpuSeconds(x.child.pid!));
       const started = performance.now();
@@ -140,7 +173,12 @@ try {
       rows.push(row);
     }
   }
-  console.log(`\nload average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, ${os.cpus().length} cores, ${SECONDS} s measured after ${WARMUP} s warm-up\n`);
+  console.log(
+    `\nload average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}, ${os.cpus().length} cores, ${SECONDS} s measured after ${WARMUP} s warm-up\n`,
+  );
   console.log('| sessions | sockets | pieces | relay p50 (ms) | relay p99 (ms) | missing | node CPU % (1 / 2 / 3) |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);

@@ -101,7 +101,7 @@ export function forwardUpgrades(app: FastifyInstance, forwarding: NodeForwarding
           if (!socket.destroyed) stayHere(request, socket, head);
         })
         .catch((error) => {
-          app.log.error({ err: error }, 'routing a socket to its session\'s node failed');
+          app.log.error({ err: error }, "routing a socket to its session's node failed");
           forwardStats.failed++;
           refuse(socket, 503, 'try again shortly');
         });
@@ -144,7 +144,7 @@ export function forwardUpgrades(app: FastifyInstance, forwarding: NodeForwarding
       clearTimeout(timer);
       if (!connected) {
         forwardStats.failed++;
-        app.log.warn({ err: { message: error.message }, node_id: owner.nodeId, node_url: owner.url }, 'the session\'s node did not take the forwarded socket');
+        app.log.warn({ err: { message: error.message }, node_id: owner.nodeId, node_url: owner.url }, "the session's node did not take the forwarded socket");
         refuse(socket, 503, 'the node carrying this session is not answering; try again shortly');
       } else socket.destroy();
     });
@@ -159,19 +159,31 @@ export function forwardUpgrades(app: FastifyInstance, forwarding: NodeForwarding
  * the owner with the caller's own credentials and the node signature; its answer is the answer.
  * Undefined when this node should carry it out (it owns the session, or the request was forwarded).
  */
-export async function forwardCommand(forwarding: NodeForwarding, sessionId: string, request: { method: string; url: string; headers: IncomingMessage['headers']; body: unknown; raw: IncomingMessage }): Promise<{ status: number; body: unknown } | undefined> {
+export async function forwardCommand(
+  forwarding: NodeForwarding,
+  sessionId: string,
+  request: { method: string; url: string; headers: IncomingMessage['headers']; body: unknown; raw: IncomingMessage },
+): Promise<{ status: number; body: unknown } | undefined> {
   const { nodes, secret } = forwarding;
   if (!nodes.url) return undefined;
   if (request.headers[FORWARD_HEADER] !== undefined && forwardedByNode(request.raw, secret)) return undefined;
   const owner = await nodes.ownerOf({ sessionId });
   if (!owner || owner.here || !owner.url) return undefined;
   const at = String(Date.now());
-  const headers: Record<string, string> = { 'content-type': 'application/json', [FORWARD_HEADER]: `${nodes.id}.${at}.${signature(secret, nodes.id, at, request.method, request.url)}` };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    [FORWARD_HEADER]: `${nodes.id}.${at}.${signature(secret, nodes.id, at, request.method, request.url)}`,
+  };
   for (const name of ['authorization', 'cookie', 'x-request-id']) {
     const value = request.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
-  const response = await fetch(owner.url + request.url, { method: request.method, headers, body: JSON.stringify(request.body), signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS * 2) });
+  const response = await fetch(owner.url + request.url, {
+    method: request.method,
+    headers,
+    body: JSON.stringify(request.body),
+    signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS * 2),
+  });
   const text = await response.text();
   forwardStats.forwarded++;
   return { status: response.status, body: text ? JSON.parse(text) : null };
@@ -181,7 +193,9 @@ export async function forwardCommand(forwarding: NodeForwarding, sessionId: stri
 function refuse(socket: Socket, status: number, message: string): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ detail: { code: 'node_unavailable', message } });
-  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function decoded(segment: string): string | undefined {

@@ -67,7 +67,9 @@ export class NodeRegistry {
     await this.db
       .insertInto('nodes')
       .values({ id: this.id, url: this.url, lease_until: sql<Date>`now() + make_interval(secs => ${this.leaseSeconds})` })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ url: this.url, lease_until: sql<Date>`now() + make_interval(secs => ${this.leaseSeconds})`, stopped_at: null }))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({ url: this.url, lease_until: sql<Date>`now() + make_interval(secs => ${this.leaseSeconds})`, stopped_at: null }),
+      )
       .execute();
   }
 
@@ -84,7 +86,7 @@ export class NodeRegistry {
       if (Number(renewed.numUpdatedRows) === 0) {
         // Taken for dead (paused, or cut off from the database past the lease): its sessions were
         // ended by the others (the check below closes their sockets here); it joins again.
-        this.hooks.log.warn({ node_id: this.id }, 'this node\'s lease had run out; registering again');
+        this.hooks.log.warn({ node_id: this.id }, "this node's lease had run out; registering again");
         await this.register();
       }
       await this.reapLost();
@@ -97,11 +99,19 @@ export class NodeRegistry {
 
   /** Nodes whose lease ran out: the first node to delete one's row ends its live sessions. */
   async reapLost(): Promise<number> {
-    const lost = await this.db.deleteFrom('nodes').where('lease_until', '<', sql<Date>`now()`).where('id', '!=', this.id).returning(['id', 'url', 'stopped_at']).execute();
+    const lost = await this.db
+      .deleteFrom('nodes')
+      .where('lease_until', '<', sql<Date>`now()`)
+      .where('id', '!=', this.id)
+      .returning(['id', 'url', 'stopped_at'])
+      .execute();
     let ended = 0;
     for (const node of lost) {
       const live = await this.db.selectFrom('sessions').select('id').where('node_id', '=', node.id).where('status', '=', 'active').execute();
-      this.hooks.log.warn({ node_id: node.id, node_url: node.url, stopped: !!node.stopped_at, sessions: live.length }, 'a node was lost: ending its sessions as node_lost');
+      this.hooks.log.warn(
+        { node_id: node.id, node_url: node.url, stopped: !!node.stopped_at, sessions: live.length },
+        'a node was lost: ending its sessions as node_lost',
+      );
       for (const s of live) {
         await this.hooks.endSession(s.id, 'node_lost');
         ended++;
@@ -115,7 +125,13 @@ export class NodeRegistry {
     let q = this.db
       .selectFrom('sessions')
       .leftJoin('nodes', 'nodes.id', 'sessions.node_id')
-      .select(['sessions.id', 'sessions.node_id', 'sessions.status', 'nodes.url', sql<boolean>`nodes.lease_until > now() AND nodes.stopped_at IS NULL`.as('alive')]);
+      .select([
+        'sessions.id',
+        'sessions.node_id',
+        'sessions.status',
+        'nodes.url',
+        sql<boolean>`nodes.lease_until > now() AND nodes.stopped_at IS NULL`.as('alive'),
+      ]);
     q = 'sessionId' in where ? q.where('sessions.id', '=', where.sessionId) : q.where('sessions.player_key', '=', where.playerKey);
     const row = await q.executeTakeFirst();
     if (!row) return undefined;

@@ -44,23 +44,30 @@ const skip = !process.env.TEST_DATABASE_URL
 function call(base: string, method: string, path: string, options: { key?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
-    const request = http.request(base + path, {
-      method,
-      agent: false,
-      headers: { ...(options.key && { authorization: `Bearer ${options.key}` }), ...(payload && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }) },
-    }, (response) => {
-      let text = '';
-      response.setEncoding('utf8').on('data', (d) => (text += d));
-      response.on('end', () => {
-        let body: any = text;
-        try {
-          body = text ? JSON.parse(text) : null;
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: response.statusCode ?? 0, body });
-      });
-    });
+    const request = http.request(
+      base + path,
+      {
+        method,
+        agent: false,
+        headers: {
+          ...(options.key && { authorization: `Bearer ${options.key}` }),
+          ...(payload && { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+        },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (d) => (text += d));
+        response.on('end', () => {
+          let body: any = text;
+          try {
+            body = text ? JSON.parse(text) : null;
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: response.statusCode ?? 0, body });
+        });
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });
@@ -150,7 +157,10 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     // An HTTP command reaching a node that does not carry the session is carried out by the owner.
     const other = others(owner);
     lb.pinNext(other[0]!);
-    const command = await call(lb.url, 'POST', `/v1/sessions/${session.session_id}/commands`, { key, body: { type: 'stage.camera', camera: 'close', event_id: 'evt_cam' } });
+    const command = await call(lb.url, 'POST', `/v1/sessions/${session.session_id}/commands`, {
+      key,
+      body: { type: 'stage.camera', camera: 'close', event_id: 'evt_cam' },
+    });
     assert.equal(command.status, 202, JSON.stringify(command.body));
     assert.equal(command.body.event_id, 'evt_cam');
     await client.waitFor(() => client.events.some((e) => e.event.type === 'stage.updated' && e.event.source_event_id === 'evt_cam'), 10_000);
@@ -165,7 +175,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     player.close();
   });
 
-  test('SESSION_CAPACITY counts the sessions of every node, not each node\'s', async () => {
+  test("SESSION_CAPACITY counts the sessions of every node, not each node's", async () => {
     const live = [await startRender(), await startRender(), await startRender()];
     const owners = new Set(await Promise.all(live.map((s) => ownerPort(s.session_id))));
     assert.ok(owners.size >= 2, 'round robin spread the starts over several nodes');
@@ -194,10 +204,14 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     await client.waitClose(10_000);
 
     let record: any;
-    await until(async () => {
-      record = (await call(lb.url, 'GET', `/v1/sessions/${session.session_id}`, { key })).body;
-      return record.status === 'ended';
-    }, LOST_BOUND_MS + 10_000, 'the lost node\'s session ends');
+    await until(
+      async () => {
+        record = (await call(lb.url, 'GET', `/v1/sessions/${session.session_id}`, { key })).body;
+        return record.status === 'ended';
+      },
+      LOST_BOUND_MS + 10_000,
+      "the lost node's session ends",
+    );
     const took = Date.now() - killedAt;
     assert.equal(record.end_reason, 'node_lost');
     assert.ok(took <= LOST_BOUND_MS, `ended ${took} ms after the kill (bound ${LOST_BOUND_MS} ms)`);
@@ -205,8 +219,14 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
 
     // Settled through the normal end: metered seconds, the conversation record and its ended job.
     const usage = await db.query('SELECT seconds FROM usage_records WHERE session_id = $1', [session.session_id]);
-    assert.equal(usage.rows.length, 1, 'the session\'s seconds are metered');
-    await until(async () => (await db.query("SELECT end_reason FROM conversations WHERE id = $1 AND ended_at IS NOT NULL", [session.session_id])).rows[0]?.end_reason === 'node_lost', 10_000, 'the conversation record ends node_lost');
+    assert.equal(usage.rows.length, 1, "the session's seconds are metered");
+    await until(
+      async () =>
+        (await db.query('SELECT end_reason FROM conversations WHERE id = $1 AND ended_at IS NOT NULL', [session.session_id])).rows[0]?.end_reason ===
+        'node_lost',
+      10_000,
+      'the conversation record ends node_lost',
+    );
     const dead = await db.query('SELECT count(*)::int AS n FROM nodes WHERE url = $1', [`http://127.0.0.1:${owner}`]);
     assert.equal(dead.rows[0].n, 0, 'the lost node left the node table');
 
@@ -220,7 +240,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
 
     // Every request keeps working through the balancer, which still lists the dead node and skips
     // it when it refuses connections (as any balancer's passive health check does).
-    assert.equal((await call(lb.url, 'GET', `/v1/sessions/${kept.session_id}`, { key })).body.status, 'active', 'the other node\'s session runs on');
+    assert.equal((await call(lb.url, 'GET', `/v1/sessions/${kept.session_id}`, { key })).body.status, 'active', "the other node's session runs on");
     for (let i = 0; i < 6; i++) assert.equal((await call(lb.url, 'GET', '/v1/sessions?limit=5', { key })).status, 200);
     lb.backends.splice(lb.backends.indexOf(owner), 1);
     const fresh = await startRender();
@@ -237,7 +257,11 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
   test('a node that starts joins the running deployment without a restart of the others', async () => {
     const joined = await startServer({ DATABASE_URL: databaseUrl, PUBLIC_URL: lb.url, NODE_LEASE_SECONDS: String(LEASE_SECONDS), SESSION_CAPACITY: '3' });
     nodes.push(joined);
-    await until(async () => (await db.query('SELECT count(*)::int AS n FROM nodes WHERE url = $1', [`http://127.0.0.1:${joined.port}`])).rows[0].n === 1, 10_000, 'the new node registers');
+    await until(
+      async () => (await db.query('SELECT count(*)::int AS n FROM nodes WHERE url = $1', [`http://127.0.0.1:${joined.port}`])).rows[0].n === 1,
+      10_000,
+      'the new node registers',
+    );
     lb.backends.push(joined.port);
     lb.pinNext(joined.port);
     const session = await startRender();

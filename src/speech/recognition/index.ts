@@ -46,10 +46,16 @@ export async function createRecognizer(config: Pick<Config, 'recognition' | 'dat
     try {
       const folder = r.modelDir ?? (await downloadSherpaModel(path.join(config.dataDir, 'models', 'stt'), r.downloadModel, r.downloadUrl));
       const recognizer = await SherpaRecognizer.load(folder, r.modelType);
-      log.info({ engine: 'sherpa-onnx', kind: recognizer.model.kind, ms: Date.now() - began }, `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${r.modelDir ? 'STT_MODEL_DIR' : 'the download cache'}`);
+      log.info(
+        { engine: 'sherpa-onnx', kind: recognizer.model.kind, ms: Date.now() - began },
+        `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${r.modelDir ? 'STT_MODEL_DIR' : 'the download cache'}`,
+      );
       return recognizer;
     } catch (error) {
-      log.error({ engine: 'sherpa-onnx', err: (error as Error).message }, `speech recognition: the sherpa-onnx model could not be used: ${(error as Error).message}`);
+      log.error(
+        { engine: 'sherpa-onnx', err: (error as Error).message },
+        `speech recognition: the sherpa-onnx model could not be used: ${(error as Error).message}`,
+      );
     }
   }
   if (wants('pocketsphinx')) {
@@ -61,7 +67,10 @@ export async function createRecognizer(config: Pick<Config, 'recognition' | 'dat
       );
       return new PocketsphinxRecognizer(undefined, r.concurrency);
     }
-    log.warn({ engine: 'none' }, `speech recognition: none (${missing}; no STT_MODEL_DIR, STT_DOWNLOAD, STT_URL, STT_API_KEY or DEEPGRAM_API_KEY); visitors can type`);
+    log.warn(
+      { engine: 'none' },
+      `speech recognition: none (${missing}; no STT_MODEL_DIR, STT_DOWNLOAD, STT_URL, STT_API_KEY or DEEPGRAM_API_KEY); visitors can type`,
+    );
     return undefined;
   }
   log.warn({ engine: 'none' }, `speech recognition: none (STT_ENGINE=${r.engine} is not configured); visitors can type`);
