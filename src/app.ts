@@ -31,6 +31,8 @@ import { commandRoute } from './realtime/command-route.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
 import { ShardPool } from './realtime/shards/pool.js';
+import { forwardCommand, type NodeForwarding } from './realtime/node-forward.js';
+import { NodeRegistry } from './sessions/nodes.js';
 import type { VisitorInputs } from './realtime/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
 import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
@@ -97,6 +99,8 @@ export interface AppContext {
   realtime: RealtimeService;
   /** The processes that carry render-mode sessions' real-time path (REALTIME_SHARDS), if any. */
   shards?: ShardPool;
+  /** The nodes of a deployment on PostgreSQL (leases, sessions' owners); started once the node listens. */
+  nodes?: NodeRegistry;
   speech: SpeechService;
   /** Durable background jobs (pg-boss), shared by every capability. */
   jobs: Jobs;
@@ -169,6 +173,16 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
   const sessions = new SessionService(database.db, config, accounts, agents);
+  // Several nodes may share PostgreSQL: each registers (server.ts starts it once listening), owns
+  // the sessions it starts, and ends a lost node's sessions through the same end as any other.
+  const nodes =
+    database.engine === 'postgres'
+      ? new NodeRegistry(database.db, config.nodeLeaseSeconds, {
+          endSession: (id, reason) => sessions.end(id, reason),
+          settleEndedElsewhere: () => sessions.settleEndedElsewhere(),
+          log: app.log,
+        })
+      : undefined;
   // Billing meters every session through the sessions hooks, and premium speech through the speakers.
   const meter: BillingMeter = new BillingMeter(
     database.db,
@@ -428,6 +442,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     sessions,
     realtime,
     shards,
+    nodes,
     speech,
     jobs,
     conversations,
@@ -472,6 +487,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    await nodes?.stop();
     sessions.stopTimers();
     maintenance?.stop();
     customFaces.stop();
@@ -567,7 +583,22 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     { publicUrl: () => config.publicUrl, tokenSeconds: config.liveAvatarTokenSeconds, idleSeconds: config.liveAvatarIdleSeconds },
   );
   await liveAvatarRoutes(app, liveAvatar, authenticator);
-  commandRoute(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, conversationLoop);
+  // A socket for a session another node carries is forwarded there (signed with the node secret).
+  const forwarding: NodeForwarding | undefined = nodes && {
+    nodes,
+    secret: await ensureSetting(database.db, 'node_secret', () => randomToken('', 32)),
+    adopted: async (sessionId) => {
+      const row = await sessions.adoptById(sessionId);
+      if (row) app.log.info({ session_id: sessionId, node_id: nodes.id }, 'took over a session of a node that stopped');
+    },
+  };
+  commandRoute(
+    app,
+    sessions,
+    { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) },
+    conversationLoop,
+    forwarding && ((row, request) => forwardCommand(forwarding, row.id, request)),
+  );
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
   const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;
@@ -580,6 +611,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     (row) => conversationLoop.ensure(row),
     shards,
     async (key) => !!(await liveAvatar.pendingPlayer(key)),
+    forwarding,
   );
   await playerRoutes(app, {
     resolve: async (playerKey) => {

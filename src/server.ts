@@ -13,6 +13,7 @@ import { ensureFacesInBackground } from './faces/background.js';
 import { facesAreCurrent } from './faces/freshness.js';
 import { BUILTIN_FACES } from './faces/builtin.js';
 import { FACES_DIR } from './player/routes.js';
+import { defaultNodeUrl } from './sessions/nodes.js';
 
 export async function serve(config: Config = loadConfig()): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -41,6 +42,12 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  // Several nodes on PostgreSQL: this one joins (its lease, its address for forwarded sockets); the
+  // sessions it starts from now on are its own.
+  if (context.nodes) {
+    await context.nodes.start(config.nodeUrl ?? defaultNodeUrl(config.host, port));
+    context.sessions.nodeId = context.nodes.id;
+  }
   if (!config.databaseUrl) {
     fs.writeFileSync(adminFile(config), JSON.stringify({ pid: process.pid, port, token: adminToken }), { mode: 0o600 });
   }

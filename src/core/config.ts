@@ -14,6 +14,13 @@ export interface Config {
   publicUrl: string;
   sessionCapacity: number;
   /**
+   * Several nodes on one PostgreSQL: this node's address as the other nodes reach it (sockets for
+   * the sessions it owns are forwarded there). Unset: http://<HOST or this machine's address>:<port>.
+   */
+  nodeUrl: string | undefined;
+  /** A node whose lease is not renewed for this long is taken for dead; its sessions end `node_lost`. */
+  nodeLeaseSeconds: number;
+  /**
    * Processes that carry render-mode sessions' real-time path beside the main one (src/realtime/
    * shards); 0: every session's live side runs in the main process.
    */
@@ -149,6 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl,
     sessionCapacity: int(env, 'SESSION_CAPACITY', 200),
+    nodeUrl: env.NODE_URL ? env.NODE_URL.replace(/\/+$/, '') : undefined,
+    nodeLeaseSeconds: int(env, 'NODE_LEASE_SECONDS', 15, 2),
     realtimeShards: shardCount(env),
     freeSessionSeconds: int(env, 'FREE_SESSION_SECONDS', 300, 1),
     // 60 free minutes a month (interface Limits); a knob so tests need not play an hour of audio.

@@ -4,7 +4,7 @@
  * the session is looked up through the sessions capability below it.
  */
 import crypto from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ApiError } from '../core/errors.js';
@@ -21,11 +21,18 @@ export interface ConversationCommands {
   commanded(row: SessionRow, command: { type: string; text?: string }): void;
 }
 
+/**
+ * Several nodes: a command for a session another node carries is sent on to that node (its answer
+ * is this route's answer); undefined when this node carries it.
+ */
+export type CommandForwarder = (row: SessionRow, request: FastifyRequest) => Promise<{ status: number; body: unknown } | undefined>;
+
 export function commandRoute(
   server: FastifyInstance,
   sessions: SessionService,
   realtime: Pick<RealtimeService, 'command'>,
   conversations?: ConversationCommands,
+  forward?: CommandForwarder,
 ): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Sessions'];
@@ -43,6 +50,8 @@ export function commandRoute(
     async (request, reply) => {
       const row = await sessions.get(request.principal.accountId, request.params.session_id);
       if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
+      const forwarded = forward && (await forward(row, request));
+      if (forwarded) return reply.code(forwarded.status as 202).send(forwarded.body as { event_id: string });
       const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
       const command = request.body;
       if (command.type === 'visitor.message') {

@@ -14,6 +14,7 @@ import type { VisitorInputs } from './visitor-input.js';
 import { serveRenderSocket, servePlayerSocket, type SocketDeps } from './attach.js';
 import type { ShardPool } from './shards/pool.js';
 import { handOffUpgrades } from './shards/upgrade-router.js';
+import { forwardUpgrades, type NodeForwarding } from './node-forward.js';
 import { renderSessionFor, renderToken } from './socket-auth.js';
 
 export { helloFor } from './attach.js';
@@ -27,7 +28,8 @@ export interface SessionSockets {
  * `inputs` finds a session's live conversation; `liveFor` opens it when a page connects to a
  * session this process has not opened yet (it was started on another node, or before a restart
  * of this one on a shared PostgreSQL), so the visitor is heard there too. `shards`: render-mode
- * sessions' sockets go to the shard process that carries them.
+ * sessions' sockets go to the shard process that carries them. `forwarding` (several nodes on
+ * PostgreSQL): sockets of sessions another node carries go to that node.
  */
 /** Pages waiting at once for a session that has not started (LiveAvatar tokens' player_url). */
 const MAX_WAITING_PAGES = 1000;
@@ -48,6 +50,7 @@ export function registerSessionSockets(
   liveFor: (row: SessionRow) => void = () => {},
   shards?: ShardPool,
   pendingPlayer?: (playerKey: string) => Promise<boolean>,
+  forwarding?: NodeForwarding,
 ): SessionSockets {
   realtime.log = app.log;
   const inputStates = new WeakMap<RealtimeSession, PlayerInputState>();
@@ -101,6 +104,8 @@ export function registerSessionSockets(
   });
 
   if (shards) handOffUpgrades(app, sessions, shards);
+  // In front of the shard router: a session another node carries is not this node's to serve.
+  if (forwarding) forwardUpgrades(app, forwarding);
 
   return {
     inputState: (sessionId: string) => {

@@ -86,6 +86,10 @@ export class SessionService {
    * the balancer sees /readyz answer 503 and sends new requests to the other nodes.
    */
   draining = false;
+  /** This node's id when several nodes share PostgreSQL (nodes.ts): recorded as each session's owner. */
+  nodeId: string | null = null;
+  /** Sessions being ended here right now (their live side closes through `end`, not `settleEndedElsewhere`). */
+  private readonly endingHere = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -184,6 +188,7 @@ export class SessionService {
           created_at: new Date(),
           visitor_id: visitor?.id ?? null,
           visitor: JSON.stringify(visitor?.values ?? {}),
+          node_id: this.nodeId,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -274,10 +279,12 @@ export class SessionService {
   /** Ends an active session (idempotent), records its duration and metered seconds. */
   async end(id: string, reason: string): Promise<SessionRow | undefined> {
     this.hooks.ending?.(id);
+    this.endingHere.add(id);
     let row: Awaited<ReturnType<typeof this.endRow>>;
     try {
       row = await this.endRow(id, reason);
     } finally {
+      this.endingHere.delete(id);
       if (!row) this.hooks.notEnded?.(id);
     }
     for (const t of this.timers.get(id) ?? []) clearTimeout(t);
@@ -426,6 +433,36 @@ export class SessionService {
     await sweep();
     this.sweeper = setInterval(() => void sweep().catch(() => {}), 10_000);
     this.sweeper.unref();
+  }
+
+  /**
+   * A session this node took over from a node that stopped (nodes.ts `claim`): its timers run here
+   * from now on, as if it had started here.
+   */
+  async adoptById(id: string): Promise<SessionRow | undefined> {
+    const row = (await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('status', '=', 'active').executeTakeFirst()) as unknown as
+      | SessionRow
+      | undefined;
+    if (row && !this.timers.has(row.id)) this.watch(row);
+    return row;
+  }
+
+  /**
+   * Several nodes: sessions carried here that another node ended (a stop or a billing end that
+   * reached another node, or this node was taken for lost) close their live side here; the records
+   * were settled by the node that ended them, and settling again is a no-op.
+   */
+  async settleEndedElsewhere(): Promise<void> {
+    const ids = [...this.timers.keys()].filter((id) => !this.endingHere.has(id));
+    if (!ids.length) return;
+    const ended = await this.db.selectFrom('sessions').selectAll().where('id', 'in', ids).where('status', '=', 'ended').execute();
+    for (const row of ended) {
+      if (this.endingHere.has(row.id) || !this.timers.has(row.id)) continue;
+      for (const t of this.timers.get(row.id) ?? []) clearTimeout(t);
+      this.timers.delete(row.id);
+      this.activity.delete(row.id);
+      this.hooks.ended(row as unknown as SessionRow, row.end_reason ?? 'ended');
+    }
   }
 
   /** Sessions this process started (or recovered) that have not ended: what a draining node waits for. */

@@ -104,6 +104,17 @@ export interface SessionsTable {
   /** LiveAvatar-route sessions: end after this many seconds without a command or keep-alive. */
   idle_seconds: Generated<number | null>;
   last_active_at: Generated<Date | null>;
+  /** The node that started the session and carries its sockets (several nodes on PostgreSQL); NULL on one node. */
+  node_id: Generated<string | null>;
+}
+
+/** A running node of a multi-node deployment (PostgreSQL): its internal address and lease. */
+export interface NodesTable {
+  id: string;
+  url: string;
+  started_at: Generated<Date>;
+  lease_until: Date;
+  stopped_at: Generated<Date | null>;
 }
 
 export interface LiveAvatarTokensTable {
@@ -500,6 +511,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   agents: AgentsTable;
   sessions: SessionsTable;
+  nodes: NodesTable;
   liveavatar_tokens: LiveAvatarTokensTable;
   usage_records: UsageRecordsTable;
   custom_faces: CustomFacesTable;

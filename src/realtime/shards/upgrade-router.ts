@@ -14,8 +14,8 @@ import { renderSessionFor, renderToken } from '../socket-auth.js';
 
 type UpgradeListener = (request: IncomingMessage, socket: Socket, head: Buffer) => void;
 
-const RENDER_PATH = /^\/v1\/sessions\/([^/?#]+)\/render\/?(?:[?#]|$)/;
-const PLAYER_PATH = /^\/p\/([^/?#]+)\/ws\/?(?:[?#]|$)/;
+export const RENDER_PATH = /^\/v1\/sessions\/([^/?#]+)\/render\/?(?:[?#]|$)/;
+export const PLAYER_PATH = /^\/p\/([^/?#]+)\/ws\/?(?:[?#]|$)/;
 
 export function handOffUpgrades(app: FastifyInstance, sessions: SessionService, shards: ShardPool): void {
   // Once every plugin has registered its upgrade listener (@fastify/websocket's): they become the

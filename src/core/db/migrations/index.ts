@@ -16,6 +16,7 @@ import * as m0025 from './0025_knowledge_v2.js';
 import * as m0026 from './0026_liveavatar.js';
 import * as m0027faces from './0027_faces_per_account.js';
 import * as m0029 from './0029_answer_quality.js';
+import * as m0036 from './0036_nodes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0026_liveavatar': m0026,
   '0027_faces_per_account': m0027faces,
   '0029_answer_quality': m0029,
+  '0036_nodes': m0036,
 };
