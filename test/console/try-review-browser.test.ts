@@ -150,6 +150,24 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     }
   });
 
+  it('Try it: closing or navigating the browser away from the console ends a running conversation', async () => {
+    const other = page;
+    await other.goto(`${t.url}/console/agents/${agentId}/try`);
+    await other.getByRole('button', { name: 'Start a conversation' }).click();
+    await other.getByTitle('Conversation with Crumb & Co').waitFor();
+    const [session] = await activeSessions();
+    assert.ok(session);
+    // A full navigation: no page cleanup runs, only pagehide (its keepalive request).
+    await other.goto('about:blank');
+    const deadline = Date.now() + 10_000;
+    while ((await t.request('GET', `/v1/sessions/${session.session_id}`)).body.status !== 'ended') {
+      assert.ok(Date.now() < deadline, 'the session ended after the browser left the console');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await page.goto(`${t.url}/console/agents/${agentId}/review`);
+    await page.getByRole('heading', { level: 1, name: 'Crumb & Co › Review' }).waitFor();
+  });
+
   it('Review: completion, a correction previewed then applied, a question answered', async () => {
     const before = (await t.request('GET', v2('/completion'))).body;
     const region = (name: string) => page.getByRole('region', { name });
