@@ -456,6 +456,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // A socket for a session another node carries is forwarded there (signed with the node secret).
   const forwarding: NodeForwarding | undefined = nodes && {
     nodes,
+    sessions,
     secret: await ensureSetting(database.db, 'node_secret', () => randomToken('', 32)),
     adopted: async (sessionId) => {
       const row = await sessions.adoptById(sessionId);

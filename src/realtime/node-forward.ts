@@ -17,7 +17,9 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { hmacSha256Hex, safeEqual } from '../core/secrets.js';
 import type { NodeRegistry, SessionOwner } from '../sessions/nodes.js';
+import type { SessionService } from '../sessions/service.js';
 import { PLAYER_PATH, RENDER_PATH } from './shards/upgrade-router.js';
+import { renderSessionFor, renderToken } from './socket-auth.js';
 
 type UpgradeListener = (request: IncomingMessage, socket: Socket, head: Buffer) => void;
 
@@ -34,6 +36,8 @@ export interface NodeForwarding {
   secret: string;
   /** This node took a stopped node's session over: its timers and live side start here. */
   adopted(sessionId: string): Promise<void>;
+  /** The sessions, to check a render socket's token before its session is taken over here. */
+  sessions: SessionService;
 }
 
 /** Figures for /metrics and the bench. */
@@ -89,7 +93,13 @@ export function forwardUpgrades(app: FastifyInstance, forwarding: NodeForwarding
           if (socket.destroyed) return;
           if (owner && !owner.here) return pipeToOwner(owner, request, socket, head);
           if (owner && owner.active && owner.nodeId && owner.nodeId !== nodes.id) {
-            // Active, owned by a node that is not alive: take it over if that node stopped cleanly.
+            // Active, owned by a node that is not alive: take it over if that node stopped cleanly,
+            // and only for a socket that may open it (a render socket's token is checked first;
+            // a player key is its own proof). A bad token goes on to be refused as usual.
+            if (render && !(await renderSessionFor(forwarding.sessions, owner.sessionId, tokenOf(request)))) {
+              socket.removeListener('error', swallow);
+              return stayHere(request, socket, head);
+            }
             if (await nodes.claim(owner.sessionId, owner.nodeId)) {
               await forwarding.adopted(owner.sessionId);
             } else {
@@ -182,6 +192,11 @@ function refuse(socket: Socket, status: number, message: string): void {
   if (socket.destroyed) return;
   const body = JSON.stringify({ detail: { code: 'node_unavailable', message } });
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+function tokenOf(request: IncomingMessage): string | undefined {
+  const tokens = new URL(request.url ?? '/', 'http://localhost').searchParams.getAll('token');
+  return renderToken(tokens.length <= 1 ? tokens[0] : tokens, request.headers.authorization);
 }
 
 function decoded(segment: string): string | undefined {
