@@ -40,8 +40,19 @@ export interface NodeForwarding {
   sessions: SessionService;
 }
 
-/** Figures for /metrics and the bench. */
+/** Figures for /metrics. */
 export const forwardStats = { forwarded: 0, refused: 0, failed: 0 };
+
+export function forwardMetricsText(): string {
+  return [
+    '# HELP presence_node_forwarded_total Sockets and commands this node passed to the node that carries their session.',
+    '# TYPE presence_node_forwarded_total counter',
+    `presence_node_forwarded_total ${forwardStats.forwarded}`,
+    '# HELP presence_node_forward_failed_total Sockets and commands the owning node did not take (answered 503), or that could not be routed.',
+    '# TYPE presence_node_forward_failed_total counter',
+    `presence_node_forward_failed_total ${forwardStats.failed + forwardStats.refused}`,
+  ].join('\n');
+}
 
 function signature(secret: string, nodeId: string, at: string, method: string, url: string): string {
   return hmacSha256Hex(secret, `${nodeId}.${at}.${method} ${url}`);

@@ -106,6 +106,13 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     return Number(new URL(rows[0].url).port);
   }
   const others = (port: number) => lb.backends.filter((p) => p !== port);
+  /** A node's count of sockets and commands it forwarded to their owner (its /metrics, read directly). */
+  async function forwarded(port: number): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('presence_node_forwarded_total '));
+    assert.ok(line, 'the node reports forwarding on /metrics');
+    return Number(line.split(' ')[1]);
+  }
 
   async function startRender(): Promise<any> {
     const started = await call(lb.url, 'POST', '/v1/sessions', { key, body: { agent_id: agentId, mode: 'render' } });
@@ -128,7 +135,10 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
   test('a render session started on one node plays with its render socket on a second and its page on a third', async () => {
     const session = await startRender();
     const routedBefore = lb.routed.length;
+    const before = await Promise.all(lb.backends.map(forwarded));
     const { owner, client, player, via } = await connectElsewhere(session);
+    const after = await Promise.all(lb.backends.map(forwarded));
+    assert.deepEqual(lb.backends.map((port, i) => after[i]! - before[i]!), lb.backends.map((port) => (via.includes(port) ? 1 : 0)), 'each socket was forwarded once, by the node it reached');
     assert.deepEqual(lb.routed.slice(routedBefore), via, 'the balancer put the sockets on the two other nodes');
     assert.ok(!via.includes(owner));
     const state = client.of('session.state_updated')[0]!.event;
@@ -192,8 +202,10 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     const id = started.body.session_id;
     const owner = await ownerPort(id);
     const [pageNode, commandNode = pageNode] = others(owner);
+    const forwardedBefore = await forwarded(pageNode!);
     lb.pinNext(pageNode!);
     const page = await PlayerClient.open(started.body.player_url);
+    assert.equal(await forwarded(pageNode!), forwardedBefore + 1, 'the page\'s socket went on to the owner');
     const turns = async () => (await db.query("SELECT role, text, details->>'source' AS source FROM conversation_turns WHERE conversation_id = $1 ORDER BY id", [id])).rows as Array<{ role: string; text: string; source: string | null }>;
     page.socket.send(JSON.stringify({ type: 'visitor_text', text: 'What is your phone number?' }));
     await until(async () => (await turns()).some((turn) => turn.role === 'agent' && /555/.test(turn.text)), 60_000, 'the answer to the page\'s question');
