@@ -528,7 +528,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     const token = config.metricsToken;
     const allowed = token ? safeEqual(request.headers.authorization ?? '', `Bearer ${token}`) : isLoopback(request.socket.remoteAddress);
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
-    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText(), ...(nodes ? [forwardMetricsText()] : [])], shards ? await shards.metrics() : []));
+    return reply
+      .type('text/plain; version=0.0.4')
+      .send(metricsText(realtime.hub.size, [preemptiveMetricsText(), ...(nodes ? [forwardMetricsText()] : [])], shards ? await shards.metrics() : []));
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces, consoleSignIns);

@@ -145,7 +145,11 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     const before = await Promise.all(lb.backends.map(forwarded));
     const { owner, client, player, via } = await connectElsewhere(session);
     const after = await Promise.all(lb.backends.map(forwarded));
-    assert.deepEqual(lb.backends.map((port, i) => after[i]! - before[i]!), lb.backends.map((port) => (via.includes(port) ? 1 : 0)), 'each socket was forwarded once, by the node it reached');
+    assert.deepEqual(
+      lb.backends.map((port, i) => after[i]! - before[i]!),
+      lb.backends.map((port) => (via.includes(port) ? 1 : 0)),
+      'each socket was forwarded once, by the node it reached',
+    );
     assert.deepEqual(lb.routed.slice(routedBefore), via, 'the balancer put the sockets on the two other nodes');
     assert.ok(!via.includes(owner));
     const state = client.of('session.state_updated')[0]!.event;
@@ -215,17 +219,26 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     const forwardedBefore = await forwarded(pageNode!);
     lb.pinNext(pageNode!);
     const page = await PlayerClient.open(started.body.player_url);
-    assert.equal(await forwarded(pageNode!), forwardedBefore + 1, 'the page\'s socket went on to the owner');
-    const turns = async () => (await db.query("SELECT role, text, details->>'source' AS source FROM conversation_turns WHERE conversation_id = $1 ORDER BY id", [id])).rows as Array<{ role: string; text: string; source: string | null }>;
+    assert.equal(await forwarded(pageNode!), forwardedBefore + 1, "the page's socket went on to the owner");
+    const turns = async () =>
+      (await db.query("SELECT role, text, details->>'source' AS source FROM conversation_turns WHERE conversation_id = $1 ORDER BY id", [id])).rows as Array<{
+        role: string;
+        text: string;
+        source: string | null;
+      }>;
     page.socket.send(JSON.stringify({ type: 'visitor_text', text: 'What is your phone number?' }));
-    await until(async () => (await turns()).some((turn) => turn.role === 'agent' && /555/.test(turn.text)), 60_000, 'the answer to the page\'s question');
+    await until(async () => (await turns()).some((turn) => turn.role === 'agent' && /555/.test(turn.text)), 60_000, "the answer to the page's question");
     await until(() => page.frames.length > 0, 30_000, 'the page hears the agent');
     lb.pinNext(commandNode!);
     const sent = await call(lb.url, 'POST', `/v1/sessions/${id}/commands`, { key, body: { type: 'visitor.message', text: 'When are you open?' } });
     assert.equal(sent.status, 202, JSON.stringify(sent.body));
     await until(async () => (await turns()).filter((turn) => turn.role === 'visitor').length >= 2, 60_000, 'the forwarded visitor.message is a turn');
     const all = await turns();
-    assert.equal(all.filter((turn) => turn.role === 'agent' && turn.source === 'welcome').length, 1, `one welcome: only the owner runs the conversation ${JSON.stringify(all)}`);
+    assert.equal(
+      all.filter((turn) => turn.role === 'agent' && turn.source === 'welcome').length,
+      1,
+      `one welcome: only the owner runs the conversation ${JSON.stringify(all)}`,
+    );
     assert.equal((await call(lb.url, 'POST', `/v1/sessions/${id}/stop`, { key })).status, 200);
     page.close();
   });
@@ -315,7 +328,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     player.close();
     assert.equal((await call(lb.url, 'POST', `/v1/sessions/${session.session_id}/stop`, { key })).status, 200);
   });
-  test('a node stopped with SIGTERM: its sessions\' sockets reconnect through the balancer and another node carries them on', async () => {
+  test("a node stopped with SIGTERM: its sessions' sockets reconnect through the balancer and another node carries them on", async () => {
     const session = await startRender();
     const { owner, client, player } = await connectElsewhere(session);
     const leaving = nodes.find((n) => n.port === owner)!;
