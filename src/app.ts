@@ -31,7 +31,7 @@ import { commandRoute } from './realtime/command-route.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
 import { ShardPool } from './realtime/shards/pool.js';
-import { forwardCommand, type NodeForwarding } from './realtime/node-forward.js';
+import { forwardCommand, forwardMetricsText, type NodeForwarding } from './realtime/node-forward.js';
 import { NodeRegistry } from './sessions/nodes.js';
 import type { VisitorInputs } from './realtime/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
@@ -528,7 +528,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     const token = config.metricsToken;
     const allowed = token ? safeEqual(request.headers.authorization ?? '', `Bearer ${token}`) : isLoopback(request.socket.remoteAddress);
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
-    return reply.type('text/plain; version=0.0.4').send(metricsText(realtime.hub.size, [preemptiveMetricsText()], shards ? await shards.metrics() : []));
+    return reply
+      .type('text/plain; version=0.0.4')
+      .send(metricsText(realtime.hub.size, [preemptiveMetricsText(), ...(nodes ? [forwardMetricsText()] : [])], shards ? await shards.metrics() : []));
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces, consoleSignIns);
@@ -586,6 +588,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // A socket for a session another node carries is forwarded there (signed with the node secret).
   const forwarding: NodeForwarding | undefined = nodes && {
     nodes,
+    sessions,
     secret: await ensureSetting(database.db, 'node_secret', () => randomToken('', 32)),
     adopted: async (sessionId) => {
       const row = await sessions.adoptById(sessionId);

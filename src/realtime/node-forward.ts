@@ -17,7 +17,9 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { hmacSha256Hex, safeEqual } from '../core/secrets.js';
 import type { NodeRegistry, SessionOwner } from '../sessions/nodes.js';
+import type { SessionService } from '../sessions/service.js';
 import { PLAYER_PATH, RENDER_PATH } from './shards/upgrade-router.js';
+import { renderSessionFor, renderToken } from './socket-auth.js';
 
 type UpgradeListener = (request: IncomingMessage, socket: Socket, head: Buffer) => void;
 
@@ -34,10 +36,23 @@ export interface NodeForwarding {
   secret: string;
   /** This node took a stopped node's session over: its timers and live side start here. */
   adopted(sessionId: string): Promise<void>;
+  /** The sessions, to check a render socket's token before its session is taken over here. */
+  sessions: SessionService;
 }
 
-/** Figures for /metrics and the bench. */
+/** Figures for /metrics. */
 export const forwardStats = { forwarded: 0, refused: 0, failed: 0 };
+
+export function forwardMetricsText(): string {
+  return [
+    '# HELP presence_node_forwarded_total Sockets and commands this node passed to the node that carries their session.',
+    '# TYPE presence_node_forwarded_total counter',
+    `presence_node_forwarded_total ${forwardStats.forwarded}`,
+    '# HELP presence_node_forward_failed_total Sockets and commands the owning node did not take (answered 503), or that could not be routed.',
+    '# TYPE presence_node_forward_failed_total counter',
+    `presence_node_forward_failed_total ${forwardStats.failed + forwardStats.refused}`,
+  ].join('\n');
+}
 
 function signature(secret: string, nodeId: string, at: string, method: string, url: string): string {
   return hmacSha256Hex(secret, `${nodeId}.${at}.${method} ${url}`);
@@ -89,7 +104,13 @@ export function forwardUpgrades(app: FastifyInstance, forwarding: NodeForwarding
           if (socket.destroyed) return;
           if (owner && !owner.here) return pipeToOwner(owner, request, socket, head);
           if (owner && owner.active && owner.nodeId && owner.nodeId !== nodes.id) {
-            // Active, owned by a node that is not alive: take it over if that node stopped cleanly.
+            // Active, owned by a node that is not alive: take it over if that node stopped cleanly,
+            // and only for a socket that may open it (a render socket's token is checked first;
+            // a player key is its own proof). A bad token goes on to be refused as usual.
+            if (render && !(await renderSessionFor(forwarding.sessions, owner.sessionId, tokenOf(request)))) {
+              socket.removeListener('error', swallow);
+              return stayHere(request, socket, head);
+            }
             if (await nodes.claim(owner.sessionId, owner.nodeId)) {
               await forwarding.adopted(owner.sessionId);
             } else {
@@ -196,6 +217,11 @@ function refuse(socket: Socket, status: number, message: string): void {
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nRetry-After: 5\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+function tokenOf(request: IncomingMessage): string | undefined {
+  const tokens = new URL(request.url ?? '/', 'http://localhost').searchParams.getAll('token');
+  return renderToken(tokens.length <= 1 ? tokens[0] : tokens, request.headers.authorization);
 }
 
 function decoded(segment: string): string | undefined {

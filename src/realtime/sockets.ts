@@ -88,6 +88,13 @@ export function registerSessionSockets(
         if (!row && !(await pendingPlayer(key))) return undefined;
       }
       if (!row && socket.readyState === 1) socket.close(1013, 'the session has not started yet; reconnect');
+      // Several nodes: the session started on another node while the page waited here; the page
+      // reconnects (1012) and its new socket is forwarded there.
+      const nodes = forwarding?.nodes;
+      if (row && nodes?.url && row.node_id && row.node_id !== nodes.id && socket.readyState === 1) {
+        socket.close(1012, 'the session runs on another node; reconnect');
+        return undefined;
+      }
       return row;
     } finally {
       waitingPages--;

@@ -21,13 +21,15 @@ const START_LOCK = 7_143_001;
 /** What a player key can look like (randomToken's base64url), with room to spare. */
 const PLAYER_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 
-export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor' | 'idle_seconds' | 'last_active_at'> & {
+export type SessionRow = Omit<SessionsTable, 'look' | 'created_at' | 'visitor_id' | 'visitor' | 'idle_seconds' | 'last_active_at' | 'node_id'> & {
   look: SessionLook;
   created_at: Date;
   visitor_id: string | null;
   visitor: Record<string, string>;
   idle_seconds: number | null;
   last_active_at: Date | null;
+  /** The node that carries the session (several nodes on PostgreSQL), else null. */
+  node_id: string | null;
 };
 export interface SessionLook {
   backdrop: string | null;

@@ -2,9 +2,11 @@
  * Three `presence serve` nodes on one PostgreSQL behind a plain round-robin TCP proxy that knows
  * nothing about sessions (issue 29): a render session started through one node plays with its
  * render socket on a second node and its page on a third (both forwarded to the owner); HTTP
- * commands reach the owner from any node; SESSION_CAPACITY counts the whole deployment; a node
- * killed with SIGKILL has its sessions ended `node_lost` by the others within the lease bound,
- * billed and recorded, while every other request keeps working.
+ * commands reach the owner from any node; a conversation's page on another node is answered by
+ * the owner; SESSION_CAPACITY counts the whole deployment; a node killed with SIGKILL has its
+ * sessions ended `node_lost` by the others within the lease bound, billed and recorded, while every
+ * other request keeps working; a node that starts joins; a node stopped with SIGTERM has its
+ * sessions carried on by the node their reconnecting sockets reach.
  */
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +16,7 @@ import { bannerKeys, cleanup, freshPostgres, startServer, type ServerProcess } f
 import { PlayerClient, RenderClient, pieces, voiced } from '../support/render-client.js';
 import { until } from '../support/until.js';
 import { startRoundRobin, type RoundRobin } from './support/round-robin.js';
+import { SHOP_PROMPT } from '../conversation/support.js';
 
 const RATE = 24000;
 /** Short leases so a lost node is noticed in seconds: bound = lease + a third of it (one check). */
@@ -110,6 +113,13 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     return Number(new URL(rows[0].url).port);
   }
   const others = (port: number) => lb.backends.filter((p) => p !== port);
+  /** A node's count of sockets and commands it forwarded to their owner (its /metrics, read directly). */
+  async function forwarded(port: number): Promise<number> {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('presence_node_forwarded_total '));
+    assert.ok(line, 'the node reports forwarding on /metrics');
+    return Number(line.split(' ')[1]);
+  }
 
   async function startRender(): Promise<any> {
     const started = await call(lb.url, 'POST', '/v1/sessions', { key, body: { agent_id: agentId, mode: 'render' } });
@@ -132,7 +142,14 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
   test('a render session started on one node plays with its render socket on a second and its page on a third', async () => {
     const session = await startRender();
     const routedBefore = lb.routed.length;
+    const before = await Promise.all(lb.backends.map(forwarded));
     const { owner, client, player, via } = await connectElsewhere(session);
+    const after = await Promise.all(lb.backends.map(forwarded));
+    assert.deepEqual(
+      lb.backends.map((port, i) => after[i]! - before[i]!),
+      lb.backends.map((port) => (via.includes(port) ? 1 : 0)),
+      'each socket was forwarded once, by the node it reached',
+    );
     assert.deepEqual(lb.routed.slice(routedBefore), via, 'the balancer put the sockets on the two other nodes');
     assert.ok(!via.includes(owner));
     const state = client.of('session.state_updated')[0]!.event;
@@ -186,6 +203,44 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
       assert.equal(refused.body.detail.code, 'no_capacity');
     }
     for (const s of live) assert.equal((await call(lb.url, 'POST', `/v1/sessions/${s.session_id}/stop`, { key })).status, 200);
+  });
+
+  test('a conversation session: its page on another node is heard and answered by the owner, and visitor.message from a third node too', async () => {
+    await Promise.all(nodes.map((n) => n.waitForReady(120_000)));
+    const created = await call(lb.url, 'POST', '/v1/agent/create', { key, body: { name: 'Ava', system_prompt: SHOP_PROMPT, concurrency_limit: 5 } });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const patched = await call(lb.url, 'PATCH', `/v1/agent/${created.body.id}`, { key, body: { welcome_message: 'Hello, I am Ava from Rosa Bakery.' } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const started = await call(lb.url, 'POST', '/v1/sessions', { key, body: { agent_id: created.body.id } });
+    assert.equal(started.status, 201, JSON.stringify(started.body));
+    const id = started.body.session_id;
+    const owner = await ownerPort(id);
+    const [pageNode, commandNode = pageNode] = others(owner);
+    const forwardedBefore = await forwarded(pageNode!);
+    lb.pinNext(pageNode!);
+    const page = await PlayerClient.open(started.body.player_url);
+    assert.equal(await forwarded(pageNode!), forwardedBefore + 1, "the page's socket went on to the owner");
+    const turns = async () =>
+      (await db.query("SELECT role, text, details->>'source' AS source FROM conversation_turns WHERE conversation_id = $1 ORDER BY id", [id])).rows as Array<{
+        role: string;
+        text: string;
+        source: string | null;
+      }>;
+    page.socket.send(JSON.stringify({ type: 'visitor_text', text: 'What is your phone number?' }));
+    await until(async () => (await turns()).some((turn) => turn.role === 'agent' && /555/.test(turn.text)), 60_000, "the answer to the page's question");
+    await until(() => page.frames.length > 0, 30_000, 'the page hears the agent');
+    lb.pinNext(commandNode!);
+    const sent = await call(lb.url, 'POST', `/v1/sessions/${id}/commands`, { key, body: { type: 'visitor.message', text: 'When are you open?' } });
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    await until(async () => (await turns()).filter((turn) => turn.role === 'visitor').length >= 2, 60_000, 'the forwarded visitor.message is a turn');
+    const all = await turns();
+    assert.equal(
+      all.filter((turn) => turn.role === 'agent' && turn.source === 'welcome').length,
+      1,
+      `one welcome: only the owner runs the conversation ${JSON.stringify(all)}`,
+    );
+    assert.equal((await call(lb.url, 'POST', `/v1/sessions/${id}/stop`, { key })).status, 200);
+    page.close();
   });
 
   test('a node killed with SIGKILL: its sessions end node_lost within the bound, billed and recorded; the rest keeps working', async () => {
@@ -252,6 +307,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     await until(() => again.player.frames.reduce((n, f) => n + f.pcm.length, 0) >= audio.length, 10_000, 'a new session plays after the loss');
     again.client.close();
     again.player.close();
+    for (const s of [kept, fresh]) assert.equal((await call(lb.url, 'POST', `/v1/sessions/${s.session_id}/stop`, { key })).status, 200);
   });
 
   test('a node that starts joins the running deployment without a restart of the others', async () => {
@@ -270,5 +326,31 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     assert.equal(player.of('hello')[0].session.session_id, session.session_id);
     client.close();
     player.close();
+    assert.equal((await call(lb.url, 'POST', `/v1/sessions/${session.session_id}/stop`, { key })).status, 200);
+  });
+  test("a node stopped with SIGTERM: its sessions' sockets reconnect through the balancer and another node carries them on", async () => {
+    const session = await startRender();
+    const { owner, client, player } = await connectElsewhere(session);
+    const leaving = nodes.find((n) => n.port === owner)!;
+    const stopped = await leaving.stop();
+    assert.equal(stopped.code, 0, leaving.stderr());
+    assert.equal(await client.waitClose(10_000), 1012, 'the render socket is told to reconnect');
+    lb.backends.splice(lb.backends.indexOf(owner), 1);
+    player.close();
+
+    const again = await RenderClient.open(session.ws_url);
+    assert.equal(again.closeCode, undefined, `reconnected render socket closed ${again.closeCode} ${again.closeReason}`);
+    assert.equal(again.of('session.state_updated')[0]!.event.state, 'connected');
+    const carrier = await ownerPort(session.session_id);
+    assert.notEqual(carrier, owner, 'another node took the session over');
+    const page = await PlayerClient.open(session.player_url);
+    const audio = voiced(0.3, RATE);
+    for (const piece of pieces(audio, 0.05)) again.speak(piece, { event_id: 'evt_moved' });
+    again.send({ type: 'agent.speak_end' });
+    await again.waitForType('agent.speak_ended');
+    await until(() => page.frames.reduce((n, f) => n + f.pcm.length, 0) >= audio.length, 10_000, 'the moved session plays');
+    assert.equal((await call(lb.url, 'GET', `/v1/sessions/${session.session_id}`, { key })).body.status, 'active');
+    again.close();
+    page.close();
   });
 });
