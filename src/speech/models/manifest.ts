@@ -39,7 +39,7 @@ export function pinnedModels(base = MODELS_DEFAULT_BASE): ModelSpec[] {
   return [
     {
       id: 'stt',
-      title: 'speech recognition (sherpa-onnx streaming Zipformer, English)',
+      title: 'speech recognition model (sherpa-onnx streaming Zipformer, English)',
       // "streaming" in the folder name tells describeModelFolder it is a streaming transducer.
       folder: 'sherpa-onnx-streaming-zipformer-en-2023-06-26',
       source: `${root}/${ZIPFORMER_REPO}/resolve/${ZIPFORMER_REVISION}`,
@@ -52,7 +52,7 @@ export function pinnedModels(base = MODELS_DEFAULT_BASE): ModelSpec[] {
     },
     {
       id: 'kokoro',
-      title: 'voice (Kokoro-82M, 8-bit)',
+      title: 'voice model (Kokoro-82M, 8-bit)',
       // Laid out as the upstream repository is, which is what KOKORO_MODEL_DIR takes; the voice
       // style files (voices/*.bin) ship inside the kokoro-js package.
       folder: 'Kokoro-82M-v1.0-ONNX',

@@ -30,6 +30,7 @@ export class ModelStatus {
   /** Bytes on disk for a model being fetched; logged at most every progressEveryMs. */
   progress(id: string, title: string, bytes: number, total: number): void {
     this.states.set(id, { state: 'downloading', bytes, total });
+    if (bytes === 0) return; // the start was said already
     const now = Date.now();
     const last = this.loggedAt.get(id);
     if (last !== undefined && now - last < this.progressEveryMs) return;
