@@ -179,7 +179,7 @@ export class SpeechService {
           ? { kind: 'download', location: path.join(c.dataDir, 'models'), dtype: c.kokoroDtype as KokoroSource['dtype'] }
           : undefined;
       if (!source) {
-        if (announce) this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
+        if (announce && !this.kokoro) this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
       } else if (!this.kokoro && announce) {
         const began = Date.now();
         try {
