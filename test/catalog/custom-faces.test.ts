@@ -324,7 +324,7 @@ forEachEngine('custom faces', (engine) => {
     describe('two nodes on one PostgreSQL', () => {
       it('a face added on one node is usable on the other at once and listed there; a delete shows there too', async () => {
         const database = await openDatabase({ databaseUrl: t.database.connectionString });
-        const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv), database, logger: false });
+        const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv), database, logger: false });
         try {
           await app.listen({ port: 0, host: '127.0.0.1' });
           const nodeB = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

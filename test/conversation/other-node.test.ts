@@ -20,7 +20,7 @@ describe('a page that connects to another node [postgres]', { skip: process.env.
   before(async () => {
     t = await startTestApp('postgres');
     const database = await openDatabase({ databaseUrl: t.database.connectionString });
-    const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: t.context.config.dataDir, PUBLIC_URL: 'http://127.0.0.1:0' } as NodeJS.ProcessEnv), database, logger: false });
+    const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir, PUBLIC_URL: 'http://127.0.0.1:0' } as NodeJS.ProcessEnv), database, logger: false });
     await app.listen({ port: 0, host: '127.0.0.1' });
     nodeB = { app, database, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` };
   });
