@@ -27,7 +27,15 @@ const app = await startTestApp('pglite', { CRAWL_ALLOW_PRIVATE: '1', LOG_LEVEL: 
 async function ask(agentId: number, text: string): Promise<BenchReply> {
   let said = '';
   let answered = false;
-  for await (const event of app.context.answers.answer({ accountId: app.accountId, agentId, history: [], text, language: 'en', visitor: {}, signal: new AbortController().signal })) {
+  for await (const event of app.context.answers.answer({
+    accountId: app.accountId,
+    agentId,
+    history: [],
+    text,
+    language: 'en',
+    visitor: {},
+    signal: new AbortController().signal,
+  })) {
     if (event.type === 'text') said += event.text;
     else answered = event.answered;
   }
@@ -35,7 +43,9 @@ async function ask(agentId: number, text: string): Promise<BenchReply> {
 }
 
 async function buildAgent(name: string, websiteUrl: string, systemPrompt: string | null): Promise<number> {
-  const created = await app.request('POST', '/v1/agent/create', { body: { name, website_url: `${websiteUrl}/`, ...(systemPrompt ? { system_prompt: systemPrompt } : {}) } });
+  const created = await app.request('POST', '/v1/agent/create', {
+    body: { name, website_url: `${websiteUrl}/`, ...(systemPrompt ? { system_prompt: systemPrompt } : {}) },
+  });
   if (created.status !== 200) throw new Error(`create: ${JSON.stringify(created.body)}`);
   const agentId = created.body.id as number;
   await app.request('POST', `/v1/agent/${agentId}/generate-brain`);
@@ -83,4 +93,6 @@ for (const line of TALLY_HEADER) console.log(line);
 for (const row of rows) console.log(row);
 console.log(tallyRow('**total**', total));
 const wrong = total.wrongAnswerable + total.wrongUnanswerable;
-console.log(`\nright ${((100 * total.right) / total.answerable).toFixed(1)}% (goal >= 90%), honest ${((100 * total.honest) / total.unanswerable).toFixed(1)}% (goal >= 95%), wrong ${((100 * wrong) / (total.answerable + total.unanswerable)).toFixed(1)}% (goal <= 1%)`);
+console.log(
+  `\nright ${((100 * total.right) / total.answerable).toFixed(1)}% (goal >= 90%), honest ${((100 * total.honest) / total.unanswerable).toFixed(1)}% (goal >= 95%), wrong ${((100 * wrong) / (total.answerable + total.unanswerable)).toFixed(1)}% (goal <= 1%)`,
+);

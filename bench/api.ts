@@ -60,7 +60,9 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const bodyBytes = spec.body ? Buffer.from(spec.body) : undefined;
   const head =
     `${spec.method} ${spec.path} HTTP/1.1\r\nHost: 127.0.0.1:${spec.port}\r\nConnection: keep-alive\r\n` +
-    Object.entries(spec.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') +
+    Object.entries(spec.headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('') +
     (bodyBytes ? `Content-Length: ${bodyBytes.length}\r\n` : '') +
     '\r\n';
   const request = bodyBytes ? Buffer.concat([Buffer.from(head), bodyBytes]) : Buffer.from(head);
@@ -123,7 +125,16 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   await Promise.all(all);
 
   const sorted = Float64Array.from(latencies).sort();
-  return { requests, errors, statuses, elapsedMs, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN };
+  return {
+    requests,
+    errors,
+    statuses,
+    elapsedMs,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? NaN,
+  };
 }
 
 if (process.argv.includes('--load')) {
@@ -167,7 +178,6 @@ async function measure(spec: LoadSpec): Promise<{ result: LoadResult; cpuMicros:
   return done;
 }
 
-
 async function main(): Promise<void> {
   const { loadConfig } = await import('../src/core/config.js');
   const { openDatabase } = await import('../src/core/db/database.js');
@@ -187,7 +197,12 @@ async function main(): Promise<void> {
   const logLevel = env.LOG_LEVEL || 'info';
 
   console.log(`# Presence API benchmark`);
-  console.log(`node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log(`${connections} keep-alive connections, ${warmupSeconds} s warm-up, ${seconds} s measured per route; request log level "${logLevel}"`);
   if (!postgresUrl) console.log('PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to include it.');
 
@@ -226,13 +241,22 @@ async function main(): Promise<void> {
       const account = await context.accounts.create({ name: 'bench', plan: 'paid', balanceCents: 10_000 });
       const { key } = await context.accounts.createKey(account.id, [...PERMISSIONS]);
       const auth = { authorization: `Bearer ${key}` };
-      const response = await fetch(`http://127.0.0.1:${port}/v1/agent/create`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench agent' }) });
+      const response = await fetch(`http://127.0.0.1:${port}/v1/agent/create`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench agent' }),
+      });
       if (!response.ok) throw new Error(`could not create the agent to read: ${response.status} ${await response.text()}`);
       const agent = (await response.json()) as { id: number };
 
       const specs: Record<string, Omit<LoadSpec, 'port' | 'connections' | 'warmupSeconds' | 'seconds'>> = {
         get: { method: 'GET', path: `/v1/agent/${agent.id}`, headers: auth },
-        create: { method: 'POST', path: '/v1/agent/create', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench agent' }) },
+        create: {
+          method: 'POST',
+          path: '/v1/agent/create',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Bench agent' }),
+        },
         // Baselines: the HTTP stack alone (no key, no database), and that plus one small query.
         healthz: { method: 'GET', path: '/healthz', headers: {} },
         readyz: { method: 'GET', path: '/readyz', headers: {} },
@@ -252,7 +276,9 @@ async function main(): Promise<void> {
           serverCpuCores: cpuMicros / 1000 / result.elapsedMs,
         });
         const errorNote = result.errors ? `, ${result.errors} non-2xx ${JSON.stringify(result.statuses)}` : '';
-        console.log(`- ${engine} ${spec.method} ${spec.path}: ${rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms${errorNote}`);
+        console.log(
+          `- ${engine} ${spec.method} ${spec.path}: ${rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms${errorNote}`,
+        );
       }
     } finally {
       await app.close();
@@ -269,7 +295,9 @@ async function main(): Promise<void> {
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of rows) {
     const r = row.result;
-    console.log(`| ${row.engine} | ${row.route} | ${row.connections} | ${row.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${row.cpuUsPerRequest.toFixed(0)} | ${row.serverCpuCores.toFixed(2)} | ${r.errors} |`);
+    console.log(
+      `| ${row.engine} | ${row.route} | ${row.connections} | ${row.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${row.cpuUsPerRequest.toFixed(0)} | ${row.serverCpuCores.toFixed(2)} | ${r.errors} |`,
+    );
   }
   process.exit(0);
 }

@@ -51,7 +51,15 @@ async function answerOnce(t: TestApp, agent: number, text: string) {
   let first = 0;
   let said = '';
   let answered = false;
-  for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text, language: 'en', visitor: {}, signal: new AbortController().signal })) {
+  for await (const event of t.context.answers.answer({
+    accountId: t.accountId,
+    agentId: agent,
+    history: [],
+    text,
+    language: 'en',
+    visitor: {},
+    signal: new AbortController().signal,
+  })) {
     if (event.type === 'text') {
       first ||= performance.now() - started;
       said += event.text;
@@ -81,7 +89,10 @@ for (const engine of engines) {
     llm.plain = { kind: 'error', status: 500 };
     const llmAgent = (await build(withLlm, site.url)).agent;
 
-    for (const [name, app, agent] of [['offline', offline, b.agent], [`llm (fake, ${LLM_DELAY_MS} ms to first token)`, withLlm, llmAgent]] as const) {
+    for (const [name, app, agent] of [
+      ['offline', offline, b.agent],
+      [`llm (fake, ${LLM_DELAY_MS} ms to first token)`, withLlm, llmAgent],
+    ] as const) {
       await answerOnce(app, agent, 'Hello'); // the index is built once per agent and knowledge version
       const firsts: number[] = [];
       const totals: number[] = [];
@@ -93,7 +104,9 @@ for (const engine of engines) {
           totals.push(result.total);
         }
       }
-      latencyRows.push(`| ${engine} | ${name} | ${firsts.length} | ${percentile(firsts, 50).toFixed(1)} ms | ${percentile(firsts, 95).toFixed(1)} ms | ${percentile(totals, 50).toFixed(1)} ms | ${percentile(totals, 95).toFixed(1)} ms |`);
+      latencyRows.push(
+        `| ${engine} | ${name} | ${firsts.length} | ${percentile(firsts, 50).toFixed(1)} ms | ${percentile(firsts, 95).toFixed(1)} ms | ${percentile(totals, 50).toFixed(1)} ms | ${percentile(totals, 95).toFixed(1)} ms |`,
+      );
     }
 
     let right = 0;
@@ -113,7 +126,9 @@ for (const engine of engines) {
       else wrong.push(`${question} → ${r.said}`);
     }
     honest = honestUnknown;
-    accuracyRows.push(`| ${engine} | ${ANSWERABLE.length} | ${right} (${Math.round((100 * right) / ANSWERABLE.length)}%) | ${missed} | ${UNANSWERABLE.length} | ${honest} | ${wrong.length} |`);
+    accuracyRows.push(
+      `| ${engine} | ${ANSWERABLE.length} | ${right} (${Math.round((100 * right) / ANSWERABLE.length)}%) | ${missed} | ${UNANSWERABLE.length} | ${honest} | ${wrong.length} |`,
+    );
     for (const line of wrong) console.error(`wrong: ${line}`);
   } finally {
     await offline.close();

@@ -48,7 +48,11 @@ const COMPARE = args.includes('--compare');
 /** The player page's microphone frame (mic-worklet.ts): 20 ms at 16 kHz. */
 const MIC_FRAME = MIC_CHUNK;
 
-const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 function pct(values: number[], p: number): number {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))] : NaN;
@@ -102,7 +106,7 @@ class Page {
       Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).copy(bytes, 4);
       this.socket.send(bytes, { binary: true });
       // The page sends a frame when its last sample was captured: the last word ends inside this frame.
-      if (lastWordSample >= i && lastWordSample < i + piece.length) lastWordAt = performance.now() - ((i + piece.length - lastWordSample) / 16);
+      if (lastWordSample >= i && lastWordSample < i + piece.length) lastWordAt = performance.now() - (i + piece.length - lastWordSample) / 16;
       const wait = began + ((n + 1) * MIC_FRAME) / 16 - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
@@ -171,7 +175,9 @@ async function main() {
       // One line per turn, so a run stopped early (a loaded machine) still tells what it measured.
       const w = (await waterfalls(t, id, i + 2)).at(-1)!;
       run.steps.push(w);
-      console.error(`turn ${i + 1} (${on ? 'preempt' : 'no preempt'}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`);
+      console.error(
+        `turn ${i + 1} (${on ? 'preempt' : 'no preempt'}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`,
+      );
     }
     page.socket.close();
     const stats = { ...preemptiveStats, discarded: { ...preemptiveStats.discarded } };
@@ -181,7 +187,14 @@ async function main() {
     console.log(`| step (p50 / p95 ms) | ${modes.map(label).join(' | ')} |`);
     console.log(`|---|${modes.map(() => '---:').join('|')}|`);
     const row = (name: string, of: (steps: Array<Record<string, number | null>>, run: { voiceToVoice: number[] }) => number[]) =>
-      console.log(`| ${name} | ${modes.map((on) => { const v = of(runs.get(on)!.steps, runs.get(on)!); return `${ms(pct(v, 0.5))} / ${ms(pct(v, 0.95))}`; }).join(' | ')} |`);
+      console.log(
+        `| ${name} | ${modes
+          .map((on) => {
+            const v = of(runs.get(on)!.steps, runs.get(on)!);
+            return `${ms(pct(v, 0.5))} / ${ms(pct(v, 0.95))}`;
+          })
+          .join(' | ')} |`,
+      );
     const col = (steps: Array<Record<string, number | null>>, key: string) => steps.map((w) => (typeof w[key] === 'number' ? (w[key] as number) : NaN));
     const diff = (steps: Array<Record<string, number | null>>, a: string, b: string) => col(steps, a).map((x, i) => x - col(steps, b)[i]);
     row('end of turn (silence wait after the last voiced frame)', (s) => col(s, 'end_of_turn'));
@@ -191,15 +204,27 @@ async function main() {
     row('first audio leaves, after the transcript', (s) => diff(s, 'first_audio', 'recognised'));
     row('**server waterfall: last voiced frame → first audio**', (s) => col(s, 'first_audio'));
     row('**voice-to-voice at the page: last word → first answer audio arrives**', (_, r) => r.voiceToVoice);
-    console.log(`| turns measured | ${modes.map((on) => `${runs.get(on)!.voiceToVoice.filter(Number.isFinite).length} of ${runs.get(on)!.turns}`).join(' | ')} |`);
-    console.log(`| answers prepared ahead and kept | ${modes.map((on) => `${runs.get(on)!.steps.filter((w) => typeof w.prepared === 'number').length}`).join(' | ')} |`);
-    console.log(`| process CPU per turn (server and this page; decoders excluded) | ${modes.map((on) => `${ms(runs.get(on)!.cpuMs / Math.max(1, runs.get(on)!.turns))} ms`).join(' | ')} |`);
-    console.log(`\nPreemptive generation: ${stats.started - stats0.started} answers prepared, ${stats.kept - stats0.kept} kept, ${discarded} thrown away ` +
-      `(visitor went on: ${stats.discarded.resumed - stats0.discarded.resumed}, other words at the end: ${stats.discarded.mismatch - stats0.discarded.mismatch}, other: ${stats.discarded.other - stats0.discarded.other}); ` +
-      `work thrown away: ${ms(stats.discardedWorkMs - stats0.discardedWorkMs)} ms wall clock (engine + speech until the held first audio)\n`);
+    console.log(
+      `| turns measured | ${modes.map((on) => `${runs.get(on)!.voiceToVoice.filter(Number.isFinite).length} of ${runs.get(on)!.turns}`).join(' | ')} |`,
+    );
+    console.log(
+      `| answers prepared ahead and kept | ${modes.map((on) => `${runs.get(on)!.steps.filter((w) => typeof w.prepared === 'number').length}`).join(' | ')} |`,
+    );
+    console.log(
+      `| process CPU per turn (server and this page; decoders excluded) | ${modes.map((on) => `${ms(runs.get(on)!.cpuMs / Math.max(1, runs.get(on)!.turns))} ms`).join(' | ')} |`,
+    );
+    console.log(
+      `\nPreemptive generation: ${stats.started - stats0.started} answers prepared, ${stats.kept - stats0.kept} kept, ${discarded} thrown away ` +
+        `(visitor went on: ${stats.discarded.resumed - stats0.discarded.resumed}, other words at the end: ${stats.discarded.mismatch - stats0.discarded.mismatch}, other: ${stats.discarded.other - stats0.discarded.other}); ` +
+        `work thrown away: ${ms(stats.discardedWorkMs - stats0.discardedWorkMs)} ms wall clock (engine + speech until the held first audio)\n`,
+    );
     const gaps = await t.database.db.selectFrom('knowledge_gaps').select(['times_asked']).where('agent_id', '=', agent).execute();
-    const unknown = (await t.database.db.selectFrom('conversation_turns').select(['details']).where('conversation_id', '=', id).execute()).filter((r) => (r.details as any).gap_id !== undefined).length;
-    console.log(`Knowledge gaps: asked ${gaps.reduce((a, g) => a + g.times_asked, 0)} times, answers that recorded one: ${unknown} (equal: nothing was recorded for an answer thrown away)\n`);
+    const unknown = (await t.database.db.selectFrom('conversation_turns').select(['details']).where('conversation_id', '=', id).execute()).filter(
+      (r) => (r.details as any).gap_id !== undefined,
+    ).length;
+    console.log(
+      `Knowledge gaps: asked ${gaps.reduce((a, g) => a + g.times_asked, 0)} times, answers that recorded one: ${unknown} (equal: nothing was recorded for an answer thrown away)\n`,
+    );
 
     // ---- 2. talking visitors at once
     if (MAX_VISITORS < 1) return;
@@ -212,11 +237,13 @@ async function main() {
       const conversations = await Promise.all(Array.from({ length: visitors }, () => openConversation(t, agent)));
       for (const c of conversations) t.context.conversationLoop.get(c.id)!.preemptive = !NO_PREEMPT;
       const results: number[] = [];
-      await Promise.all(conversations.map(async ({ page }, v) => {
-        await new Promise((r) => setTimeout(r, (v * 700) % 3000)); // visitors do not all start on the same frame
-        for (let k = 0; k < TURNS_PER_VISITOR; k++) results.push((await page.turn(clips[(v + k) % clips.length])).voiceToVoice);
-        page.socket.close();
-      }));
+      await Promise.all(
+        conversations.map(async ({ page }, v) => {
+          await new Promise((r) => setTimeout(r, (v * 700) % 3000)); // visitors do not all start on the same frame
+          for (let k = 0; k < TURNS_PER_VISITOR; k++) results.push((await page.turn(clips[(v + k) % clips.length])).voiceToVoice);
+          page.socket.close();
+        }),
+      );
       for (const c of conversations) await t.request('POST', `/v1/sessions/${c.id}/stop`);
       const p50 = pct(results, 0.5);
       if (visitors === 1) base = p50;

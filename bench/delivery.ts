@@ -39,13 +39,28 @@ async function throughput(engine: Engine): Promise<{ perSecond: number; seconds:
   await deliveries.start();
   const receiver = await startReceiver([{ status: 200 }]);
   try {
-    const account = await database.db.insertInto('accounts').values({ name: 'bench', plan: 'paid', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
+    const account = await database.db
+      .insertInto('accounts')
+      .values({ name: 'bench', plan: 'paid', balance_cents: 0 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const started = performance.now();
     for (let i = 0; i < DELIVERIES; i++) {
-      await deliveries.enqueue({ accountId: account.id, owner: { kind: 'bench', id: '1' }, url: `${receiver.url}/hook`, method: 'POST', payload: JSON.stringify({ n: i, email: 'jane@example.com' }), secret: 'whsec_bench' });
+      await deliveries.enqueue({
+        accountId: account.id,
+        owner: { kind: 'bench', id: '1' },
+        url: `${receiver.url}/hook`,
+        method: 'POST',
+        payload: JSON.stringify({ n: i, email: 'jane@example.com' }),
+        secret: 'whsec_bench',
+      });
     }
     for (;;) {
-      const { count } = await database.db.selectFrom('deliveries').select((eb) => eb.fn.countAll<string>().as('count')).where('status', '=', 'delivered').executeTakeFirstOrThrow();
+      const { count } = await database.db
+        .selectFrom('deliveries')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('status', '=', 'delivered')
+        .executeTakeFirstOrThrow();
       if (Number(count) >= DELIVERIES) break;
       await sleep(20);
     }
@@ -68,7 +83,11 @@ async function endToFirstAttempt(engine: Engine): Promise<number[]> {
     if (created.status !== 200) throw new Error(`agent create: ${created.status} ${JSON.stringify(created.body)}`);
     const agent = created.body.id;
     const rule = await t.request('POST', `/v1/agent/${agent}/v2/rules`, {
-      body: { name: 'Lead', details: [{ name: 'email', description: 'email', required: true }], destination: { type: 'webhook', url: `${receiver.url}/lead`, format: 'json', template: '{"email": "{{email}}", "c": "{{visitor.c}}"}' } },
+      body: {
+        name: 'Lead',
+        details: [{ name: 'email', description: 'email', required: true }],
+        destination: { type: 'webhook', url: `${receiver.url}/lead`, format: 'json', template: '{"email": "{{email}}", "c": "{{visitor.c}}"}' },
+      },
     });
     if (rule.status !== 200) throw new Error(JSON.stringify(rule.body));
     const delays: number[] = [];
@@ -98,7 +117,9 @@ for (const engine of engines) {
   const tp = await throughput(engine);
   console.log(`${engine}: ${tp.perSecond.toFixed(0)} deliveries/s (${DELIVERIES} in ${tp.seconds.toFixed(1)} s), load ${os.loadavg()[0]!.toFixed(1)}`);
   const delays = await endToFirstAttempt(engine);
-  rows.push(`| ${engine} | ${tp.perSecond.toFixed(0)} (${DELIVERIES} in ${tp.seconds.toFixed(1)} s) | ${pct(delays, 50)} ms | ${pct(delays, 99)} ms | ${Math.max(...delays)} ms | ${load} / ${os.loadavg()[0]!.toFixed(1)} |`);
+  rows.push(
+    `| ${engine} | ${tp.perSecond.toFixed(0)} (${DELIVERIES} in ${tp.seconds.toFixed(1)} s) | ${pct(delays, 50)} ms | ${pct(delays, 99)} ms | ${Math.max(...delays)} ms | ${load} / ${os.loadavg()[0]!.toFixed(1)} |`,
+  );
 }
 console.log(`\n${os.cpus().length} cores, Node ${process.version}; ${DELIVERIES} deliveries, ${CONVERSATIONS} conversations per engine\n`);
 console.log('| engine | deliveries/s | end → first attempt p50 | p99 | max | load average (start / end) |');

@@ -79,12 +79,13 @@ async function frameCosts(speech: Int16Array) {
   await listener.idle();
   const used = process.cpuUsage(before);
   listener.close();
-  const nFrames = Math.floor((pushed / 1000) * 16000 / VAD_FRAME);
+  const nFrames = Math.floor(((pushed / 1000) * 16000) / VAD_FRAME);
   const perFrameUs = (used.user + used.system) / nFrames;
   console.log('### Cost per 32 ms frame\n');
   console.log('| part | mean | p50 | p99 |');
   console.log('|---|---:|---:|---:|');
-  const row = (name: string, v: number[]) => console.log(`| ${name} | ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(0)} µs | ${pct(v, 0.5).toFixed(0)} µs | ${pct(v, 0.99).toFixed(0)} µs |`);
+  const row = (name: string, v: number[]) =>
+    console.log(`| ${name} | ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(0)} µs | ${pct(v, 0.5).toFixed(0)} µs | ${pct(v, 0.99).toFixed(0)} µs |`);
   row('Silero VAD (onnxruntime-node, 1 thread)', vadUs);
   row('echo guard (agent talking)', guardUs);
   console.log(`| whole listener, CPU (VAD + guard + turn logic) | ${perFrameUs.toFixed(0)} µs | | |`);
@@ -95,13 +96,17 @@ async function endOfTurn(clips: Recording[]) {
   const recognizer = new PocketsphinxRecognizer(undefined, 2);
   const turns: Array<VisitorTurnHeard & { lastWordAt: number; reference: string }> = [];
   let expected: { lastWordAt: number; reference: string } | undefined;
-  const listener = new VisitorListener(recognizer, {
-    turn: (turn) => {
-      if (expected) turns.push({ ...turn, ...expected });
-      else console.error(`a turn ended before the clip's last word: "${turn.text}"`);
+  const listener = new VisitorListener(
+    recognizer,
+    {
+      turn: (turn) => {
+        if (expected) turns.push({ ...turn, ...expected });
+        else console.error(`a turn ended before the clip's last word: "${turn.text}"`);
+      },
+      error: (e) => console.error('error:', e.message),
     },
-    error: (e) => console.error('error:', e.message),
-  }, { speculateAfterMs: SPECULATE ? 250 : 0 });
+    { speculateAfterMs: SPECULATE ? 250 : 0 },
+  );
   await listener.idle();
   const cpu0 = cpuSeconds();
   let audioSeconds = 0;
@@ -151,14 +156,16 @@ async function endOfTurn(clips: Recording[]) {
   console.log('| step | p50 | p95 | max |');
   console.log('|---|---:|---:|---:|');
   const row = (name: string, v: number[]) => console.log(`| ${name} | ${fmt(pct(v, 0.5))} | ${fmt(pct(v, 0.95))} | ${fmt(Math.max(...v))} |`);
-  row('last word → VAD\'s last voiced frame (`speechEndedAt`)', vadEnd);
+  row("last word → VAD's last voiced frame (`speechEndedAt`)", vadEnd);
   row('last word → turn decided (`turnEndedAt`: silence wait, frame, VAD)', waits);
   row('turn decided → transcript (`recognisedAt`)', recog);
   row('**last word → `turn` event**', total);
   console.log(`\nWER over these turns: ${((100 * errors) / Math.max(1, words)).toFixed(1)} %.`);
   const self = cpu1.self - cpu0.self;
   const children = cpu1.children - cpu0.children;
-  console.log(`CPU for ${audioSeconds.toFixed(0)} s of audio (${wall.toFixed(0)} s wall): listener ${self.toFixed(1)} s (${((100 * self) / audioSeconds).toFixed(1)} % of a core), pocketsphinx ${children.toFixed(1)} s (${((100 * children) / audioSeconds).toFixed(1)} % of a core) → one talking visitor ≈ ${((100 * (self + children)) / audioSeconds).toFixed(1)} % of a core.`);
+  console.log(
+    `CPU for ${audioSeconds.toFixed(0)} s of audio (${wall.toFixed(0)} s wall): listener ${self.toFixed(1)} s (${((100 * self) / audioSeconds).toFixed(1)} % of a core), pocketsphinx ${children.toFixed(1)} s (${((100 * children) / audioSeconds).toFixed(1)} % of a core) → one talking visitor ≈ ${((100 * (self + children)) / audioSeconds).toFixed(1)} % of a core.`,
+  );
 }
 
 async function main() {

@@ -52,7 +52,18 @@ async function startServer(dataDir: string): Promise<Server> {
   const began = Date.now();
   const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, REALTIME_SHARDS: '0', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      REALTIME_SHARDS: '0',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SESSION_CAPACITY: '2000',
+      PLAYER_OPEN_SECONDS: '600',
+      RATE_LIMIT_PER_SECOND: '100000',
+      PRICE_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -91,7 +102,11 @@ async function idle(server: Server, phase: string, note: string): Promise<Row> {
 }
 
 async function api(url: string, key: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(url + route, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(url + route, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${await response.text()}`);
   return response.json() as Promise<any>;
 }
@@ -101,8 +116,16 @@ async function withSessions(server: Server, key: string): Promise<Row> {
   const agent = await api(server.url, key, 'POST', '/v1/agent/create', { name: 'bench-memory', concurrency_limit: 1000 });
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(await api(server.url, key, 'POST', '/v1/sessions', { agent_id: agent.id, mode: 'render' }));
-  const workers = Array.from({ length: WORKERS }, (_, w) => new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: sessions.filter((_, i) => i % WORKERS === w), seconds: SECONDS, warmup: 2 } }));
-  const next = (worker: Worker) => new Promise<any>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  const workers = Array.from(
+    { length: WORKERS },
+    (_, w) =>
+      new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: sessions.filter((_, i) => i % WORKERS === w), seconds: SECONDS, warmup: 2 } }),
+  );
+  const next = (worker: Worker) =>
+    new Promise<any>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
   await Promise.all(workers.map(next)); // every socket open
   const done = workers.map((worker) => {
     const measuring = next(worker);
@@ -122,7 +145,13 @@ async function withSessions(server: Server, key: string): Promise<Row> {
   const peak = status(server.child.pid!).peakMb;
   for (const s of sessions) await api(server.url, key, 'POST', `/v1/sessions/${s.session_id}/stop`);
   const lost = results.reduce((sum, r) => sum + (r.missing ?? 0), 0);
-  return { phase: `${SESSIONS} render sessions`, rssMb: highest, peakMb: peak, heapMb: heap, note: `highest RSS over ${SECONDS} s of streaming; ${lost} frames lost` };
+  return {
+    phase: `${SESSIONS} render sessions`,
+    rssMb: highest,
+    peakMb: peak,
+    heapMb: heap,
+    note: `highest RSS over ${SECONDS} s of streaming; ${lost} frames lost`,
+  };
 }
 
 async function main() {

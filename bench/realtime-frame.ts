@@ -70,12 +70,25 @@ function run(n: number) {
   const frames = realtimeMetrics.framesRelayed - framesBefore;
   for (const s of sessions) s.close();
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  return { n, frames, cpuSeconds, wall, usPerFrame: (cpuSeconds * 1e6) / frames, msPerSessionSecond: (cpuSeconds * 1000) / (n * SECONDS), mbOut: bytesOut / 1e6 };
+  return {
+    n,
+    frames,
+    cpuSeconds,
+    wall,
+    usPerFrame: (cpuSeconds * 1e6) / frames,
+    msPerSessionSecond: (cpuSeconds * 1000) / (n * SECONDS),
+    mbOut: bytesOut / 1e6,
+  };
 }
 
 const counts = process.argv.slice(2).map(Number).filter(Boolean);
 const rows = (counts.length ? counts : [200, 1000]).map(run);
-console.log(`\nReal-time path without sockets, ${SECONDS} s of virtual time per run, 24 kHz in 40 ms pieces; ${os.cpus().length} cores; 1-minute load average ${os.loadavg()[0].toFixed(1)}\n`);
+console.log(
+  `\nReal-time path without sockets, ${SECONDS} s of virtual time per run, 24 kHz in 40 ms pieces; ${os.cpus().length} cores; 1-minute load average ${os.loadavg()[0].toFixed(1)}\n`,
+);
 console.log('| sessions | frames | CPU per frame | CPU per session-second | one core carries (this part alone) | bytes to players |');
 console.log('|---:|---:|---:|---:|---:|---:|');
-for (const r of rows) console.log(`| ${r.n} | ${r.frames} | ${r.usPerFrame.toFixed(1)} µs | ${r.msPerSessionSecond.toFixed(2)} ms | ${Math.floor(1000 / r.msPerSessionSecond)} sessions | ${r.mbOut.toFixed(0)} MB |`);
+for (const r of rows)
+  console.log(
+    `| ${r.n} | ${r.frames} | ${r.usPerFrame.toFixed(1)} µs | ${r.msPerSessionSecond.toFixed(2)} ms | ${Math.floor(1000 / r.msPerSessionSecond)} sessions | ${r.mbOut.toFixed(0)} MB |`,
+  );

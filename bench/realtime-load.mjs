@@ -58,7 +58,9 @@ function open(url, onFrame) {
     let upgraded = false;
     socket.once('error', reject);
     socket.on('connect', () => {
-      socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      socket.write(
+        `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
     });
     socket.on('data', (chunk) => {
       const buffer = pending ? Buffer.concat([pending, chunk]) : chunk;

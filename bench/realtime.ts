@@ -25,14 +25,19 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 2);
 /** Seconds of the same load run before the measured window (fresh processes compile their hot code then). */
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 
-
 type ProcStats = { cpuSeconds: number; userSeconds: number; systemSeconds: number; rssBytes: number };
 
 function oneProcess(pid: number): ProcStats & { ppid: number } {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   const ticks = Number(stat[11]) + Number(stat[12]);
   const rssPages = Number(stat[21]);
-  return { ppid: Number(stat[1]), cpuSeconds: ticks / 100, userSeconds: Number(stat[11]) / 100, systemSeconds: Number(stat[12]) / 100, rssBytes: rssPages * 4096 };
+  return {
+    ppid: Number(stat[1]),
+    cpuSeconds: ticks / 100,
+    userSeconds: Number(stat[11]) / 100,
+    systemSeconds: Number(stat[12]) / 100,
+    rssBytes: rssPages * 4096,
+  };
 }
 
 /** The server's figures with its shard processes' (REALTIME_SHARDS: its children) added. */
@@ -67,7 +72,18 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
     cwd: ROOT,
     // Free of charge: 2,700 sessions over the runs would use up the first account's 100.00 and end
     // with insufficient_balance (the meter still checks every session; it charges nothing).
-    env: { ...process.env, REALTIME_SHARDS: process.env.BENCH_SHARDS ?? '0', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', SESSION_CAPACITY: '2000', PLAYER_OPEN_SECONDS: '600', RATE_LIMIT_PER_SECOND: '100000', PRICE_PER_MINUTE: '0', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      REALTIME_SHARDS: process.env.BENCH_SHARDS ?? '0',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SESSION_CAPACITY: '2000',
+      PLAYER_OPEN_SECONDS: '600',
+      RATE_LIMIT_PER_SECOND: '100000',
+      PRICE_PER_MINUTE: '0',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // A benchmark that fails must not leave its server running (and loading the machine).
@@ -98,7 +114,11 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
 }
 
 async function api(url: string, key: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(url + route, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(url + route, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return response.json() as Promise<any>;
 }
 
@@ -110,9 +130,11 @@ function percentile(sorted: number[], p: number): number {
 async function run(n: number, server: { url: string; key: string; pid: number }) {
   // An agent takes at most 1,000 sessions at once (its concurrency_limit's ceiling): one agent per 1,000.
   const agents = [];
-  for (let i = 0; i < Math.ceil(n / 1000); i++) agents.push(await api(server.url, server.key, 'POST', '/v1/agent/create', { name: `bench-${n}-${i}`, concurrency_limit: 1000 }));
+  for (let i = 0; i < Math.ceil(n / 1000); i++)
+    agents.push(await api(server.url, server.key, 'POST', '/v1/agent/create', { name: `bench-${n}-${i}`, concurrency_limit: 1000 }));
   const sessions: Array<{ ws_url: string; player_url: string; session_id: string }> = [];
-  for (let i = 0; i < n; i++) sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agents[Math.floor(i / 1000)].id, mode: 'render' }));
+  for (let i = 0; i < n; i++)
+    sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agents[Math.floor(i / 1000)].id, mode: 'render' }));
 
   // Every socket is opened (paced) before the measured window, which starts on all workers at once.
   const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
@@ -121,8 +143,14 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     const messages: any[] = [];
     let wake: () => void = () => {};
     let failure: Error | undefined;
-    worker.on('message', (m) => { messages.push(m); wake(); });
-    worker.on('error', (e) => { failure = e; wake(); });
+    worker.on('message', (m) => {
+      messages.push(m);
+      wake();
+    });
+    worker.on('error', (e) => {
+      failure = e;
+      wake();
+    });
     const next = async () => {
       while (!messages.length) {
         if (failure) throw failure;
@@ -153,7 +181,10 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   const serverCpuSeconds = after.cpuSeconds - before.cpuSeconds;
   const framesRelayed = gauge(metrics, 'presence_frames_relayed_total') - framesBefore;
   const latencies = mergeHistograms(results.map((r) => ({ bins: r.latencyBins as Uint32Array, binMs: r.binMs as number })));
-  const timing = results.flatMap((r) => r.timingErrors as number[]).map(Math.abs).sort((a, b) => a - b);
+  const timing = results
+    .flatMap((r) => r.timingErrors as number[])
+    .map(Math.abs)
+    .sort((a, b) => a - b);
   const wall = results[0].wallSeconds as number;
   for (const s of sessions) await api(server.url, server.key, 'POST', `/v1/sessions/${s.session_id}/stop`);
   const serverDelay = histogramQuantiles(metrics, 'presence_relay_delay_seconds', relayBefore);
@@ -168,7 +199,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     cpuUsPerFrame: (serverCpuSeconds * 1e6) / Math.max(1, framesRelayed),
     userUsPerFrame: ((after.userSeconds - before.userSeconds) * 1e6) / Math.max(1, framesRelayed),
     systemUsPerFrame: ((after.systemSeconds - before.systemSeconds) * 1e6) / Math.max(1, framesRelayed),
-    loadUsPerFrame: ((loadCpu.user + loadCpu.system) / Math.max(1, framesRelayed)),
+    loadUsPerFrame: (loadCpu.user + loadCpu.system) / Math.max(1, framesRelayed),
     lateUtterances: gauge(metrics, 'presence_playback_late_total') - lateBefore,
     loadAverage: `${loadAverageBefore.toFixed(1)} → ${loadAverageAfter.toFixed(1)}`,
     loadCpu: ((loadCpu.user + loadCpu.system) / 1e6 / wall) * 100,
@@ -229,12 +260,18 @@ for (let quiet = 0, i = 0; quiet < 3 && i < 120; i++) {
 const idleBefore = procStats(server.pid);
 await new Promise((r) => setTimeout(r, 5000));
 const idleCpu = ((procStats(server.pid).cpuSeconds - idleBefore.cpuSeconds) / 5) * 100;
-console.log(`\nReal-time path, ${SECONDS} s per run after ${WARMUP} s of the same load unmeasured, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}, ${Number(process.env.BENCH_SHARDS ?? 0) > 0 ? `REALTIME_SHARDS=${process.env.BENCH_SHARDS} (CPU and RSS: the main process and its shards)` : 'no shards (one process)'}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`);
-console.log('| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | p99 | max | frames relayed | frames lost | playback_late warnings | load average |');
+console.log(
+  `\nReal-time path, ${SECONDS} s per run after ${WARMUP} s of the same load unmeasured, 24 kHz audio in 40 ms pieces at real time, ${os.cpus().length} cores (${os.cpus()[0].model})${process.env.BENCH_SERVER_CPUS ? `, server on CPU ${process.env.BENCH_SERVER_CPUS}` : ''}, ${Number(process.env.BENCH_SHARDS ?? 0) > 0 ? `REALTIME_SHARDS=${process.env.BENCH_SHARDS} (CPU and RSS: the main process and its shards)` : 'no shards (one process)'}; 1-minute load average before → after each run in the last column; the idle server (no session) used ${idleCpu.toFixed(1)}% of a core\n`,
+);
+console.log(
+  '| sessions | server CPU per session-second | server CPU per frame relayed (user + system) | server CPU (% of a core) | load generator CPU (% of a core; per frame) | load generator loop delay p99 | server RSS | relay p50 | relay p99 | server-side relay p99 | clock tick lag p99 | speak timing error p50 | p99 | max | frames relayed | frames lost | playback_late warnings | load average |',
+);
 console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 // Each row is printed as soon as it is measured, so a run cut short keeps what it measured.
 for (const n of counts.length ? counts : [50, 200, 500]) {
   const r = await run(n, server);
-  console.log(`| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingP99.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`);
+  console.log(
+    `| ${r.n} | ${r.cpuMsPerSessionSecond.toFixed(2)} ms | ${r.cpuUsPerFrame.toFixed(0)} µs (${r.userUsPerFrame.toFixed(0)} + ${r.systemUsPerFrame.toFixed(0)}) | ${r.cpu.toFixed(0)}% | ${r.loadCpu.toFixed(0)}%; ${r.loadUsPerFrame.toFixed(0)} µs | ${r.loadLagP99.toFixed(0)} ms | ${r.rssMb.toFixed(0)} MB | ${r.p50.toFixed(1)} ms | ${r.p99.toFixed(1)} ms | ${r.serverP99} | ${r.tickP99} | ${r.timingP50.toFixed(1)} ms | ${r.timingP99.toFixed(1)} ms | ${r.timingMax.toFixed(1)} ms | ${r.frames} | ${r.lostFrames} | ${r.lateUtterances} | ${r.loadAverage} |`,
+  );
 }
 await server.stop();

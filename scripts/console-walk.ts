@@ -77,14 +77,22 @@ export async function openConsole(viewport = { width: 1280, height: 860 }): Prom
   const visit = async (path: string) => {
     const started = performance.now();
     await page.goto(t.url + path);
-    await page.waitForFunction(() => {
-      const main = document.querySelector('main');
-      return !!document.querySelector('h1') && !!main && !/Loading/.test(main.textContent ?? '') && document.querySelector('nav') !== null;
-    }, null, { timeout: 15_000, polling: 16 });
+    await page.waitForFunction(
+      () => {
+        const main = document.querySelector('main');
+        return !!document.querySelector('h1') && !!main && !/Loading/.test(main.textContent ?? '') && document.querySelector('nav') !== null;
+      },
+      null,
+      { timeout: 15_000, polling: 16 },
+    );
     return performance.now() - started;
   };
   return {
-    t, browser, page, agentId: agent.id, visit,
+    t,
+    browser,
+    page,
+    agentId: agent.id,
+    visit,
     async close() {
       await browser.close();
       await t.close();

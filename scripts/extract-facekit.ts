@@ -35,7 +35,13 @@ const PARTS: { name: string; ranges: [number, number][] }[] = [
   { name: 'eyeSocketRight', ranges: [[13678, 14061]] },
   { name: 'gumsTongue', ranges: [[14062, 17038]] },
   // 2nd bicuspid to 2nd bicuspid, upper then lower.
-  { name: 'teeth', ranges: [[17607, 18678], [19814, 20883]] },
+  {
+    name: 'teeth',
+    ranges: [
+      [17607, 18678],
+      [19814, 20883],
+    ],
+  },
   { name: 'scleraLeft', ranges: [[21451, 22220]] },
   { name: 'irisLeft', ranges: [[22221, 23020]] },
   { name: 'scleraRight', ranges: [[23021, 23790]] },
@@ -47,7 +53,11 @@ const PARTS: { name: string; ranges: [number, number][] }[] = [
 ];
 
 /** Multi-PIE 68-point landmarks (FaceKit README; all in the face part, whose indices are kept). */
-const LANDMARKS_68 = [1225, 1888, 1052, 367, 1719, 1722, 2199, 1447, 966, 3661, 4390, 3927, 3924, 2608, 3272, 4088, 3443, 268, 493, 1914, 2044, 1401, 3615, 4240, 4114, 2734, 2509, 978, 4527, 4942, 4857, 1140, 2075, 1147, 4269, 3360, 1507, 1542, 1537, 1528, 1518, 1511, 3742, 3751, 3756, 3721, 3725, 3732, 5708, 5695, 2081, 0, 4275, 6200, 6213, 6346, 6461, 5518, 5957, 5841, 5702, 5711, 5533, 6216, 6207, 6470, 5517, 5966];
+const LANDMARKS_68 = [
+  1225, 1888, 1052, 367, 1719, 1722, 2199, 1447, 966, 3661, 4390, 3927, 3924, 2608, 3272, 4088, 3443, 268, 493, 1914, 2044, 1401, 3615, 4240, 4114, 2734, 2509,
+  978, 4527, 4942, 4857, 1140, 2075, 1147, 4269, 3360, 1507, 1542, 1537, 1528, 1518, 1511, 3742, 3751, 3756, 3721, 3725, 3732, 5708, 5695, 2081, 0, 4275, 6200,
+  6213, 6346, 6461, 5518, 5957, 5841, 5702, 5711, 5533, 6216, 6207, 6470, 5517, 5966,
+];
 
 function readVertices(file: string): Float32Array {
   const out: number[] = [];
@@ -73,7 +83,11 @@ for (const line of neutralText.split('\n')) {
     const p = line.split(/\s+/);
     VT.push(+p[1], +p[2]);
   } else if (line.startsWith('f ')) {
-    const c = line.trim().split(/\s+/).slice(1).map((s) => s.split('/').map((n) => parseInt(n, 10) - 1));
+    const c = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map((s) => s.split('/').map((n) => parseInt(n, 10) - 1));
     F.push({ v: c.map((x) => x[0]), t: c.map((x) => x[1]) });
   }
 }
@@ -86,11 +100,12 @@ const kept: number[] = [];
 const partInfo: { name: string; start: number; count: number; triStart: number; triCount: number }[] = [];
 PARTS.forEach((part, pi) => {
   const start = kept.length;
-  for (const [a, b] of part.ranges) for (let v = a; v <= b; v++) {
-    remap[v] = kept.length;
-    partOf[v] = pi;
-    kept.push(v);
-  }
+  for (const [a, b] of part.ranges)
+    for (let v = a; v <= b; v++) {
+      remap[v] = kept.length;
+      partOf[v] = pi;
+      kept.push(v);
+    }
   partInfo.push({ name: part.name, start, count: kept.length - start, triStart: 0, triCount: 0 });
 });
 
@@ -134,10 +149,11 @@ trisByPart.forEach((list, pi) => {
 // Positions quantised to 16 bits over the kept vertices' bounding box.
 const min = [Infinity, Infinity, Infinity];
 const max = [-Infinity, -Infinity, -Infinity];
-for (const v of kept) for (let k = 0; k < 3; k++) {
-  min[k] = Math.min(min[k], V[v * 3 + k]);
-  max[k] = Math.max(max[k], V[v * 3 + k]);
-}
+for (const v of kept)
+  for (let k = 0; k < 3; k++) {
+    min[k] = Math.min(min[k], V[v * 3 + k]);
+    max[k] = Math.max(max[k], V[v * 3 + k]);
+  }
 const positions = new Uint16Array(kept.length * 3);
 kept.forEach((v, i) => {
   for (let k = 0; k < 3; k++) positions[i * 3 + k] = Math.round(((V[v * 3 + k] - min[k]) / (max[k] - min[k])) * 65535);
@@ -156,11 +172,22 @@ if (kept.length > 65535 || uvs.length / 2 > 65535) throw new Error('index overfl
 
 const provenance = {
   source: 'ICT FaceKit, Face Model Light (github.com/ICT-VGL/ICT-FaceKit), MIT License, Copyright (c) 2020 USC Institute for Creative Technologies',
-  units: 'cm, +y up, +z forward, +x the subject\'s left',
+  units: "cm, +y up, +z forward, +x the subject's left",
 };
 fs.mkdirSync(OUT, { recursive: true });
 const meshFile = writeContainer(
-  { ...provenance, version: 1, vertexCount: kept.length, triangleCount: vertexIndex.length / 3, parts: partInfo, positionMin: min, positionMax: max, uvMin, uvMax, landmarks68: LANDMARKS_68.map((v) => remap[v]) },
+  {
+    ...provenance,
+    version: 1,
+    vertexCount: kept.length,
+    triangleCount: vertexIndex.length / 3,
+    parts: partInfo,
+    positionMin: min,
+    positionMax: max,
+    uvMin,
+    uvMax,
+    landmarks68: LANDMARKS_68.map((v) => remap[v]),
+  },
   { positions, uvs: uvq, triangleVertices: vertexIndex, triangleUvs: uvIndex },
 );
 fs.writeFileSync(path.join(OUT, 'mesh.bin'), meshFile);
@@ -195,13 +222,21 @@ fs.writeFileSync(path.join(OUT, 'identity.bin'), idFile);
 console.log(`\nidentity.bin: ${IDENTITY_MODES} modes, ${(idFile.length / 1024).toFixed(0)} KiB`);
 
 // --- expressions: ARKit names, sparse, 16-bit per shape ------------------------------------
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.obj') && !/^identity|^generic|^PupilDilate/.test(f)).sort();
-const arkitName = (f: string) => f.replace(/\.obj$/, '').replace(/_L$/, 'Left').replace(/_R$/, 'Right');
+const files = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.obj') && !/^identity|^generic|^PupilDilate/.test(f))
+  .sort();
+const arkitName = (f: string) =>
+  f
+    .replace(/\.obj$/, '')
+    .replace(/_L$/, 'Left')
+    .replace(/_R$/, 'Right');
 const shapes = new Map<string, Float32Array>();
 for (const f of files) {
   const name = arkitName(f);
   // ARKit has one browInnerUp and one cheekPuff; the FaceKit splits them by side.
-  const merged = name === 'browInnerUpLeft' || name === 'browInnerUpRight' ? 'browInnerUp' : name === 'cheekPuffLeft' || name === 'cheekPuffRight' ? 'cheekPuff' : name;
+  const merged =
+    name === 'browInnerUpLeft' || name === 'browInnerUpRight' ? 'browInnerUp' : name === 'cheekPuffLeft' || name === 'cheekPuffRight' ? 'cheekPuff' : name;
   const d = deltaOf(f);
   const prev = shapes.get(merged);
   if (prev) for (let i = 0; i < d.length; i++) prev[i] += d[i];
@@ -226,6 +261,9 @@ for (const [name, d] of shapes) {
 // Indices delta-coded within each shape: small numbers compress far better.
 const exIdxCoded = new Uint16Array(exIdx.length);
 for (const e of exprMeta) for (let k = 0; k < e.count; k++) exIdxCoded[e.start + k] = k === 0 ? exIdx[e.start] : exIdx[e.start + k] - exIdx[e.start + k - 1];
-const exFile = writeContainer({ ...provenance, version: 1, vertexCount: kept.length, shapes: exprMeta }, { indices: exIdxCoded, deltas: Int16Array.from(exDelta) });
+const exFile = writeContainer(
+  { ...provenance, version: 1, vertexCount: kept.length, shapes: exprMeta },
+  { indices: exIdxCoded, deltas: Int16Array.from(exDelta) },
+);
 fs.writeFileSync(path.join(OUT, 'expressions.bin'), exFile);
 console.log(`\nexpressions.bin: ${exprMeta.length} shapes, ${exIdx.length} deltas, ${(exFile.length / 1024).toFixed(0)} KiB`);

@@ -16,8 +16,12 @@ const outFile = path.resolve(process.argv[3] ?? 'docs/faces-contact-sheet.jpg');
 const browserPath = process.argv[4] ?? process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const only = process.env.FACES?.split(',');
 const mouth = process.env.MOUTH === '1';
-const files = fs.readdirSync(facesDir).filter((f) => /^face\d+\.glb$/.test(f) && (!only || only.includes(path.basename(f, '.glb')))).sort();
-const W = 150, H = 176;
+const files = fs
+  .readdirSync(facesDir)
+  .filter((f) => /^face\d+\.glb$/.test(f) && (!only || only.includes(path.basename(f, '.glb'))))
+  .sort();
+const W = 150,
+  H = 176;
 const page = `<!doctype html><html><body style="margin:0;background:#777">
 ${IMPORT_MAP}
 <script type="module">

@@ -34,7 +34,16 @@ export async function openFacePage(page: string, facesDir: string, browserPath: 
   try {
     browser = await chromium.launch({
       executablePath: browserPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--use-angle=swiftshader',
+        '--enable-unsafe-swiftshader',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     });
     const tab = await browser.newPage();
     if (logConsole) tab.on('console', (m) => console.log('[page]', m.text()));

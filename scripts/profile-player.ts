@@ -29,13 +29,15 @@ function threads(): Map<string, number> {
     try {
       const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
       parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const mine = new Set([process.pid]);
   let grew = true;
   while (grew) {
     grew = false;
-    for (const [pid, pp] of parent) if (!mine.has(pid) && mine.has(pp)) (mine.add(pid), (grew = true));
+    for (const [pid, pp] of parent) if (!mine.has(pid) && mine.has(pp)) mine.add(pid), (grew = true);
   }
   mine.delete(process.pid);
   const out = new Map<string, number>();
@@ -51,29 +53,42 @@ function threads(): Map<string, number> {
         const key = `${type}/${name}`;
         out.set(key, (out.get(key) ?? 0) + (Number(f[11]) + Number(f[12])) / TICK);
       }
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
 
-const fake = new FakeChannel({ facesDir: process.env.FACES_DIR ?? FACES_DIR, face, backdrop: process.env.BACKDROP ?? 'warm_office', camera: process.env.CAMERA ?? 'mid' });
+const fake = new FakeChannel({
+  facesDir: process.env.FACES_DIR ?? FACES_DIR,
+  face,
+  backdrop: process.env.BACKDROP ?? 'warm_office',
+  camera: process.env.CAMERA ?? 'mid',
+});
 await fake.listen();
 await fetch(fake.pageUrl);
 const args = [...CHROMIUM_ARGS, ...(process.env.UNCAPPED ? ['--disable-frame-rate-limit', '--disable-gpu-vsync'] : [])];
 const browser = await chromium.launch({ executablePath: CHROMIUM, args, headless: true });
 try {
   const page = await browser.newPage({ viewport: { width: 640, height: 360 } });
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning' || m.text().startsWith('programs')) console.log('page:', m.text()); });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning' || m.text().startsWith('programs')) console.log('page:', m.text());
+  });
   await page.goto(`${fake.pageUrl}?fixed${query ? `&${query}` : ''}`);
   await page.waitForFunction('window.presence && window.presence.timings.faceFrame !== null', null, { timeout: 60_000 });
   const timings = await page.evaluate('window.presence.timings');
-  const glb = await page.evaluate(`performance.getEntriesByType('resource').filter((e) => e.name.includes('.glb')).map((e) => ({ start: Math.round(e.startTime), end: Math.round(e.responseEnd), bytes: e.transferSize }))`);
-  const main = await page.evaluate(`performance.getEntriesByType('resource').filter((e) => e.name.includes('main.js')).map((e) => ({ start: Math.round(e.startTime), end: Math.round(e.responseEnd) }))`);
+  const glb = await page.evaluate(
+    `performance.getEntriesByType('resource').filter((e) => e.name.includes('.glb')).map((e) => ({ start: Math.round(e.startTime), end: Math.round(e.responseEnd), bytes: e.transferSize }))`,
+  );
+  const main = await page.evaluate(
+    `performance.getEntriesByType('resource').filter((e) => e.name.includes('main.js')).map((e) => ({ start: Math.round(e.startTime), end: Math.round(e.responseEnd) }))`,
+  );
   console.log('timings', JSON.stringify(timings), 'glb', JSON.stringify(glb), 'main.js', JSON.stringify(main));
   console.log('detail', JSON.stringify(await page.evaluate('window.presence.detail')));
   if (process.env.SHOT) await page.screenshot({ path: path.resolve(process.env.SHOT) });
   if (process.env.EVAL) console.log('eval', await page.evaluate(process.env.EVAL));
-  if (process.env.SHOT_AFTER) (await sleep(300), await page.screenshot({ path: path.resolve(process.env.SHOT_AFTER) }));
+  if (process.env.SHOT_AFTER) await sleep(300), await page.screenshot({ path: path.resolve(process.env.SHOT_AFTER) });
   await sleep(1000);
   void fake.speak(synthSpeech(24000, [3, 2, 4, 0, 2, 3, 3, 0, 4, 2, 3, 2, 3, 3, 2, 4, 0, 2, 3], 0.2));
   await sleep(1000);
@@ -81,7 +96,9 @@ try {
   const a = threads();
   const t0 = performance.now();
   const f0 = Number(await page.evaluate('window.__frames'));
-  if (process.env.SHOT_TALK) await page.waitForFunction('(window.presence.morphs().jawOpen ?? 0) > 0.3', null, { polling: 5, timeout: 10_000 }), await page.screenshot({ path: path.resolve(process.env.SHOT_TALK) });
+  if (process.env.SHOT_TALK)
+    await page.waitForFunction('(window.presence.morphs().jawOpen ?? 0) > 0.3', null, { polling: 5, timeout: 10_000 }),
+      await page.screenshot({ path: path.resolve(process.env.SHOT_TALK) });
   await sleep(seconds * 1000);
   const f1 = Number(await page.evaluate('window.__frames'));
   const wall = (performance.now() - t0) / 1000;
@@ -89,13 +106,18 @@ try {
   const frameMs = await page.evaluate('window.presence.frameMs()');
   const frames = f1 - f0;
   console.log(`${query || 'default'} ${face}: ${(frames / wall).toFixed(1)} fps over ${wall.toFixed(1)} s; page frameMs ${JSON.stringify(frameMs)}`);
-  const rows = [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0.005).sort((x, y) => y[1] - x[1]);
+  const rows = [...b]
+    .map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const)
+    .filter(([, v]) => v > 0.005)
+    .sort((x, y) => y[1] - x[1]);
   let total = 0;
   for (const [k, v] of rows) {
     total += v;
     console.log(`  ${k.padEnd(40)} ${((v * 1000) / frames).toFixed(2).padStart(7)} ms/frame  ${((v / wall) * 100).toFixed(0).padStart(4)} % of a core`);
   }
-  console.log(`  ${'total'.padEnd(40)} ${((total * 1000) / frames).toFixed(2).padStart(7)} ms/frame  ${((total / wall) * 100).toFixed(0).padStart(4)} % of a core`);
+  console.log(
+    `  ${'total'.padEnd(40)} ${((total * 1000) / frames).toFixed(2).padStart(7)} ms/frame  ${((total / wall) * 100).toFixed(0).padStart(4)} % of a core`,
+  );
 } finally {
   await browser.close();
   await fake.close();

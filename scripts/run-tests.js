@@ -161,10 +161,16 @@ if (failures.length) {
 if (recordDurations) {
   const recorded = { ...knownSeconds };
   for (const r of results) recorded[r.file] = Math.round(r.seconds);
-  const sorted = Object.fromEntries(Object.entries(recorded).filter(([f]) => fs.existsSync(f)).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = Object.fromEntries(
+    Object.entries(recorded)
+      .filter(([f]) => fs.existsSync(f))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
   fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
   console.log(`durations written to ${DURATIONS_FILE}`);
 }
 if (totals.cancelled) totals.fail += totals.cancelled;
-console.log(`\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped; ${results.length} files in ${((Date.now() - started) / 60000).toFixed(1)} min`);
+console.log(
+  `\ntests: ${totals.pass} passed, ${totals.fail} failed, ${totals.skipped} skipped; ${results.length} files in ${((Date.now() - started) / 60000).toFixed(1)} min`,
+);
 process.exit(failures.length ? 1 : 0);

@@ -13,7 +13,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Compiles the SDK into sdk/dist, or `outDir` (a clean build); throws with tsc's output when it fails. */
 export function compileSdk(outDir = path.join(root, 'sdk', 'dist')): void {
   fs.rmSync(outDir, { recursive: true, force: true });
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'sdk', 'tsconfig.json'), '--outDir', outDir], { stdio: 'pipe', cwd: root });
+  execFileSync(
+    process.execPath,
+    [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'sdk', 'tsconfig.json'), '--outDir', outDir],
+    { stdio: 'pipe', cwd: root },
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

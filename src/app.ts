@@ -176,19 +176,31 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
   const sessions = new SessionService(database.db, config, accounts, agents);
   // Billing meters every session through the sessions hooks, and premium speech through the speakers.
-  const meter: BillingMeter = new BillingMeter(database.db, { ...config.billing, freeMonthlySeconds: config.freeMonthlySeconds }, accounts, {
-    endSession: (id, reason) => sessions.end(id, reason),
-    secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
-  }, app.log);
+  const meter: BillingMeter = new BillingMeter(
+    database.db,
+    { ...config.billing, freeMonthlySeconds: config.freeMonthlySeconds },
+    accounts,
+    {
+      endSession: (id, reason) => sessions.end(id, reason),
+      secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
+    },
+    app.log,
+  );
   // The billing-aware speaker factory: premium speech is counted for the session's charge.
   const billedSpeakers = meteredSpeakers(options.speakerFor ?? speakerFactory(speech), (id, ms) => meter.voiced(id, ms));
   const realtime = new RealtimeService(studio, billedSpeakers);
   // REALTIME_SHARDS: render-mode sessions' real-time path runs in shard processes (one event loop
   // per core); conversation mode, previews and everything else stay in this process.
   // They start (a couple of seconds of loading) while the rest is built; awaited before routes.
-  const shardsStarting = config.realtimeShards > 0
-    ? ShardPool.start({ count: config.realtimeShards, log: app.log, speakerFor: billedSpeakers, faceFor: (row) => studio.face(row.avatar_id, row.account_id) ?? null })
-    : undefined;
+  const shardsStarting =
+    config.realtimeShards > 0
+      ? ShardPool.start({
+          count: config.realtimeShards,
+          log: app.log,
+          speakerFor: billedSpeakers,
+          faceFor: (row) => studio.face(row.avatar_id, row.account_id) ?? null,
+        })
+      : undefined;
   let shards: ShardPool | undefined;
   const liveSide = (row: { mode: string }) => (shards && row.mode === 'render' ? shards : realtime);
   const jobs = await Jobs.start(database, app.log);
@@ -197,7 +209,11 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   await maintenance?.start();
   // Signed webhook deliveries (src/delivery), shared by handoffs and notification destinations.
   // Owners register with deliveries.owner(kind, hooks) before deliveries.start() below.
-  const deliveries = new DeliveryEngine(database.db, jobs, app.log, { retryDelays: config.webhookRetryDelays, timeoutSeconds: config.webhookTimeoutSeconds, allowPrivate: config.webhookAllowPrivate });
+  const deliveries = new DeliveryEngine(database.db, jobs, app.log, {
+    retryDelays: config.webhookRetryDelays,
+    timeoutSeconds: config.webhookTimeoutSeconds,
+    allowPrivate: config.webhookAllowPrivate,
+  });
   const conversations = new ConversationRecords(database.db, jobs, app.log, {
     agentName: async (agentId) => (await agents.byId(agentId))?.name ?? `Agent ${agentId}`,
     endedSessions: (ids) => sessions.endedRecords(ids),
@@ -205,7 +221,19 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   // Finds a rule's details in a conversation (LLM or offline): handoffs and notifications use it.
   const finder = new DetailFinder(
-    config.llmUrl ? { client: await llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: config.llmTimeoutSeconds * 4000 }), model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 4000 } : undefined,
+    config.llmUrl
+      ? {
+          client: await llmClient({
+            url: config.llmUrl,
+            apiKey: config.llmApiKey,
+            model: config.llmModel,
+            firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000,
+            totalTimeoutMs: config.llmTimeoutSeconds * 4000,
+          }),
+          model: config.llmModel,
+          timeoutMs: config.llmTimeoutSeconds * 4000,
+        }
+      : undefined,
     app.log,
   );
   // Notifications: alert rules evaluated when a conversation ends (registered before the ended
@@ -222,9 +250,16 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
       tagConversation: (id, category) => conversations.tag(id, category),
       // A detail collected: a value the website passed, else handoff's extractors (LLM or offline).
       findDetail: async (conversation, name) =>
-        conversation.visitor[name]?.trim() || (await finder.find({ transcript: conversation.transcript, details: [{ name, description: name, required: false }], reference: new Date() })).values[name] || undefined,
+        conversation.visitor[name]?.trim() ||
+        (await finder.find({ transcript: conversation.transcript, details: [{ name, description: name, required: false }], reference: new Date() })).values[
+          name
+        ] ||
+        undefined,
     },
-    { retryDelays: config.webhookRetryDelays, llm: config.llmUrl ? { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 } : undefined },
+    {
+      retryDelays: config.webhookRetryDelays,
+      llm: config.llmUrl ? { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 } : undefined,
+    },
     app.log,
     config.telegramBotToken ? await TelegramBot.create(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds) : undefined,
     notificationWebhooks(deliveries, (): Destinations => notifications.destinations),
@@ -236,22 +271,43 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // notifications' channels). Registered before the ended queue is worked.
   // The reports read conversations through the conversation capability's queries.
   const conversationQueries = new ConversationQueries(database.db);
-  const handoff = new Handoff(database.db, jobs, deliveries, finder, {
-    conversation: (id) => conversations.ended(id),
-    delivered: (conversationId, ruleId, db) => conversationQueries.handoffDelivered(conversationId, ruleId, db),
-    postInbox: async (message) => {
-      const agent = await agents.byId(message.agentId);
-      await notifications.channels.postToInbox({ accountId: message.accountId, agentId: message.agentId, agentName: agent?.name ?? `Agent ${message.agentId}`, conversationId: message.conversationId, category: 'handoff', title: message.title, body: message.body, key: message.dedupeKey });
-    },
-    // The chat messenger exists only with a bot token; without one, rules cannot name it (422).
-    ...(config.telegramBotToken && {
-      sendChat: async (message) => {
-        const sent = await notifications.channels.sendTelegram({ accountId: message.accountId, destinationId: message.chatDestinationId ?? 0, text: `${message.title}\n${message.body}`, key: message.dedupeKey });
-        if (!sent) throw new Error('the Telegram destination is not one of the account\'s connected chats');
+  const handoff = new Handoff(
+    database.db,
+    jobs,
+    deliveries,
+    finder,
+    {
+      conversation: (id) => conversations.ended(id),
+      delivered: (conversationId, ruleId, db) => conversationQueries.handoffDelivered(conversationId, ruleId, db),
+      postInbox: async (message) => {
+        const agent = await agents.byId(message.agentId);
+        await notifications.channels.postToInbox({
+          accountId: message.accountId,
+          agentId: message.agentId,
+          agentName: agent?.name ?? `Agent ${message.agentId}`,
+          conversationId: message.conversationId,
+          category: 'handoff',
+          title: message.title,
+          body: message.body,
+          key: message.dedupeKey,
+        });
       },
-      isChat: (accountId, destinationId) => notifications.channels.isTelegramDestination(accountId, destinationId),
-    }),
-  }, app.log);
+      // The chat messenger exists only with a bot token; without one, rules cannot name it (422).
+      ...(config.telegramBotToken && {
+        sendChat: async (message) => {
+          const sent = await notifications.channels.sendTelegram({
+            accountId: message.accountId,
+            destinationId: message.chatDestinationId ?? 0,
+            text: `${message.title}\n${message.body}`,
+            key: message.dedupeKey,
+          });
+          if (!sent) throw new Error("the Telegram destination is not one of the account's connected chats");
+        },
+        isChat: (accountId, destinationId) => notifications.channels.isTelegramDestination(accountId, destinationId),
+      }),
+    },
+    app.log,
+  );
   await handoff.start();
   conversations.onEnded.push(handoff.onConversationEnded);
   // The durable after-conversation entry: the ended session's last charge (idempotent).
@@ -261,13 +317,26 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
 
   // The Business Brain: knowledge (reader, store, builds) and the answering engine over it.
   const directory: AgentDirectory = { get: (accountId, agentId) => agents.get(accountId, agentId), byId: (agentId) => agents.byId(agentId) };
-  const knowledge = new KnowledgeService(database.db, jobs, new WebsiteReader({ allowPrivate: config.crawlAllowPrivate }), directory, { maxPages: config.crawlMaxPages });
+  const knowledge = new KnowledgeService(database.db, jobs, new WebsiteReader({ allowPrivate: config.crawlAllowPrivate }), directory, {
+    maxPages: config.crawlMaxPages,
+  });
   const brainKnowledge = new BrainKnowledge(knowledge, directory, 100, semanticSearch(config, app.log));
   const gaps = new KnowledgeGaps(database.db, knowledge, directory);
   const brain = await createBrain(config, { knowledge: brainKnowledge, gaps }, app.log);
   const builds = new BrainBuilds(knowledge, brain.writer, app.log, config.crawlMaxPages, config.brainBuildStallSeconds);
   // Knowledge v2: its build steps run inside brain builds; with LLM_URL the model does each step.
-  const knowledgeModel = config.llmUrl ? new KnowledgeModel(await llmClient({ url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: 60_000 }), config.llmModel) : undefined;
+  const knowledgeModel = config.llmUrl
+    ? new KnowledgeModel(
+        await llmClient({
+          url: config.llmUrl,
+          apiKey: config.llmApiKey,
+          model: config.llmModel,
+          firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000,
+          totalTimeoutMs: 60_000,
+        }),
+        config.llmModel,
+      )
+    : undefined;
   const knowledgeV2 = new KnowledgeV2(knowledge, knowledgeModel, app.log);
   builds.v2 = {
     schema: (agentId, signal) => knowledgeV2.schemaStep(agentId, signal),
@@ -280,7 +349,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   agents.onDuplicate.push((source, copy) => knowledge.copy(source.id, copy!));
   // The rows go with the agent (foreign keys); the cached index goes now.
   agents.onDelete.push(async (agent) => brainKnowledge.drop(agent.id));
-
 
   // Conversation mode's live loop: heard or typed turn → answering engine → speech → realtime.
   // Good ears and voice out of the box: where no engine is configured, the pinned streaming
@@ -322,7 +390,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     if (closing) return void (await loaded.close());
     fetchedRecognizer = loaded;
     conversationLoop.useRecognizer(loaded);
-    app.log.info({ engine: 'sherpa-onnx', kind: loaded.model.kind }, `speech recognition: the fetched sherpa-onnx ${loaded.model.kind} model from ${folder} hears visitors from now on (conversations already open keep their engine)`);
+    app.log.info(
+      { engine: 'sherpa-onnx', kind: loaded.model.kind },
+      `speech recognition: the fetched sherpa-onnx ${loaded.model.kind} model from ${folder} hears visitors from now on (conversations already open keep their engine)`,
+    );
   });
 
   // A session's life reaches the live side, billing, its conversation record and the live loop.
@@ -341,8 +412,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     ended: (row, reason) => {
       conversationLoop.close(row.id);
       liveSide(row).end(row.id, reason);
-      meter.finish(row.id, Number(row.duration_seconds ?? 0), reason).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'));
-      void conversations.end(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
+      meter
+        .finish(row.id, Number(row.duration_seconds ?? 0), reason)
+        .catch((error) =>
+          app.log.error({ err: error, session_id: row.id }, 'billing could not charge an ended session; the conversation-ended job charges it'),
+        );
+      void conversations
+        .end(row)
+        .catch((error) => app.log.error({ err: error, session_id: row.id }, 'conversation record could not end; it ends at the next start'));
     },
   };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
@@ -353,17 +430,49 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // Every owner of deliveries (handoff, notifications) has registered above: attempts may run now.
   await deliveries.start();
 
-  const stripe = config.billing.stripeSecretKey ? await StripePayments.create(config.billing.stripeSecretKey, config.billing.stripeApiBase, config.billing.stripeWebhookSecret) : undefined;
-  const billing = new BillingService(database.db, config, accounts, {
-    agentName: async (agentId) => (await agents.byId(agentId))?.name,
-    agentCount: (accountId) => agents.count(accountId),
-    secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
-  }, stripe);
+  const stripe = config.billing.stripeSecretKey
+    ? await StripePayments.create(config.billing.stripeSecretKey, config.billing.stripeApiBase, config.billing.stripeWebhookSecret)
+    : undefined;
+  const billing = new BillingService(
+    database.db,
+    config,
+    accounts,
+    {
+      agentName: async (agentId) => (await agents.byId(agentId))?.name,
+      agentCount: (accountId) => agents.count(accountId),
+      secondsUsedThisMonth: (accountId) => sessions.secondsUsedThisMonth(accountId),
+    },
+    stripe,
+  );
 
   shards = await shardsStarting;
   // The console signs in with links or keys for a cookie that every /v1 route takes too.
   const consoleSignIns = new ConsoleSignIns(database.db, () => config.publicUrl);
-  const context: AppContext & BillingContext = { config, database, accounts, studio, customFaces, voices, agents, sessions, realtime, shards, speech, jobs, conversations, knowledge, answers: brain.engine, gaps, notifications, conversationLoop, deliveries, handoff, meter, billing, consoleSignIns };
+  const context: AppContext & BillingContext = {
+    config,
+    database,
+    accounts,
+    studio,
+    customFaces,
+    voices,
+    agents,
+    sessions,
+    realtime,
+    shards,
+    speech,
+    jobs,
+    conversations,
+    knowledge,
+    answers: brain.engine,
+    gaps,
+    notifications,
+    conversationLoop,
+    deliveries,
+    handoff,
+    meter,
+    billing,
+    consoleSignIns,
+  };
 
   registerValidation(app);
   registerErrorHandling(app);
@@ -385,7 +494,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   referenceRoutes(app, () => config.publicUrl);
   const authenticator = new ApiKeyAuthenticator(accounts);
   // A revoked key answers 401 at once, and the console sign-ins made with it end.
-  accounts.onKeyRevoked.push((keyId) => authenticator.forgetKey(keyId), (keyId) => consoleSignIns.endForKey(keyId));
+  accounts.onKeyRevoked.push(
+    (keyId) => authenticator.forgetKey(keyId),
+    (keyId) => consoleSignIns.endForKey(keyId),
+  );
   registerApiAuth(app, authenticator, new RateLimiter(config.rateLimitPerSecond), consoleSignIns.authenticate);
 
   let closing = false;
@@ -452,33 +564,57 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   knowledgeV2Routes(app, knowledge, knowledgeV2);
   gapRoutes(app, gaps);
   billingRoutes(app, billing);
-  reportRoutes(app, new ReportsService(conversationQueries, {
-    account: (accountId) => accounts.require(accountId),
-    agents: (accountId) => agents.list(accountId),
-  }));
+  reportRoutes(
+    app,
+    new ReportsService(conversationQueries, {
+      account: (accountId) => accounts.require(accountId),
+      agents: (accountId) => agents.list(accountId),
+    }),
+  );
   notificationRoutes(app, notifications);
   handoffRoutes(app, { handoff, agent: (accountId, agentId) => agents.get(accountId, agentId) });
   sessionRoutes(app, sessions, config);
   // LiveAvatar LITE's REST around the render socket (contract.md): its tokens start render sessions.
-  const liveAvatar = new LiveAvatarService(database.db, await ensureSetting(database.db, 'liveavatar_signing_key', () => randomToken('', 32)), {
-    agentFor: async (accountId, avatarId) => {
-      if (/^[1-9][0-9]{0,9}$/.test(avatarId)) return agents.get(accountId, Number(avatarId)).catch(() => undefined);
-      return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(avatarId) ? agents.byLiveAvatarId(accountId, avatarId.toLowerCase()) : undefined;
+  const liveAvatar = new LiveAvatarService(
+    database.db,
+    await ensureSetting(database.db, 'liveavatar_signing_key', () => randomToken('', 32)),
+    {
+      agentFor: async (accountId, avatarId) => {
+        if (/^[1-9][0-9]{0,9}$/.test(avatarId)) return agents.get(accountId, Number(avatarId)).catch(() => undefined);
+        return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(avatarId)
+          ? agents.byLiveAvatarId(accountId, avatarId.toLowerCase())
+          : undefined;
+      },
+      startSession: async (accountId, agentId, options) => {
+        const { row, token } = await sessions.start(
+          accountId,
+          { agent_id: agentId, mode: 'render' } as Parameters<typeof sessions.start>[1],
+          undefined,
+          options,
+        );
+        return { renderToken: token, maxSessionSeconds: row.max_session_seconds };
+      },
+      session: async (accountId, sessionId) => sessions.get(accountId, sessionId).catch(() => undefined),
+      endSession: async (sessionId, reason) => void (await sessions.end(sessionId, reason)),
+      touch: (sessionId) => sessions.touch(sessionId),
     },
-    startSession: async (accountId, agentId, options) => {
-      const { row, token } = await sessions.start(accountId, { agent_id: agentId, mode: 'render' } as Parameters<typeof sessions.start>[1], undefined, options);
-      return { renderToken: token, maxSessionSeconds: row.max_session_seconds };
-    },
-    session: async (accountId, sessionId) => sessions.get(accountId, sessionId).catch(() => undefined),
-    endSession: async (sessionId, reason) => void (await sessions.end(sessionId, reason)),
-    touch: (sessionId) => sessions.touch(sessionId),
-  }, { publicUrl: () => config.publicUrl, tokenSeconds: config.liveAvatarTokenSeconds, idleSeconds: config.liveAvatarIdleSeconds });
+    { publicUrl: () => config.publicUrl, tokenSeconds: config.liveAvatarTokenSeconds, idleSeconds: config.liveAvatarIdleSeconds },
+  );
   await liveAvatarRoutes(app, liveAvatar, authenticator);
   commandRoute(app, sessions, { command: (row, command, eventId) => liveSide(row).command(row, command, eventId) }, conversationLoop);
   voiceRoutes(app, { speech, dataDir: config.dataDir });
   // The visitor's side of the player channel (microphone, typed turns, mute) goes to the live conversation.
   const visitorInputs: VisitorInputs = options.visitorInputs ?? conversationLoop.inputs;
-  context.sockets = registerSessionSockets(app, sessions, realtime, studio, visitorInputs, (row) => conversationLoop.ensure(row), shards, async (key) => !!(await liveAvatar.pendingPlayer(key)));
+  context.sockets = registerSessionSockets(
+    app,
+    sessions,
+    realtime,
+    studio,
+    visitorInputs,
+    (row) => conversationLoop.ensure(row),
+    shards,
+    async (key) => !!(await liveAvatar.pendingPlayer(key)),
+  );
   await playerRoutes(app, {
     resolve: async (playerKey) => {
       const row = await sessions.byPlayerKey(playerKey);
@@ -509,10 +645,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     requiredFields: async (agentId) => ((await agents.byId(agentId))?.visitor_values.fields ?? []).filter((f) => f.required).map((f) => f.name),
     start: async (accountId, agentId, visitor) => {
       const { row } = await sessions.start(accountId, { agent_id: agentId, mode: 'conversation' }, visitor);
-      return { session_id: row.id, player_url: `${config.publicUrl}/p/${row.player_key}`, max_session_seconds: row.max_session_seconds, created_at: new Date(row.created_at).toISOString() };
+      return {
+        session_id: row.id,
+        player_url: `${config.publicUrl}/p/${row.player_key}`,
+        max_session_seconds: row.max_session_seconds,
+        created_at: new Date(row.created_at).toISOString(),
+      };
     },
   });
 
   return { app, context };
 }
-

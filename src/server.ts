@@ -14,7 +14,6 @@ import { facesAreCurrent } from './faces/freshness.js';
 import { BUILTIN_FACES } from './faces/builtin.js';
 import { FACES_DIR } from './player/routes.js';
 
-
 export async function serve(config: Config = loadConfig()): Promise<void> {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const adminToken = randomToken('', 32);
@@ -29,7 +28,9 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
     app.log.info({ account_id: first.account.id }, 'first start: created account "default" (paid, balance 100.00) and an API key with all permissions');
     // The key is printed once, on stdout, never logged; beside it a one-time link into the console.
     const link = await context.consoleSignIns.createLink(first.account.id);
-    process.stdout.write(`\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\nOpen the console (this link signs you in once, for ten minutes; later: npx presence console-link):\n  ${link.url}\n\n`);
+    process.stdout.write(
+      `\nPresence API key (shown once, keep it safe):\n  ${first.key}\n\nOpen the console (this link signs you in once, for ten minutes; later: npx presence console-link):\n  ${link.url}\n\n`,
+    );
   }
 
   // The built-in faces `npm install` did not build (all but the default one) are built now, once
@@ -43,7 +44,10 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   if (!config.databaseUrl) {
     fs.writeFileSync(adminFile(config), JSON.stringify({ pid: process.pid, port, token: adminToken }), { mode: 0o600 });
   }
-  app.log.info({ url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`, database: database.engine, docs: `${config.publicUrl}/docs` }, 'Presence is listening');
+  app.log.info(
+    { url: `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`, database: database.engine, docs: `${config.publicUrl}/docs` },
+    'Presence is listening',
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -94,7 +98,10 @@ async function buildMissingFaces(log: { info(o: object, m: string): void; error(
   try {
     if (await facesAreCurrent(FACES_DIR, BUILTIN_FACES)) return;
     const started = performance.now();
-    log.info({ faces: BUILTIN_FACES.length }, 'built-in faces: building those not built yet, in the background on one core (a page asking for one gets it first)');
+    log.info(
+      { faces: BUILTIN_FACES.length },
+      'built-in faces: building those not built yet, in the background on one core (a page asking for one gets it first)',
+    );
     await ensureFacesInBackground(FACES_DIR);
     log.info({ seconds: Math.round((performance.now() - started) / 100) / 10 }, 'built-in faces: all ready');
   } catch (error) {

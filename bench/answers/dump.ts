@@ -11,7 +11,9 @@ const site = SITES.find((s) => s.dir === process.argv[2]) ?? SITES[0]!;
 const app = await startTestApp('pglite', { CRAWL_ALLOW_PRIVATE: '1', LOG_LEVEL: 'silent' });
 const served = await serveSite(site.dir);
 try {
-  const created = await app.request('POST', '/v1/agent/create', { body: { name: site.agentName, website_url: `${served.url}/`, ...(site.systemPrompt ? { system_prompt: site.systemPrompt } : {}) } });
+  const created = await app.request('POST', '/v1/agent/create', {
+    body: { name: site.agentName, website_url: `${served.url}/`, ...(site.systemPrompt ? { system_prompt: site.systemPrompt } : {}) },
+  });
   const agentId = created.body.id as number;
   await app.request('POST', `/v1/agent/${agentId}/generate-brain`);
   let status: any;

@@ -17,11 +17,16 @@ export interface BenchReply {
 export type Verdict = 'right' | 'unknown' | 'honest' | 'wrong';
 
 /** The agent's own questions back to the visitor (offers to help, asking for a detail). */
-const OWN_QUESTIONS = /^(hi! )?(what (else )?would you like to know|how can i help( you)?( today)?|is there anything else( i can help you with)?|could you ask me in another way|may i have your|by the way, may i have your|before you go, may i have your|what can i do for you)\b/i;
+const OWN_QUESTIONS =
+  /^(hi! )?(what (else )?would you like to know|how can i help( you)?( today)?|is there anything else( i can help you with)?|could you ask me in another way|may i have your|by the way, may i have your|before you go, may i have your|what can i do for you)\b/i;
 
 /** Case and spacing aside ("8am" is "8 am"). */
 const compact = (text: string) => text.toLowerCase().replace(/\s+/g, '');
-const normal = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const normal = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 
 export function echoes(question: string, reply: string): boolean {
   const q = normal(question);

@@ -41,7 +41,10 @@ export function pagePaths(dir: string): string[] {
     for (const entry of fs.readdirSync(path.join(root, sub), { withFileTypes: true })) {
       if (entry.isDirectory()) walk(path.join(sub, entry.name));
       else if (entry.name.endsWith('.html') && !entry.name.startsWith('_')) {
-        const page = path.join(sub, entry.name.replace(/\.html$/, '')).split(path.sep).join('/');
+        const page = path
+          .join(sub, entry.name.replace(/\.html$/, ''))
+          .split(path.sep)
+          .join('/');
         out.push(page === 'index' ? '/' : `/${page}`);
       }
     }
@@ -54,8 +57,12 @@ export async function serveSite(dir: string): Promise<ServedSite> {
   const server = http.createServer((req, res) => {
     const urlPath = req.url ?? '/';
     if (urlPath === '/sitemap.xml') {
-      const urls = pagePaths(dir).map((p) => `<url><loc>http://${req.headers.host}${p}</loc></url>`).join('');
-      res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
+      const urls = pagePaths(dir)
+        .map((p) => `<url><loc>http://${req.headers.host}${p}</loc></url>`)
+        .join('');
+      res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${urls}</urlset>`);
       return;
     }
     if (urlPath === '/robots.txt') {

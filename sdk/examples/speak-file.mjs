@@ -19,7 +19,10 @@ if (!file || !PRESENCE_URL || !PRESENCE_API_KEY || !PRESENCE_AGENT_ID) {
 /** Paragraphs, each cut at sentence ends to at most 4000 characters (agent.speak_text takes 5000). */
 function passages(text) {
   const out = [];
-  for (const paragraph of text.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean)) {
+  for (const paragraph of text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean)) {
     let rest = paragraph;
     while (rest.length > 4000) {
       const cut = Math.max(rest.lastIndexOf('. ', 4000), 2000);

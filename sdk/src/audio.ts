@@ -31,7 +31,10 @@ export class Resampler {
   private inputTotal = 0;
   private outputTotal = 0;
 
-  constructor(readonly fromRate: number, readonly toRate: number) {
+  constructor(
+    readonly fromRate: number,
+    readonly toRate: number,
+  ) {
     if (!(fromRate > 0 && toRate > 0)) throw new RangeError('sample rates must be positive');
     this.step = fromRate / toRate;
     this.cutoff = Math.min(1, toRate / fromRate);

@@ -14,10 +14,17 @@ export type Schemas = components['schemas'];
 type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 /** The paths that have the method. */
 export type PathsWith<M extends HttpMethod> = { [P in keyof paths]: paths[P] extends { [K in M]: object } ? P : never }[keyof paths];
-type InitParam<Init> = [keyof { [K in keyof Init as {} extends Pick<Init, K> ? never : K]: 1 }] extends [never] ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+type InitParam<Init> = [keyof { [K in keyof Init as {} extends Pick<Init, K> ? never : K]: 1 }] extends [never]
+  ? [(Init & { [key: string]: unknown })?]
+  : [Init & { [key: string]: unknown }];
 /** The data a successful call of `method path` answers. */
-export type ResponseOf<M extends HttpMethod, P extends PathsWith<M>, Init = {}> = NonNullable<FetchResponse<paths[P][M] & Record<string | number, any>, Init, `${string}/${string}`>['data']>;
-type Call<M extends HttpMethod> = <P extends PathsWith<M>, Init extends MaybeOptionalInit<paths[P], M>>(path: P, ...init: InitParam<Init>) => Promise<ResponseOf<M, P, Init>>;
+export type ResponseOf<M extends HttpMethod, P extends PathsWith<M>, Init = {}> = NonNullable<
+  FetchResponse<paths[P][M] & Record<string | number, any>, Init, `${string}/${string}`>['data']
+>;
+type Call<M extends HttpMethod> = <P extends PathsWith<M>, Init extends MaybeOptionalInit<paths[P], M>>(
+  path: P,
+  ...init: InitParam<Init>
+) => Promise<ResponseOf<M, P, Init>>;
 
 export interface PresenceClientOptions {
   /** The service's base URL, e.g. `https://presence.example.com` (no trailing /v1). */

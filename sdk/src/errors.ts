@@ -113,7 +113,10 @@ export class SpeakInterruptedError extends Error {
 /** The server did not answer a command within the acknowledgement timeout. */
 export class RenderAckTimeoutError extends Error {
   override readonly name = 'RenderAckTimeoutError';
-  constructor(readonly commandType: string, readonly timeoutMs: number) {
+  constructor(
+    readonly commandType: string,
+    readonly timeoutMs: number,
+  ) {
     super(`${commandType} was not acknowledged within ${timeoutMs} ms`);
   }
 }

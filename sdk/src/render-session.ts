@@ -14,7 +14,19 @@
 import { audioChunks, type AudioSource } from './audio.js';
 import { Emitter } from './emitter.js';
 import { RenderAckTimeoutError, RenderCommandError, RenderConnectTimeoutError, RenderSocketClosedError, SpeakInterruptedError } from './errors.js';
-import { CloseCodes, DEFAULT_SAMPLE_RATE, isReconnectable, type CameraChoice, type Cue, type RenderCommand, type RenderEvent, type RenderEventOf, type RenderEventType, type SampleRate, type Stage } from './protocol.js';
+import {
+  CloseCodes,
+  DEFAULT_SAMPLE_RATE,
+  isReconnectable,
+  type CameraChoice,
+  type Cue,
+  type RenderCommand,
+  type RenderEvent,
+  type RenderEventOf,
+  type RenderEventType,
+  type SampleRate,
+  type Stage,
+} from './protocol.js';
 
 /** The WebSocket API the session needs: the browser's, Node 22's global, or the `ws` package's. */
 export interface WebSocketLike {
@@ -153,7 +165,10 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
   /** Stops the speak() calls reading their source (interrupt, or the socket closed). */
   private readonly stoppers = new Set<(error: Error | 'interrupt') => void>();
 
-  private constructor(readonly wsUrl: string, options: RenderSessionOptions) {
+  private constructor(
+    readonly wsUrl: string,
+    options: RenderSessionOptions,
+  ) {
     super();
     const WS = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
     if (!WS) throw new TypeError('no WebSocket class: pass options.WebSocket (on Node 20, `import WebSocket from "ws"`)');
@@ -333,7 +348,13 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
       for (const id of (event as { dropped_utterances?: string[] }).dropped_utterances ?? []) this.settleUtterance(id, 'interrupted');
       if (event.source_event_id) this.acknowledge(event.source_event_id, event);
     }
-    if (event.type === 'agent.speak_ended' || event.type === 'agent.speak_interrupted' || event.type === 'agent.audio_buffer_cleared' || event.type === 'agent.speak_started') this.wakeDrainWaiters();
+    if (
+      event.type === 'agent.speak_ended' ||
+      event.type === 'agent.speak_interrupted' ||
+      event.type === 'agent.audio_buffer_cleared' ||
+      event.type === 'agent.speak_started'
+    )
+      this.wakeDrainWaiters();
     this.emit(event.type, event as never);
     this.emit('event', event);
   }
@@ -480,7 +501,11 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
       const sendPiece = async (bytes: Uint8Array) => {
         const first = pieces === 0 && !continued;
         const eventId = first ? id : `${id.slice(0, 100)}.${newId('p')}`;
-        await this.sendAccepted({ type: 'agent.speak', event_id: eventId, audio: toBase64(bytes), ...(pieces === 0 && options.text !== undefined && { text: options.text }) }, true, generation);
+        await this.sendAccepted(
+          { type: 'agent.speak', event_id: eventId, audio: toBase64(bytes), ...(pieces === 0 && options.text !== undefined && { text: options.text }) },
+          true,
+          generation,
+        );
         if (first) this.utterances.set(id, utterance);
         pieces++;
       };
@@ -573,17 +598,38 @@ export class RenderSession extends Emitter<RenderSessionEvents> {
 
   /** An expression now, or `atSeconds` into the current (or next) utterance. */
   cue(cue: Cue, options: { intensity?: number; atSeconds?: number } = {}): Promise<void> {
-    return this.sendAccepted({ type: 'agent.cue', event_id: newId('cue'), cue, ...(options.intensity !== undefined && { intensity: options.intensity }), ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }) }, true);
+    return this.sendAccepted(
+      {
+        type: 'agent.cue',
+        event_id: newId('cue'),
+        cue,
+        ...(options.intensity !== undefined && { intensity: options.intensity }),
+        ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }),
+      },
+      true,
+    );
   }
 
   /** Cuts the camera now or timed; `auto` lets the player choose shots. Rejects with stage_error for a shot the session does not enable. */
   camera(camera: CameraChoice, options: { hold?: boolean; atSeconds?: number } = {}): Promise<void> {
-    return this.sendAccepted({ type: 'stage.camera', event_id: newId('cam'), camera, ...(options.hold !== undefined && { hold: options.hold }), ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }) }, true);
+    return this.sendAccepted(
+      {
+        type: 'stage.camera',
+        event_id: newId('cam'),
+        camera,
+        ...(options.hold !== undefined && { hold: options.hold }),
+        ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }),
+      },
+      true,
+    );
   }
 
   /** Swaps the backdrop (null removes it). Rejects with stage_error for an unknown backdrop. */
   backdrop(backdrop: string | null, options: { atSeconds?: number } = {}): Promise<void> {
-    return this.sendAccepted({ type: 'stage.backdrop', event_id: newId('bd'), backdrop, ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }) }, true);
+    return this.sendAccepted(
+      { type: 'stage.backdrop', event_id: newId('bd'), backdrop, ...(options.atSeconds !== undefined && { at_seconds: options.atSeconds }) },
+      true,
+    );
   }
 
   /** The listening look between utterances. */

@@ -98,17 +98,16 @@ export class AccountStore implements KeyLookup {
   }
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async create(input: { name: string; plan: Plan; balanceCents?: number }): Promise<Account> {
     if (input.balanceCents !== undefined && input.balanceCents < 0) throw negativeBalance();
-    const row = await this.db
-      .insertInto('accounts')
-      .values({ name: input.name, plan: input.plan, balance_cents: 0 })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const row = await this.db.insertInto('accounts').values({ name: input.name, plan: input.plan, balance_cents: 0 }).returningAll().executeTakeFirstOrThrow();
     // The opening balance is an operator credit: an adjustment entry in the wallet's ledger.
     if (input.balanceCents) row.balance_cents = await this.setBalance(this.db, row.id, input.balanceCents, 'opening balance');
     return toAccount(row);
@@ -141,7 +140,11 @@ export class AccountStore implements KeyLookup {
   readonly onKeyRevoked: Array<(keyId: number) => void | Promise<void>> = [];
 
   /** Creates a key and returns it in clear text: the only time it is ever seen. */
-  async createKey(accountId: number, permissions: Permission[], name?: string): Promise<{ key: string; permissions: Permission[]; account_id: number; id: number; name: string | null; prefix: string; created_at: string }> {
+  async createKey(
+    accountId: number,
+    permissions: Permission[],
+    name?: string,
+  ): Promise<{ key: string; permissions: Permission[]; account_id: number; id: number; name: string | null; prefix: string; created_at: string }> {
     await this.require(accountId);
     const unknown = permissions.filter((p) => !PERMISSIONS.includes(p));
     if (unknown.length || permissions.length === 0) {
@@ -151,10 +154,25 @@ export class AccountStore implements KeyLookup {
     const key = randomToken(API_KEY_PREFIX, 32);
     const row = await this.db
       .insertInto('api_keys')
-      .values({ account_id: accountId, key_hash: sha256Hex(key), key_hint: key.slice(0, KEY_PREFIX_LENGTH), permissions: ordered, revoked_at: null, name: name ?? null })
+      .values({
+        account_id: accountId,
+        key_hash: sha256Hex(key),
+        key_hint: key.slice(0, KEY_PREFIX_LENGTH),
+        permissions: ordered,
+        revoked_at: null,
+        name: name ?? null,
+      })
       .returning(['id', 'created_at'])
       .executeTakeFirstOrThrow();
-    return { key, permissions: ordered, account_id: accountId, id: row.id, name: name ?? null, prefix: key.slice(0, KEY_PREFIX_LENGTH), created_at: new Date(row.created_at).toISOString() };
+    return {
+      key,
+      permissions: ordered,
+      account_id: accountId,
+      id: row.id,
+      name: name ?? null,
+      prefix: key.slice(0, KEY_PREFIX_LENGTH),
+      created_at: new Date(row.created_at).toISOString(),
+    };
   }
 
   /** The account's live keys, oldest first: never the secret, only its first characters. */

@@ -24,17 +24,29 @@ export const adminCommands = {
   'accounts.set': z.object({ id: z.number().int(), plan: plan.optional(), balance: z.string().optional() }).strict(),
   'keys.create': z.object({ account: z.number().int(), permissions: z.array(z.enum(PERMISSIONS)).min(1) }).strict(),
   // Without `account`: the first account (the one the first start made).
-  'console.link': z.object({ account: z.number().int().optional(), ttl: z.number().int().min(1).max(7 * 24 * 3600).optional() }).strict(),
+  'console.link': z
+    .object({
+      account: z.number().int().optional(),
+      ttl: z
+        .number()
+        .int()
+        .min(1)
+        .max(7 * 24 * 3600)
+        .optional(),
+    })
+    .strict(),
   // The file travels base64-encoded in the JSON body; without `account` the face is global.
-  'faces.add': z.object({
-    file_base64: z.string().min(1),
-    name: z.string().trim().min(1).max(100),
-    gender: z.enum(['f', 'm']),
-    id: z.string().regex(AVATAR_ID_PATTERN, `must match ${AVATAR_ID_PATTERN.source}`).optional(),
-    description: z.string().max(500).optional(),
-    default_voice_id: z.string().optional(),
-    account: z.number().int().optional(),
-  }).strict(),
+  'faces.add': z
+    .object({
+      file_base64: z.string().min(1),
+      name: z.string().trim().min(1).max(100),
+      gender: z.enum(['f', 'm']),
+      id: z.string().regex(AVATAR_ID_PATTERN, `must match ${AVATAR_ID_PATTERN.source}`).optional(),
+      description: z.string().max(500).optional(),
+      default_voice_id: z.string().optional(),
+      account: z.number().int().optional(),
+    })
+    .strict(),
 };
 export type AdminCommand = keyof typeof adminCommands;
 
@@ -54,8 +66,7 @@ export async function runAdminCommand(store: AccountStore, command: string, args
       return store.create({ name: a.name, plan: a.plan, balanceCents: a.balance === undefined ? 0 : decimalToCents(a.balance) });
     case 'accounts.set':
       return store.update(a.id, { plan: a.plan, balanceCents: a.balance === undefined ? undefined : decimalToCents(a.balance) });
-    case 'keys.create':
-    {
+    case 'keys.create': {
       // The contract fixes what `keys create` prints: the key, its permissions and its account.
       const { key, permissions, account_id } = await store.createKey(a.account, a.permissions as Permission[]);
       return { key, permissions, account_id };
@@ -63,7 +74,8 @@ export async function runAdminCommand(store: AccountStore, command: string, args
     case 'console.link': {
       if (!signIns) throw new ApiError(500, 'unavailable', 'console links are not available here');
       const accountId = a.account ?? (await store.firstAccountId());
-      if (accountId === undefined) throw new ApiError(404, 'account_not_found', 'there is no account yet: start the server once (npm start) or run "presence accounts create"');
+      if (accountId === undefined)
+        throw new ApiError(404, 'account_not_found', 'there is no account yet: start the server once (npm start) or run "presence accounts create"');
       await store.require(accountId);
       return signIns.createLink(accountId, a.ttl);
     }
@@ -87,7 +99,7 @@ export async function runAdminCommand(store: AccountStore, command: string, args
 export function registerAdminEndpoint(app: FastifyInstance, store: AccountStore, adminToken: string, faces?: CustomFaces, signIns?: ConsoleLinks): void {
   // Room for `faces add`: a face file up to the limit (and a little over, so an oversized one gets
   // the validator's message), base64-encoded.
-  const bodyLimit = Math.ceil(((faces?.maxBytes ?? DEFAULT_FACE_MAX_BYTES) + 1024 * 1024) * 4 / 3) + 64 * 1024;
+  const bodyLimit = Math.ceil((((faces?.maxBytes ?? DEFAULT_FACE_MAX_BYTES) + 1024 * 1024) * 4) / 3) + 64 * 1024;
   app.post('/internal/admin', { schema: { hide: true } as any, bodyLimit }, async (request, reply) => {
     const token = String(request.headers['x-admin-token'] ?? '');
     if (!isLoopback(request.socket.remoteAddress) || !safeEqual(token, adminToken)) {

@@ -8,7 +8,10 @@ export const PREVIEW_TTL_SECONDS = 900;
 
 export class PreviewLinks {
   /** `base` is read at each call, so a changed PUBLIC_URL (tests bind a port late) is honoured. */
-  constructor(private readonly key: string, private readonly base: { publicUrl: string }) {}
+  constructor(
+    private readonly key: string,
+    private readonly base: { publicUrl: string },
+  ) {}
 
   create(agentId: number, now = Date.now()): { preview_url: string; expires_at: string } {
     const expires = Math.floor(now / 1000) + PREVIEW_TTL_SECONDS;

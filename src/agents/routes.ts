@@ -5,8 +5,19 @@ import { z } from 'zod';
 import type { Agent, AgentService } from './service.js';
 import type { PreviewLinks } from './preview-links.js';
 import {
-  AgentCreateRequest, AgentIdParams, AgentResponse, AgentUpdateRequest, DeleteQuery, EmbedConfigResponse, EmbedConfigUpdate,
-  HasAgentsResponse, PreviewRequest, PreviewResponse, SigningSecretResponse, VisitorValuesResponse, VisitorValuesUpdate,
+  AgentCreateRequest,
+  AgentIdParams,
+  AgentResponse,
+  AgentUpdateRequest,
+  DeleteQuery,
+  EmbedConfigResponse,
+  EmbedConfigUpdate,
+  HasAgentsResponse,
+  PreviewRequest,
+  PreviewResponse,
+  SigningSecretResponse,
+  VisitorValuesResponse,
+  VisitorValuesUpdate,
 } from './schemas.js';
 import { ValidationFailed, validationItem } from '../core/errors.js';
 
@@ -43,20 +54,26 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
     return agentResponse(agent, account.default_agent_id);
   };
 
-  app.post('/v1/agent/create', {
-    schema: { tags, summary: 'Create an agent', body: AgentCreateRequest, response: { 200: AgentResponse } },
-    // welcome_message, fillers_enabled and status are update-only: say so rather than drop them.
-    preValidation: async (request) => {
-      const body = request.body as Record<string, unknown> | null;
-      const present = UPDATE_ONLY.filter((f) => body && typeof body === 'object' && f in body);
-      if (present.length) {
-        throw new ValidationFailed(present.map((f) => validationItem(['body', f], `${f} is set with PATCH /v1/agent/{agent_id} once the agent exists`, body![f], 'extra_forbidden')));
-      }
+  app.post(
+    '/v1/agent/create',
+    {
+      schema: { tags, summary: 'Create an agent', body: AgentCreateRequest, response: { 200: AgentResponse } },
+      // welcome_message, fillers_enabled and status are update-only: say so rather than drop them.
+      preValidation: async (request) => {
+        const body = request.body as Record<string, unknown> | null;
+        const present = UPDATE_ONLY.filter((f) => body && typeof body === 'object' && f in body);
+        if (present.length) {
+          throw new ValidationFailed(
+            present.map((f) => validationItem(['body', f], `${f} is set with PATCH /v1/agent/{agent_id} once the agent exists`, body![f], 'extra_forbidden')),
+          );
+        }
+      },
     },
-  }, async (request) => {
-    const agent = await agents.create(request.principal.accountId, request.body);
-    return respond(request.principal.accountId, agent);
-  });
+    async (request) => {
+      const agent = await agents.create(request.principal.accountId, request.body);
+      return respond(request.principal.accountId, agent);
+    },
+  );
 
   app.get('/v1/agent/list', { schema: { tags, summary: 'List agents', response: { 200: z.array(AgentResponse) } } }, async (request) => {
     const account = await agents.account(request.principal.accountId);
@@ -73,70 +90,172 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
     return respond(request.principal.accountId, await agents.get(request.principal.accountId, request.params.agent_id));
   });
 
-  app.patch('/v1/agent/:agent_id', {
-    schema: { tags, summary: 'Update an agent (only the fields that change; studio merges)', params, body: AgentUpdateRequest, response: { 200: AgentResponse } },
-  }, async (request) => {
-    return respond(request.principal.accountId, await agents.update(request.principal.accountId, request.params.agent_id, request.body));
-  });
+  app.patch(
+    '/v1/agent/:agent_id',
+    {
+      schema: {
+        tags,
+        summary: 'Update an agent (only the fields that change; studio merges)',
+        params,
+        body: AgentUpdateRequest,
+        response: { 200: AgentResponse },
+      },
+    },
+    async (request) => {
+      return respond(request.principal.accountId, await agents.update(request.principal.accountId, request.params.agent_id, request.body));
+    },
+  );
 
-  app.delete('/v1/agent/:agent_id', { schema: { tags, summary: 'Delete an agent and everything it owns', params, querystring: DeleteQuery, response: { 204: z.null() } } }, async (request, reply) => {
-    await agents.delete(request.principal.accountId, request.params.agent_id);
-    return reply.code(204).send(null);
-  });
+  app.delete(
+    '/v1/agent/:agent_id',
+    { schema: { tags, summary: 'Delete an agent and everything it owns', params, querystring: DeleteQuery, response: { 204: z.null() } } },
+    async (request, reply) => {
+      await agents.delete(request.principal.accountId, request.params.agent_id);
+      return reply.code(204).send(null);
+    },
+  );
 
-  app.post('/v1/agent/:agent_id/duplicate', { schema: { tags, summary: 'Copy an agent with its settings and knowledge', params, response: { 200: AgentResponse } } }, async (request) => {
-    return respond(request.principal.accountId, await agents.duplicate(request.principal.accountId, request.params.agent_id));
-  });
+  app.post(
+    '/v1/agent/:agent_id/duplicate',
+    { schema: { tags, summary: 'Copy an agent with its settings and knowledge', params, response: { 200: AgentResponse } } },
+    async (request) => {
+      return respond(request.principal.accountId, await agents.duplicate(request.principal.accountId, request.params.agent_id));
+    },
+  );
 
-  app.post('/v1/agent/:agent_id/set-default', { schema: { tags, summary: "Make this the account's default agent", params, response: { 200: AgentResponse } } }, async (request) => {
-    return respond(request.principal.accountId, await agents.setDefault(request.principal.accountId, request.params.agent_id));
-  });
+  app.post(
+    '/v1/agent/:agent_id/set-default',
+    { schema: { tags, summary: "Make this the account's default agent", params, response: { 200: AgentResponse } } },
+    async (request) => {
+      return respond(request.principal.accountId, await agents.setDefault(request.principal.accountId, request.params.agent_id));
+    },
+  );
 
   // ---- embed ----
   const embedTags = ['Embed'];
-  app.get('/v1/agent/:agent_id/embed', { schema: { tags: embedTags, summary: 'Embed configuration and snippets', params, response: { 200: EmbedConfigResponse } } }, async (request) => {
-    return agents.embedResponse(await agents.get(request.principal.accountId, request.params.agent_id));
-  });
-  app.patch('/v1/agent/:agent_id/embed', { schema: { tags: embedTags, summary: 'Change embed settings', params, body: EmbedConfigUpdate, response: { 200: EmbedConfigResponse } } }, async (request) => {
-    return agents.embedResponse(await agents.updateEmbed(request.principal.accountId, request.params.agent_id, request.body));
-  });
-  app.post('/v1/agent/:agent_id/embed/regenerate', { schema: { tags: embedTags, summary: 'Replace the public embed key (the old snippet stops working)', params, response: { 200: EmbedConfigResponse } } }, async (request) => {
-    return agents.embedResponse(await agents.regenerateEmbedKey(request.principal.accountId, request.params.agent_id));
-  });
-  app.post('/v1/agent/:agent_id/embed/apply-to-all', {
-    schema: {
-      tags: embedTags, summary: "Copy this agent's widget settings (not its key) to all the account's agents", params,
-      response: { 200: z.object({ source_agent_id: z.number(), updated_agent_ids: z.array(z.number()), fields: z.array(z.string()) }) },
+  app.get(
+    '/v1/agent/:agent_id/embed',
+    { schema: { tags: embedTags, summary: 'Embed configuration and snippets', params, response: { 200: EmbedConfigResponse } } },
+    async (request) => {
+      return agents.embedResponse(await agents.get(request.principal.accountId, request.params.agent_id));
     },
-  }, async (request) => agents.applyEmbedToAll(request.principal.accountId, request.params.agent_id));
+  );
+  app.patch(
+    '/v1/agent/:agent_id/embed',
+    { schema: { tags: embedTags, summary: 'Change embed settings', params, body: EmbedConfigUpdate, response: { 200: EmbedConfigResponse } } },
+    async (request) => {
+      return agents.embedResponse(await agents.updateEmbed(request.principal.accountId, request.params.agent_id, request.body));
+    },
+  );
+  app.post(
+    '/v1/agent/:agent_id/embed/regenerate',
+    { schema: { tags: embedTags, summary: 'Replace the public embed key (the old snippet stops working)', params, response: { 200: EmbedConfigResponse } } },
+    async (request) => {
+      return agents.embedResponse(await agents.regenerateEmbedKey(request.principal.accountId, request.params.agent_id));
+    },
+  );
+  app.post(
+    '/v1/agent/:agent_id/embed/apply-to-all',
+    {
+      schema: {
+        tags: embedTags,
+        summary: "Copy this agent's widget settings (not its key) to all the account's agents",
+        params,
+        response: { 200: z.object({ source_agent_id: z.number(), updated_agent_ids: z.array(z.number()), fields: z.array(z.string()) }) },
+      },
+    },
+    async (request) => agents.applyEmbedToAll(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.post('/v1/agent/:agent_id/preview', {
-    schema: {
-      tags, summary: 'A short-lived link that shows the agent as saved, without a metered session', params,
-      response: { 200: z.object({ agent_id: z.number(), preview_url: z.string(), expires_at: z.string(), avatar_id: z.string(), voice_id: z.string(), studio: z.unknown(), welcome_message: z.string().nullable() }) },
+  app.post(
+    '/v1/agent/:agent_id/preview',
+    {
+      schema: {
+        tags,
+        summary: 'A short-lived link that shows the agent as saved, without a metered session',
+        params,
+        response: {
+          200: z.object({
+            agent_id: z.number(),
+            preview_url: z.string(),
+            expires_at: z.string(),
+            avatar_id: z.string(),
+            voice_id: z.string(),
+            studio: z.unknown(),
+            welcome_message: z.string().nullable(),
+          }),
+        },
+      },
     },
-  }, async (request) => {
-    const agent = await agents.get(request.principal.accountId, request.params.agent_id);
-    return { agent_id: agent.id, ...previews.create(agent.id), avatar_id: agent.avatar_id, voice_id: agent.voice_id, studio: agent.studio, welcome_message: agent.welcome_message };
-  });
+    async (request) => {
+      const agent = await agents.get(request.principal.accountId, request.params.agent_id);
+      return {
+        agent_id: agent.id,
+        ...previews.create(agent.id),
+        avatar_id: agent.avatar_id,
+        voice_id: agent.voice_id,
+        studio: agent.studio,
+        welcome_message: agent.welcome_message,
+      };
+    },
+  );
 
   // ---- visitor values ----
   const vvTags = ['Visitor values'];
-  app.get('/v1/agent/:agent_id/visitor-values', { schema: { tags: vvTags, summary: 'Declared visitor values and how to sign them', params, response: { 200: VisitorValuesResponse } } }, async (request) => {
-    return agents.visitorValuesResponse(await agents.get(request.principal.accountId, request.params.agent_id));
+  app.get(
+    '/v1/agent/:agent_id/visitor-values',
+    { schema: { tags: vvTags, summary: 'Declared visitor values and how to sign them', params, response: { 200: VisitorValuesResponse } } },
+    async (request) => {
+      return agents.visitorValuesResponse(await agents.get(request.principal.accountId, request.params.agent_id));
+    },
+  );
+  app.patch(
+    '/v1/agent/:agent_id/visitor-values',
+    { schema: { tags: vvTags, summary: 'Declare visitor values', params, body: VisitorValuesUpdate, response: { 200: VisitorValuesResponse } } },
+    async (request) => {
+      return agents.visitorValuesResponse(await agents.updateVisitorValues(request.principal.accountId, request.params.agent_id, request.body));
+    },
+  );
+  const secretResponse = (agent: Agent) => ({
+    agent_id: agent.id,
+    secret: agent.visitor_secret,
+    rotated_at: new Date(agent.visitor_secret_rotated_at).toISOString(),
   });
-  app.patch('/v1/agent/:agent_id/visitor-values', { schema: { tags: vvTags, summary: 'Declare visitor values', params, body: VisitorValuesUpdate, response: { 200: VisitorValuesResponse } } }, async (request) => {
-    return agents.visitorValuesResponse(await agents.updateVisitorValues(request.principal.accountId, request.params.agent_id, request.body));
-  });
-  const secretResponse = (agent: Agent) => ({ agent_id: agent.id, secret: agent.visitor_secret, rotated_at: new Date(agent.visitor_secret_rotated_at).toISOString() });
-  app.get('/v1/agent/:agent_id/visitor-values/secret', { schema: { tags: vvTags, summary: 'Reveal the visitor signing secret', params, response: { 200: SigningSecretResponse } } }, async (request) => {
-    return secretResponse(await agents.get(request.principal.accountId, request.params.agent_id));
-  });
-  app.post('/v1/agent/:agent_id/visitor-values/secret', { schema: { tags: vvTags, summary: 'Rotate the visitor signing secret (the old one stops working at once)', params, response: { 200: SigningSecretResponse } } }, async (request) => {
-    return secretResponse(await agents.rotateVisitorSecret(request.principal.accountId, request.params.agent_id));
-  });
-  app.post('/v1/agent/:agent_id/visitor-values/preview', { schema: { tags: vvTags, summary: 'Check signed sample values and show what the agent would receive', params, body: PreviewRequest, response: { 200: PreviewResponse } } }, async (request) => {
-    const agent = await agents.get(request.principal.accountId, request.params.agent_id);
-    return agents.previewVisitorValues(agent, request.body);
-  });
+  app.get(
+    '/v1/agent/:agent_id/visitor-values/secret',
+    { schema: { tags: vvTags, summary: 'Reveal the visitor signing secret', params, response: { 200: SigningSecretResponse } } },
+    async (request) => {
+      return secretResponse(await agents.get(request.principal.accountId, request.params.agent_id));
+    },
+  );
+  app.post(
+    '/v1/agent/:agent_id/visitor-values/secret',
+    {
+      schema: {
+        tags: vvTags,
+        summary: 'Rotate the visitor signing secret (the old one stops working at once)',
+        params,
+        response: { 200: SigningSecretResponse },
+      },
+    },
+    async (request) => {
+      return secretResponse(await agents.rotateVisitorSecret(request.principal.accountId, request.params.agent_id));
+    },
+  );
+  app.post(
+    '/v1/agent/:agent_id/visitor-values/preview',
+    {
+      schema: {
+        tags: vvTags,
+        summary: 'Check signed sample values and show what the agent would receive',
+        params,
+        body: PreviewRequest,
+        response: { 200: PreviewResponse },
+      },
+    },
+    async (request) => {
+      const agent = await agents.get(request.principal.accountId, request.params.agent_id);
+      return agents.previewVisitorValues(agent, request.body);
+    },
+  );
 }

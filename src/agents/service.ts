@@ -100,7 +100,12 @@ export class AgentService {
 
   /** The account's agent whose liveavatar_avatar_id this is, if any. */
   async byLiveAvatarId(accountId: number, liveAvatarId: string): Promise<Agent | undefined> {
-    const row = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('liveavatar_avatar_id', '=', liveAvatarId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('agents')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('liveavatar_avatar_id', '=', liveAvatarId)
+      .executeTakeFirst();
     return row ? this.get(accountId, row.id) : undefined;
   }
 
@@ -109,12 +114,20 @@ export class AgentService {
   }
 
   async count(accountId: number): Promise<number> {
-    const row = await this.db.selectFrom('agents').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('agents')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async findByEmbedKey(embedKey: string): Promise<Agent | undefined> {
-    const row = await this.db.selectFrom('agents').selectAll().where((eb) => eb(eb.ref('embed', '->>').key('embed_key' as never), '=', embedKey)).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('agents')
+      .selectAll()
+      .where((eb) => eb(eb.ref('embed', '->>').key('embed_key' as never), '=', embedKey))
+      .executeTakeFirst();
     return row as unknown as Agent | undefined;
   }
 
@@ -141,7 +154,11 @@ export class AgentService {
     }
     if (voice.gender !== face.gender) {
       const want = face.gender === 'f' ? "a woman's" : "a man's";
-      throw new ApiError(422, 'voice_face_mismatch', `Voice "${voiceId}" does not suit face "${avatarId}"; pass a voice_id with ${want} voice (e.g. ${face.default_voice_id})`);
+      throw new ApiError(
+        422,
+        'voice_face_mismatch',
+        `Voice "${voiceId}" does not suit face "${avatarId}"; pass a voice_id with ${want} voice (e.g. ${face.default_voice_id})`,
+      );
     }
     return voice;
   }
@@ -180,9 +197,18 @@ export class AgentService {
     await this.syncFace(input.avatar_id ?? DEFAULT_FACE_ID);
     const created = await this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creates cannot both pass the free-plan limit.
-      const accountRow = await trx.selectFrom('accounts').select(['plan', 'default_agent_id']).where('id', '=', accountId).forUpdate().executeTakeFirstOrThrow();
+      const accountRow = await trx
+        .selectFrom('accounts')
+        .select(['plan', 'default_agent_id'])
+        .where('id', '=', accountId)
+        .forUpdate()
+        .executeTakeFirstOrThrow();
       const account = { id: accountId, plan: accountRow.plan, default_agent_id: accountRow.default_agent_id };
-      const existing = await trx.selectFrom('agents').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const existing = await trx
+        .selectFrom('agents')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('account_id', '=', accountId)
+        .executeTakeFirstOrThrow();
       if (account.plan === 'free' && Number(existing.n) >= 1) {
         throw new ApiError(402, 'agent_limit', 'The free plan holds one agent; upgrade to create more');
       }
@@ -242,19 +268,45 @@ export class AgentService {
     if (input.studio) this.checkLook(studio);
 
     const changes: Record<string, unknown> = { updated_at: new Date() };
-    for (const key of ['name', 'website_url', 'system_prompt', 'concurrency_limit', 'welcome_message', 'fillers_enabled', 'status', 'liveavatar_avatar_id'] as const) {
+    for (const key of [
+      'name',
+      'website_url',
+      'system_prompt',
+      'concurrency_limit',
+      'welcome_message',
+      'fillers_enabled',
+      'status',
+      'liveavatar_avatar_id',
+    ] as const) {
       if (input[key] !== undefined) changes[key] = input[key];
     }
     if (input.liveavatar_avatar_id) {
-      const taken = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('liveavatar_avatar_id', '=', input.liveavatar_avatar_id).where('id', '!=', id).executeTakeFirst();
-      if (taken) throw new ApiError(409, 'liveavatar_avatar_id_taken', `Agent ${taken.id} already has this liveavatar_avatar_id; each agent of an account needs its own`);
+      const taken = await this.db
+        .selectFrom('agents')
+        .select('id')
+        .where('account_id', '=', accountId)
+        .where('liveavatar_avatar_id', '=', input.liveavatar_avatar_id)
+        .where('id', '!=', id)
+        .executeTakeFirst();
+      if (taken)
+        throw new ApiError(
+          409,
+          'liveavatar_avatar_id_taken',
+          `Agent ${taken.id} already has this liveavatar_avatar_id; each agent of an account needs its own`,
+        );
     }
     if (input.avatar_id !== undefined) changes.avatar_id = avatarId;
     if (input.voice_id !== undefined) changes.voice_id = voiceId;
     if (input.tts_primary !== undefined) changes.tts_primary = provider;
     if (input.languages !== undefined) changes.languages = JSON.stringify(input.languages);
     if (input.studio !== undefined) changes.studio = JSON.stringify(studio);
-    const row = await this.db.updateTable('agents').set(changes).where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db
+      .updateTable('agents')
+      .set(changes)
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return this.fresh(row);
   }
 
@@ -267,7 +319,11 @@ export class AgentService {
       if (account.default_agent_id === null) {
         // The default went with it: the oldest remaining agent becomes the default.
         const next = await trx.selectFrom('agents').select('id').where('account_id', '=', accountId).orderBy('id').limit(1).executeTakeFirst();
-        await trx.updateTable('accounts').set({ default_agent_id: next?.id ?? null }).where('id', '=', accountId).execute();
+        await trx
+          .updateTable('accounts')
+          .set({ default_agent_id: next?.id ?? null })
+          .where('id', '=', accountId)
+          .execute();
       }
     });
     this.cache.delete(id);
@@ -318,7 +374,12 @@ export class AgentService {
   }
 
   private async saveEmbed(agent: Agent, embed: EmbedSettings): Promise<Agent> {
-    const row = await this.db.updateTable('agents').set({ embed: JSON.stringify(embed) }).where('id', '=', agent.id).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db
+      .updateTable('agents')
+      .set({ embed: JSON.stringify(embed) })
+      .where('id', '=', agent.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return this.fresh(row);
   }
 
@@ -365,7 +426,12 @@ export class AgentService {
   async updateVisitorValues(accountId: number, id: number, input: z.output<typeof VisitorValuesUpdate>): Promise<Agent> {
     const agent = await this.get(accountId, id);
     const next = { ...agent.visitor_values, ...input, updated_at: new Date().toISOString() };
-    const row = await this.db.updateTable('agents').set({ visitor_values: JSON.stringify(next) }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db
+      .updateTable('agents')
+      .set({ visitor_values: JSON.stringify(next) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return this.fresh(row);
   }
 

@@ -90,7 +90,8 @@ export function checkVisitorValues(
     const given = input.signature!.replace(/^sha256=/, '').toLowerCase();
     signatureValid = input.timestamp !== undefined && safeEqual(given, hmacSha256Hex(secret, text));
     if (input.timestamp === undefined) problems.push({ name: null, code: 'timestamp_missing', message: 'a signature needs the timestamp it was made with' });
-    else if (!signatureValid) problems.push({ name: null, code: 'bad_signature', message: 'signature does not match the canonical text with the current secret' });
+    else if (!signatureValid)
+      problems.push({ name: null, code: 'bad_signature', message: 'signature does not match the canonical text with the current secret' });
     if (input.timestamp !== undefined && Math.abs(nowSeconds - input.timestamp) > config.max_age_seconds) {
       signatureValid = false;
       problems.push({ name: null, code: 'expired', message: `timestamp is more than ${config.max_age_seconds} s from the server clock` });
@@ -101,7 +102,7 @@ export function checkVisitorValues(
 
   const usable = problems.length === 0;
   const variables: Record<string, string> = {};
-  for (const field of config.fields) variables[`visitor.${field.name}`] = usable ? accepted[field.name] ?? '' : '';
+  for (const field of config.fields) variables[`visitor.${field.name}`] = usable ? (accepted[field.name] ?? '') : '';
   return {
     valid: usable,
     signature_checked: checked,

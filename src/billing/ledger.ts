@@ -80,7 +80,12 @@ export async function postEntries(trx: Transaction<Database>, entries: EntryInpu
   const sums = new Map<number, number>();
   for (const entry of entries) sums.set(entry.accountId, (sums.get(entry.accountId) ?? 0) + Math.trunc(entry.amountCents));
   for (const [accountId, amount] of sums) {
-    if (amount !== 0) await trx.updateTable('accounts').set({ balance_cents: sql`balance_cents + ${amount}` }).where('id', '=', accountId).execute();
+    if (amount !== 0)
+      await trx
+        .updateTable('accounts')
+        .set({ balance_cents: sql`balance_cents + ${amount}` })
+        .where('id', '=', accountId)
+        .execute();
   }
 }
 

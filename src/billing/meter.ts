@@ -117,9 +117,22 @@ export class BillingMeter {
 
   /** Starts the checks, and takes up meters left open by an earlier run (PostgreSQL: other nodes' too). */
   async start(): Promise<void> {
-    const open = await this.db.selectFrom('billing_sessions').select(['session_id', 'account_id', 'plan', 'started_at', 'seconds']).where('ended_at', 'is', null).limit(100_000).execute();
+    const open = await this.db
+      .selectFrom('billing_sessions')
+      .select(['session_id', 'account_id', 'plan', 'started_at', 'seconds'])
+      .where('ended_at', 'is', null)
+      .limit(100_000)
+      .execute();
     for (const row of open) {
-      this.live.set(row.session_id, { accountId: row.account_id, plan: row.plan, startedAt: new Date(row.started_at).getTime(), pendingVoicedMs: 0, postedSeconds: row.seconds, checksSincePost: 0, ending: 0 });
+      this.live.set(row.session_id, {
+        accountId: row.account_id,
+        plan: row.plan,
+        startedAt: new Date(row.started_at).getTime(),
+        pendingVoicedMs: 0,
+        postedSeconds: row.seconds,
+        checksSincePost: 0,
+        ending: 0,
+      });
     }
     this.timer = setInterval(() => void this.step(), this.config.chargeIntervalSeconds * 1000);
     this.timer.unref();
@@ -142,7 +155,15 @@ export class BillingMeter {
   private async open(session: MeteredSession): Promise<void> {
     const startedAt = new Date(session.created_at);
     // Tracked at once, so speech voiced while the meter row is being written is not lost.
-    const live: Live = { accountId: session.account_id, plan: 'paid', startedAt: startedAt.getTime(), pendingVoicedMs: 0, postedSeconds: 0, checksSincePost: 0, ending: 0 };
+    const live: Live = {
+      accountId: session.account_id,
+      plan: 'paid',
+      startedAt: startedAt.getTime(),
+      pendingVoicedMs: 0,
+      postedSeconds: 0,
+      checksSincePost: 0,
+      ending: 0,
+    };
     this.live.set(session.id, live);
     const account = await this.accounts.require(session.account_id);
     live.plan = account.plan;
@@ -213,7 +234,11 @@ export class BillingMeter {
     const paid = [...byAccount].filter(([, account]) => account.plan === 'paid').map(([id]) => id);
     const balances = new Map<number, number>();
     for (let i = 0; i < paid.length; i += BALANCES_PER_QUERY) {
-      const rows = await this.db.selectFrom('accounts').select(['id', 'balance_cents']).where('id', 'in', paid.slice(i, i + BALANCES_PER_QUERY)).execute();
+      const rows = await this.db
+        .selectFrom('accounts')
+        .select(['id', 'balance_cents'])
+        .where('id', 'in', paid.slice(i, i + BALANCES_PER_QUERY))
+        .execute();
       for (const row of rows) balances.set(row.id, Number(row.balance_cents));
     }
     const work = [...byAccount];
@@ -311,9 +336,16 @@ export class BillingMeter {
     const { settled, posted, charged } = await this.db.transaction().execute(async (trx) => {
       const settled = new Map<string, Settled>();
       const posted = new Map<string, number>();
-      const rows = await trx.selectFrom('billing_sessions').selectAll().where('session_id', 'in', [...wanted.keys()]).orderBy('session_id').forUpdate().execute();
+      const rows = await trx
+        .selectFrom('billing_sessions')
+        .selectAll()
+        .where('session_id', 'in', [...wanted.keys()])
+        .orderBy('session_id')
+        .forUpdate()
+        .execute();
       const balances = new Map<number, number>();
-      for (const accountId of [...new Set(rows.map((row) => row.account_id))].sort((a, b) => a - b)) balances.set(accountId, (await lockBalance(trx, accountId)) ?? 0);
+      for (const accountId of [...new Set(rows.map((row) => row.account_id))].sort((a, b) => a - b))
+        balances.set(accountId, (await lockBalance(trx, accountId)) ?? 0);
       const entries: EntryInput[] = [];
       for (const row of rows) {
         const item = wanted.get(row.session_id)!;
@@ -333,10 +365,25 @@ export class BillingMeter {
             balances.set(row.account_id, balance - taking);
             taken += taking;
             const note = taking < dueCents ? `${dueCents - taking} cents not taken: the balance ran out` : null;
-            entries.push({ accountId: row.account_id, sessionId: row.session_id, agentId: row.agent_id, voiceProvider: row.voice_provider, kind, amountCents: -taking, seconds, note });
+            entries.push({
+              accountId: row.account_id,
+              sessionId: row.session_id,
+              agentId: row.agent_id,
+              voiceProvider: row.voice_provider,
+              kind,
+              amountCents: -taking,
+              seconds,
+              note,
+            });
           };
-          if (newSeconds > row.seconds) take('session', centsFor(newSeconds, this.config.pricePerMinute) - centsFor(row.seconds, this.config.pricePerMinute), newSeconds - row.seconds);
-          if (voiceSeconds > row.voice_seconds) take('premium_voice', centsFor(voiceSeconds, this.config.premiumVoicePricePerMinute) - centsFor(row.voice_seconds, this.config.premiumVoicePricePerMinute), voiceSeconds - row.voice_seconds);
+          if (newSeconds > row.seconds)
+            take('session', centsFor(newSeconds, this.config.pricePerMinute) - centsFor(row.seconds, this.config.pricePerMinute), newSeconds - row.seconds);
+          if (voiceSeconds > row.voice_seconds)
+            take(
+              'premium_voice',
+              centsFor(voiceSeconds, this.config.premiumVoicePricePerMinute) - centsFor(row.voice_seconds, this.config.premiumVoicePricePerMinute),
+              voiceSeconds - row.voice_seconds,
+            );
         }
         await trx
           .updateTable('billing_sessions')

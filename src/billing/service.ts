@@ -24,7 +24,11 @@ export interface BillingHooks {
 }
 
 const paymentsNotConfigured = () =>
-  new ApiError(503, 'payments_not_configured', 'Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`');
+  new ApiError(
+    503,
+    'payments_not_configured',
+    'Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`',
+  );
 
 /** The last `count` months ending with `month`, newest first. */
 export function monthsBack(month: string, count: number): string[] {
@@ -188,7 +192,12 @@ export class BillingService {
   async voice(accountId: number, month = monthOf(new Date())) {
     const rows = await this.db
       .selectFrom('ledger_entries')
-      .select(['voice_provider', sql<string>`COUNT(DISTINCT session_id)`.as('sessions'), sql<string>`SUM(seconds)`.as('seconds'), sql<string>`SUM(-amount_cents)`.as('cents')])
+      .select([
+        'voice_provider',
+        sql<string>`COUNT(DISTINCT session_id)`.as('sessions'),
+        sql<string>`SUM(seconds)`.as('seconds'),
+        sql<string>`SUM(-amount_cents)`.as('cents'),
+      ])
       .where('account_id', '=', accountId)
       .where('month', '=', month)
       .where('kind', '=', 'premium_voice')
@@ -264,7 +273,12 @@ export class BillingService {
       .groupBy(['session_id', 'kind']);
   }
 
-  async lineItems(accountId: number, month: string, limit: number, offset: number): Promise<{ items: LineItem[]; total: number; limit: number; offset: number; month: string; currency: typeof CURRENCY }> {
+  async lineItems(
+    accountId: number,
+    month: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ items: LineItem[]; total: number; limit: number; offset: number; month: string; currency: typeof CURRENCY }> {
     const rows = await this.lineItemsPage(accountId, month, limit, offset);
     const total = await this.db
       .selectFrom(this.lineItemsQuery(accountId, month).select('session_id').as('lines'))
@@ -316,7 +330,12 @@ export class BillingService {
     const [used, agents, running] = await Promise.all([
       this.hooks.secondsUsedThisMonth(accountId),
       this.hooks.agentCount(accountId),
-      this.db.selectFrom('billing_sessions').select(sql<string>`COUNT(*)`.as('n')).where('account_id', '=', accountId).where('ended_at', 'is', null).executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('billing_sessions')
+        .select(sql<string>`COUNT(*)`.as('n'))
+        .where('account_id', '=', accountId)
+        .where('ended_at', 'is', null)
+        .executeTakeFirstOrThrow(),
     ]);
     const free = account.plan === 'free';
     const seconds = Math.round(used);
@@ -377,8 +396,13 @@ export class BillingService {
     if (known) return known.stripe_customer_id;
     const account = await this.accounts.require(accountId);
     const id = await stripe.createCustomer(accountId, account.name);
-    await this.db.insertInto('billing_customers').values({ account_id: accountId, stripe_customer_id: id }).onConflict((oc) => oc.column('account_id').doNothing()).execute();
-    return (await this.db.selectFrom('billing_customers').select('stripe_customer_id').where('account_id', '=', accountId).executeTakeFirstOrThrow()).stripe_customer_id;
+    await this.db
+      .insertInto('billing_customers')
+      .values({ account_id: accountId, stripe_customer_id: id })
+      .onConflict((oc) => oc.column('account_id').doNothing())
+      .execute();
+    return (await this.db.selectFrom('billing_customers').select('stripe_customer_id').where('account_id', '=', accountId).executeTakeFirstOrThrow())
+      .stripe_customer_id;
   }
 
   async topup(accountId: number, amountCents: number, urls: { successUrl?: string; cancelUrl?: string }) {
@@ -400,7 +424,12 @@ export class BillingService {
   /** Confirms a top-up: credits the wallet once when Stripe says the checkout is paid. */
   async confirm(accountId: number, checkoutSessionId: string) {
     const stripe = this.requireStripe();
-    const mine = await this.db.selectFrom('billing_checkouts').selectAll().where('id', '=', checkoutSessionId).where('account_id', '=', accountId).executeTakeFirst();
+    const mine = await this.db
+      .selectFrom('billing_checkouts')
+      .selectAll()
+      .where('id', '=', checkoutSessionId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
     if (!mine) throw new ApiError(404, 'checkout_not_found', `No top-up checkout ${checkoutSessionId} in this account`);
     const checkout = await stripe.checkout(checkoutSessionId);
     if (!checkout) throw new ApiError(404, 'checkout_not_found', `Stripe does not know checkout ${checkoutSessionId}`);
@@ -443,7 +472,11 @@ export class BillingService {
       // What Stripe collected is what is credited (it is the amount the checkout asked for).
       const amount = checkout.amountCents || cents(row.amount_cents);
       await postEntry(trx, { accountId: row.account_id, kind: 'topup', amountCents: amount, reference: checkout.id, note: 'Stripe Checkout' });
-      await trx.updateTable('billing_checkouts').set({ status: 'credited', credited_at: new Date(), amount_cents: amount }).where('id', '=', checkout.id).execute();
+      await trx
+        .updateTable('billing_checkouts')
+        .set({ status: 'credited', credited_at: new Date(), amount_cents: amount })
+        .where('id', '=', checkout.id)
+        .execute();
       return row.account_id;
     });
     if (credited === undefined) return false;

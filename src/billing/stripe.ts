@@ -27,7 +27,7 @@ function facts(session: Stripe.Checkout.Session): CheckoutFacts {
     amountCents: Number(session.amount_total ?? 0),
     currency: String(session.currency ?? 'usd').toUpperCase(),
     accountId: Number.isInteger(account) ? account : undefined,
-    customerId: typeof session.customer === 'string' ? session.customer : session.customer?.id ?? null,
+    customerId: typeof session.customer === 'string' ? session.customer : (session.customer?.id ?? null),
   };
 }
 
@@ -36,32 +36,57 @@ export class StripePayments {
   static async create(secretKey: string, apiBase: string | undefined, webhookSecret: string | undefined): Promise<StripePayments> {
     const { default: StripeClient } = await import('stripe');
     const base = apiBase ? new URL(apiBase) : undefined;
-    return new StripePayments(new StripeClient(secretKey, {
-      maxNetworkRetries: 2,
-      timeout: 20_000,
-      appInfo: { name: 'Presence' },
-      ...(base && { host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), protocol: base.protocol.replace(':', '') as 'http' | 'https' }),
-    }), webhookSecret);
+    return new StripePayments(
+      new StripeClient(secretKey, {
+        maxNetworkRetries: 2,
+        timeout: 20_000,
+        appInfo: { name: 'Presence' },
+        ...(base && {
+          host: base.hostname,
+          port: base.port || (base.protocol === 'https:' ? 443 : 80),
+          protocol: base.protocol.replace(':', '') as 'http' | 'https',
+        }),
+      }),
+      webhookSecret,
+    );
   }
 
-  private constructor(private readonly stripe: Stripe, private readonly webhookSecret: string | undefined) {}
+  private constructor(
+    private readonly stripe: Stripe,
+    private readonly webhookSecret: string | undefined,
+  ) {}
 
   get webhooksEnabled(): boolean {
     return Boolean(this.webhookSecret);
   }
 
   async createCustomer(accountId: number, name: string): Promise<string> {
-    const customer = await this.stripe.customers.create({ name, metadata: { account_id: String(accountId) } }, { idempotencyKey: `presence-customer-${accountId}` });
+    const customer = await this.stripe.customers.create(
+      { name, metadata: { account_id: String(accountId) } },
+      { idempotencyKey: `presence-customer-${accountId}` },
+    );
     return customer.id;
   }
 
-  async createCheckout(input: { accountId: number; amountCents: number; currency: string; customerId: string; successUrl: string; cancelUrl: string }): Promise<CheckoutFacts> {
+  async createCheckout(input: {
+    accountId: number;
+    amountCents: number;
+    currency: string;
+    customerId: string;
+    successUrl: string;
+    cancelUrl: string;
+  }): Promise<CheckoutFacts> {
     const session = await this.stripe.checkout.sessions.create({
       mode: 'payment',
       customer: input.customerId,
       client_reference_id: String(input.accountId),
       metadata: { account_id: String(input.accountId), purpose: 'wallet_topup' },
-      line_items: [{ quantity: 1, price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amountCents, product_data: { name: 'Presence wallet top-up' } } }],
+      line_items: [
+        {
+          quantity: 1,
+          price_data: { currency: input.currency.toLowerCase(), unit_amount: input.amountCents, product_data: { name: 'Presence wallet top-up' } },
+        },
+      ],
       success_url: input.successUrl,
       cancel_url: input.cancelUrl,
     });

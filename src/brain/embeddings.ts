@@ -33,7 +33,10 @@ export class OpenAiEmbedder implements Embedder {
   private readonly client: Once<OpenAI>;
 
   constructor(private readonly settings: EmbeddingSettings) {
-    this.client = once(async () => new (await import('openai')).default({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 1, timeout: settings.timeoutMs }));
+    this.client = once(
+      async () =>
+        new (await import('openai')).default({ baseURL: settings.url, apiKey: settings.apiKey || 'not-needed', maxRetries: 1, timeout: settings.timeoutMs }),
+    );
     this.client.get().catch(() => undefined);
     this.name = `${settings.model}@${new URL(settings.url).host}`;
   }
@@ -89,7 +92,10 @@ export class CachedEmbedder implements Embedder {
     if (missing.length) {
       const textOf = new Map<string, string>();
       keys.forEach((key, i) => textOf.has(key) || textOf.set(key, texts[i]!));
-      const fresh = await this.inner.embed(missing.map((key) => textOf.get(key)!), signal);
+      const fresh = await this.inner.embed(
+        missing.map((key) => textOf.get(key)!),
+        signal,
+      );
       missing.forEach((key, i) => {
         found.set(key, fresh[i]!);
         this.remember(key, fresh[i]!);

@@ -22,12 +22,22 @@ export function semanticSearch(config: Config, logger: EngineLogger): SemanticSe
   return { embedder, minSimilarity, logger };
 }
 
-export async function createBrain(config: Config, deps: { knowledge: BrainKnowledge; gaps: GapRecorder }, logger: EngineLogger): Promise<{ engine: AnswerEngine; writer: InstructionsWriter }> {
+export async function createBrain(
+  config: Config,
+  deps: { knowledge: BrainKnowledge; gaps: GapRecorder },
+  logger: EngineLogger,
+): Promise<{ engine: AnswerEngine; writer: InstructionsWriter }> {
   if (!config.llmUrl) {
-    logger.info({ engine: 'offline' }, 'answering engine: the offline brain (no LLM_URL): answers come from the agent\'s knowledge without a language model');
+    logger.info({ engine: 'offline' }, "answering engine: the offline brain (no LLM_URL): answers come from the agent's knowledge without a language model");
     return { engine: new OfflineEngine(deps.knowledge, deps.gaps), writer: offlineWriter };
   }
-  const settings = { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000, totalTimeoutMs: Math.max(60_000, config.llmTimeoutSeconds * 4000) };
+  const settings = {
+    url: config.llmUrl,
+    apiKey: config.llmApiKey,
+    model: config.llmModel,
+    firstTokenTimeoutMs: config.llmTimeoutSeconds * 1000,
+    totalTimeoutMs: Math.max(60_000, config.llmTimeoutSeconds * 4000),
+  };
   const client = await llmClient(settings);
   logger.info({ engine: 'llm', url: new URL(config.llmUrl).origin, model: config.llmModel ?? 'default' }, 'answering engine: a language model (LLM_URL)');
   return { engine: new LlmEngine(client, settings, deps.knowledge, deps.gaps, logger), writer: new LlmInstructionsWriter(client, config.llmModel) };

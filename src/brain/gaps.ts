@@ -44,7 +44,13 @@ export class KnowledgeGaps implements GapRecorder {
     return this.db.transaction().execute(async (trx) => {
       // One writer per agent at a time, so two askings of a new question make one gap.
       await sql`SELECT pg_advisory_xact_lock(${7_501}, ${input.agentId})`.execute(trx);
-      const existing = await trx.selectFrom('knowledge_gaps').select(['id', 'terms']).where('agent_id', '=', input.agentId).orderBy('last_asked_at', 'desc').limit(MAX_GAPS_PER_AGENT).execute();
+      const existing = await trx
+        .selectFrom('knowledge_gaps')
+        .select(['id', 'terms'])
+        .where('agent_id', '=', input.agentId)
+        .orderBy('last_asked_at', 'desc')
+        .limit(MAX_GAPS_PER_AGENT)
+        .execute();
       const match = existing.find((gap) => sameQuestion(gap.terms, questionTerms));
       if (match) {
         await trx
@@ -56,7 +62,14 @@ export class KnowledgeGaps implements GapRecorder {
       }
       if (existing.length >= MAX_GAPS_PER_AGENT) {
         // Full: the gap asked longest ago (dismissed ones first) makes room.
-        const oldest = await trx.selectFrom('knowledge_gaps').select('id').where('agent_id', '=', input.agentId).orderBy(sql`status = 'dismissed'`, 'desc').orderBy('last_asked_at').limit(1).executeTakeFirst();
+        const oldest = await trx
+          .selectFrom('knowledge_gaps')
+          .select('id')
+          .where('agent_id', '=', input.agentId)
+          .orderBy(sql`status = 'dismissed'`, 'desc')
+          .orderBy('last_asked_at')
+          .limit(1)
+          .executeTakeFirst();
         if (oldest) await trx.deleteFrom('knowledge_gaps').where('id', '=', oldest.id).execute();
       }
       const row = await trx
@@ -86,19 +99,38 @@ export class KnowledgeGaps implements GapRecorder {
   /** The owner's answer: the gap is answered and the agent knows the answer from the next turn on. */
   async answer(accountId: number, agentId: number, gapId: number, answer: string) {
     const { agent, row } = await this.gap(accountId, agentId, gapId);
-    const updated = await this.db.updateTable('knowledge_gaps').set({ status: 'answered', answer, resolved_at: new Date() }).where('id', '=', gapId).returningAll().executeTakeFirstOrThrow();
+    const updated = await this.db
+      .updateTable('knowledge_gaps')
+      .set({ status: 'answered', answer, resolved_at: new Date() })
+      .where('id', '=', gapId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     await this.knowledge.setAnswer(agent, gapId, row.question, answer);
     return gapAnswer(updated);
   }
 
   async dismiss(accountId: number, agentId: number, gapId: number) {
     await this.gap(accountId, agentId, gapId);
-    const updated = await this.db.updateTable('knowledge_gaps').set({ status: 'dismissed', resolved_at: new Date() }).where('id', '=', gapId).returningAll().executeTakeFirstOrThrow();
+    const updated = await this.db
+      .updateTable('knowledge_gaps')
+      .set({ status: 'dismissed', resolved_at: new Date() })
+      .where('id', '=', gapId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return gapAnswer(updated);
   }
 }
 
-function gapAnswer(row: { id: number; question: string; status: string; times_asked: number; first_asked_at: Date; last_asked_at: Date; answer: string | null; resolved_at: Date | string | null }) {
+function gapAnswer(row: {
+  id: number;
+  question: string;
+  status: string;
+  times_asked: number;
+  first_asked_at: Date;
+  last_asked_at: Date;
+  answer: string | null;
+  resolved_at: Date | string | null;
+}) {
   return {
     id: row.id,
     question: row.question,

@@ -19,7 +19,10 @@ const NAME_WORD = String.raw`[A-Z0-9][\w'’&.-]*`;
 const BUSINESS = new RegExp(
   String.raw`\b(?:assistant|receptionist|agent|concierge|host|helper|representative|guide|advisor|adviser|voice)\s+(?:of|at|for|from)\s+(?:the\s+)?(${NAME_WORD}(?:\s+(?:&\s+|and\s+|of\s+|de\s+)?${NAME_WORD})*)`,
 );
-const WORKS_AT = new RegExp(String.raw`\b(?:you work (?:at|for)|you represent|on behalf of|welcome to)\s+(?:the\s+)?(${NAME_WORD}(?:\s+(?:&\s+|and\s+|of\s+)?${NAME_WORD})*)`, 'i');
+const WORKS_AT = new RegExp(
+  String.raw`\b(?:you work (?:at|for)|you represent|on behalf of|welcome to)\s+(?:the\s+)?(${NAME_WORD}(?:\s+(?:&\s+|and\s+|of\s+)?${NAME_WORD})*)`,
+  'i',
+);
 const TOWN = /^\s*(?:,\s*)?(?:in|based in|located in)\s+((?:[A-Z][\w'’-]*)(?:(?:\s+|,\s*)[A-Z][\w'’-]*){0,3})/;
 const AGENT = /\b[Yy]ou are\s+([A-Z][\w'’-]*)(?=[\s,.;:!]|$)/;
 

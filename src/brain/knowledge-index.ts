@@ -106,30 +106,68 @@ export function buildIndex(snapshot: KnowledgeSnapshot, systemPrompt: string | n
           add({ kind: 'faq', text: told.slice(0, 3).join(' '), context: `${context} · ${asked.join(' ')}`, heading: asked[0]!, source, primary, stale });
         }
         const sentenceContext = asked.length ? `${context} · ${asked.join(' ')}` : context;
-        told.forEach((sentence, i) => add({ kind: 'sentence', text: sentence, context: sentenceContext, heading, source, primary, next: told[i + 1], previous: told[i - 1], stale }));
+        told.forEach((sentence, i) =>
+          add({ kind: 'sentence', text: sentence, context: sentenceContext, heading, source, primary, next: told[i + 1], previous: told[i - 1], stale }),
+        );
       } else if (block.kind === 'list') {
         const items = block.items ?? [];
         for (const item of items) add({ kind: 'item', text: item, context, heading, source, primary, stale });
-        if (items.length > 1 && items.length <= 10) add({ kind: answersHeading ? 'faq' : 'list', text: items.join('; '), context, heading, source, primary, items, stale });
+        if (items.length > 1 && items.length <= 10)
+          add({ kind: answersHeading ? 'faq' : 'list', text: items.join('; '), context, heading, source, primary, items, stale });
       } else if (block.kind === 'table') {
-        for (const row of block.rows ?? []) add({ kind: 'row', text: rowText(block.headers ?? [], row), context: `${context} · ${(block.headers ?? []).join(' ')}`, heading, source, primary, headers: block.headers, cells: row, stale });
+        for (const row of block.rows ?? [])
+          add({
+            kind: 'row',
+            text: rowText(block.headers ?? [], row),
+            context: `${context} · ${(block.headers ?? []).join(' ')}`,
+            heading,
+            source,
+            primary,
+            headers: block.headers,
+            cells: row,
+            stale,
+          });
       }
       previous = block;
     }
   };
   const identity = identityOf(snapshot, systemPrompt, agentName);
   const said: AnswerSource = { kind: 'system_prompt', title: 'Instructions' };
-  if (identity.business) add({ kind: 'identity', identity: 'business', text: `We're ${identity.business}.`, context: NAME_CONTEXT, heading: '', source: said, primary: true });
-  if (identity.town) add({ kind: 'identity', identity: 'town', text: `We're in ${identity.town}.`, context: TOWN_CONTEXT, heading: '', source: said, primary: true });
-  add({ kind: 'identity', identity: 'agent', text: `I'm ${identity.agentName}, the virtual assistant of ${identity.business ?? 'this website'}.`, context: AGENT_CONTEXT, heading: '', source: said, primary: true });
+  if (identity.business)
+    add({ kind: 'identity', identity: 'business', text: `We're ${identity.business}.`, context: NAME_CONTEXT, heading: '', source: said, primary: true });
+  if (identity.town)
+    add({ kind: 'identity', identity: 'town', text: `We're in ${identity.town}.`, context: TOWN_CONTEXT, heading: '', source: said, primary: true });
+  add({
+    kind: 'identity',
+    identity: 'agent',
+    text: `I'm ${identity.agentName}, the virtual assistant of ${identity.business ?? 'this website'}.`,
+    context: AGENT_CONTEXT,
+    heading: '',
+    source: said,
+    primary: true,
+  });
   // Knowledge v2's facts from the owner (answers, ops, corrections, gap answers): ranked first.
   // Facts read from a page or section are already there as that page's own units.
   for (const fact of snapshot.knownFacts ?? []) {
     if (!fact.owner) continue;
-    add({ kind: 'fact', text: fact.text, context: fact.question ?? '', heading: fact.question ?? '', source: fact.gap ? { kind: 'gap_answer', title: fact.question ?? 'Answer' } : { kind: 'owner', title: fact.question ?? 'The owner' }, primary: true });
+    add({
+      kind: 'fact',
+      text: fact.text,
+      context: fact.question ?? '',
+      heading: fact.question ?? '',
+      source: fact.gap ? { kind: 'gap_answer', title: fact.question ?? 'Answer' } : { kind: 'owner', title: fact.question ?? 'The owner' },
+      primary: true,
+    });
   }
   for (const answer of snapshot.answers) {
-    add({ kind: 'answer', text: answer.answer, context: answer.question, heading: answer.question, source: { kind: 'gap_answer', title: answer.question }, primary: true });
+    add({
+      kind: 'answer',
+      text: answer.answer,
+      context: answer.question,
+      heading: answer.question,
+      source: { kind: 'gap_answer', title: answer.question },
+      primary: true,
+    });
   }
   for (const section of snapshot.sections) {
     addBlocks(parseBlocks(section.content), section.title, { kind: 'section', title: section.title }, true);
@@ -174,7 +212,11 @@ export class IndexCache {
   }
 
   static key(version: number, systemPrompt: string | null, agentName = ''): string {
-    return `${version}:${crypto.createHash('sha1').update(`${agentName}\u0000${systemPrompt ?? ''}`).digest('base64url').slice(0, 12)}`;
+    return `${version}:${crypto
+      .createHash('sha1')
+      .update(`${agentName}\u0000${systemPrompt ?? ''}`)
+      .digest('base64url')
+      .slice(0, 12)}`;
   }
 
   get(agentId: number, key: string): KnowledgeIndex | undefined {

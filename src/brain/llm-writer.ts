@@ -13,7 +13,10 @@ const MAX_TOTAL_CHARS = 60_000;
 
 const Answer = z.object({
   instructions: z.string().min(20).max(20_000),
-  facts: z.array(z.object({ topic: z.string(), text: z.string().min(1).max(400), source: z.string() })).max(200).default([]),
+  facts: z
+    .array(z.object({ topic: z.string(), text: z.string().min(1).max(400), source: z.string() }))
+    .max(200)
+    .default([]),
 });
 
 export class LlmInstructionsWriter implements InstructionsWriter {

@@ -46,7 +46,12 @@ export async function llmClient(settings: LlmSettings): Promise<OpenAI> {
 
 const LANGUAGE_NAMES = new Intl.DisplayNames(['en'], { type: 'language' });
 
-export function systemPrompt(index: KnowledgeIndex, agentName: string, request: AnswerRequest, passages: Array<{ text: string; source: AnswerSource }>): string {
+export function systemPrompt(
+  index: KnowledgeIndex,
+  agentName: string,
+  request: AnswerRequest,
+  passages: Array<{ text: string; source: AnswerSource }>,
+): string {
   const persona = personaOf(index, agentName);
   const snapshot = index.snapshot;
   let language = request.language;
@@ -56,7 +61,8 @@ export function systemPrompt(index: KnowledgeIndex, agentName: string, request: 
     /* keep the code */
   }
   const lines = [
-    snapshot.instructions?.trim() || `You are ${agentName}, the virtual assistant of ${persona.business ?? 'this business'}. You talk with visitors of its website.`,
+    snapshot.instructions?.trim() ||
+      `You are ${agentName}, the virtual assistant of ${persona.business ?? 'this business'}. You talk with visitors of its website.`,
     '',
     'How you answer:',
     `- You are speaking aloud, in ${language}: one or two short, natural sentences, the fact first. No lists, no Markdown, no links, no "according to".`,
@@ -99,10 +105,15 @@ export class LlmEngine implements AnswerEngine {
     const vector = index.vectors && this.knowledge.semantic ? await this.knowledge.questionVector(request.text, request.signal) : undefined;
     const semantic = vector && this.knowledge.semantic ? { vector, minSimilarity: this.knowledge.semantic.minSimilarity } : undefined;
     const candidates = rank(index, analyseQuestion(request.text), previous ? terms(previous.text) : [], 8, semantic);
-    const passages = candidates.filter((c) => c.coverage > 0 || c.evidence || c.similarity > 0).slice(0, 8).map((c) => ({ text: c.unit.text, source: c.unit.source }));
+    const passages = candidates
+      .filter((c) => c.coverage > 0 || c.evidence || c.similarity > 0)
+      .slice(0, 8)
+      .map((c) => ({ text: c.unit.text, source: c.unit.source }));
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
       { role: 'system', content: systemPrompt(index, agent.name, request, passages) },
-      ...request.history.slice(-12).map((turn): OpenAI.Chat.ChatCompletionMessageParam => ({ role: turn.role === 'visitor' ? 'user' : 'assistant', content: turn.text })),
+      ...request.history
+        .slice(-12)
+        .map((turn): OpenAI.Chat.ChatCompletionMessageParam => ({ role: turn.role === 'visitor' ? 'user' : 'assistant', content: turn.text })),
       { role: 'user', content: request.text },
     ];
 
@@ -174,7 +185,10 @@ export class LlmEngine implements AnswerEngine {
     } catch (error) {
       if (request.signal.aborted) return; // the visitor spoke again: nothing more to say
       failed = true;
-      this.logger.warn({ err: error, agent_id: request.agentId, timed_out: timedOut }, timedOut ? 'the language model did not answer in time; the spoken fallback was said' : 'the language model failed; the spoken fallback was said');
+      this.logger.warn(
+        { err: error, agent_id: request.agentId, timed_out: timedOut },
+        timedOut ? 'the language model did not answer in time; the spoken fallback was said' : 'the language model failed; the spoken fallback was said',
+      );
     } finally {
       clearTimeout(firstToken);
       clearTimeout(total);
@@ -189,7 +203,8 @@ export class LlmEngine implements AnswerEngine {
     let gapId: number | undefined;
     let commit: (() => Promise<number | undefined>) | undefined;
     if (unknown) {
-      const record = () => this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: request.text, conversationId: request.conversationId });
+      const record = () =>
+        this.gaps.record({ accountId: request.accountId, agentId: request.agentId, question: request.text, conversationId: request.conversationId });
       // An answer prepared ahead records its gap only once it is given (it may be thrown away).
       if (request.speculative) commit = record;
       else gapId = await record();

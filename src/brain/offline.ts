@@ -53,7 +53,16 @@ export class OfflineEngine implements AnswerEngine {
     const reply = composeReply(index, agent.name, request, semantic);
     let text = reply.text;
     const detail = request.missingDetails?.[0];
-    const moment = reply.kind !== 'small_talk' ? (reply.kind === 'unknown' ? 'unknown' : 'answer') : reply.smallTalk === 'thanks' ? 'answer' : reply.smallTalk === 'goodbye' ? 'goodbye' : undefined;
+    const moment =
+      reply.kind !== 'small_talk'
+        ? reply.kind === 'unknown'
+          ? 'unknown'
+          : 'answer'
+        : reply.smallTalk === 'thanks'
+          ? 'answer'
+          : reply.smallTalk === 'goodbye'
+            ? 'goodbye'
+            : undefined;
     if (detail && moment && !askedLastTurn(request.history)) {
       text = moment === 'goodbye' ? `${askForDetail(detail, 'goodbye')}` : `${text} ${askForDetail(detail, moment)}`;
     }
@@ -70,7 +79,14 @@ export class OfflineEngine implements AnswerEngine {
       if (request.speculative) commit = record;
       else gapId = await record();
     }
-    yield { type: 'done', answered: reply.kind !== 'unknown', sources: reply.sources, engine: this.name, ...(gapId !== undefined ? { gapId } : {}), ...(commit && { commit }) };
+    yield {
+      type: 'done',
+      answered: reply.kind !== 'unknown',
+      sources: reply.sources,
+      engine: this.name,
+      ...(gapId !== undefined ? { gapId } : {}),
+      ...(commit && { commit }),
+    };
   }
 
   /** The question's meaning, when embeddings are configured (small talk needs none). */
@@ -101,7 +117,12 @@ function followUpTerms(request: AnswerRequest, question: string): string[] {
   return previous ? terms(previous.text) : [];
 }
 
-export function composeReply(index: KnowledgeIndex, agentName: string, request: Pick<AnswerRequest, 'text' | 'history' | 'language'>, semantic?: SemanticQuery): Reply {
+export function composeReply(
+  index: KnowledgeIndex,
+  agentName: string,
+  request: Pick<AnswerRequest, 'text' | 'history' | 'language'>,
+  semantic?: SemanticQuery,
+): Reply {
   const shape = shapeOf(request.text);
   const persona = personaOf(index, agentName);
   if (shape.smallTalk) return { text: smallTalkReply(shape.smallTalk, persona), kind: 'small_talk', smallTalk: shape.smallTalk, sources: [] };
@@ -135,13 +156,17 @@ export function composeReply(index: KnowledgeIndex, agentName: string, request: 
     if (!said.some((s) => s.includes(line) || line.includes(s))) said.push(line);
   }
   const sources: AnswerSource[] = [];
-  for (const candidate of chosen) if (!sources.some((s) => s.kind === candidate.unit.source.kind && s.title === candidate.unit.source.title && s.url === candidate.unit.source.url)) sources.push(candidate.unit.source);
+  for (const candidate of chosen)
+    if (!sources.some((s) => s.kind === candidate.unit.source.kind && s.title === candidate.unit.source.title && s.url === candidate.unit.source.url))
+      sources.push(candidate.unit.source);
   return { text: prefix + said.join(' '), kind: 'answered', sources };
 }
 
 /** Every row of the table a row of hours is in, said as one sentence ("Monday closed; Tuesday…"). */
 function hoursTable(index: KnowledgeIndex, row: Unit): string | undefined {
-  const rows = index.units.filter((u) => u.kind === 'row' && u.context === row.context && u.source.url === row.source.url && u.source.title === row.source.title && evidenceFor('hours', u));
+  const rows = index.units.filter(
+    (u) => u.kind === 'row' && u.context === row.context && u.source.url === row.source.url && u.source.title === row.source.title && evidenceFor('hours', u),
+  );
   if (rows.length < 2 || rows.length > 10) return undefined;
   const days = rows.map((u) => speakable((u.cells ?? [u.text]).filter(Boolean).join(' '), 'en').replace(/\.$/, ''));
   return `Our opening hours are: ${days.join('; ')}.`;

@@ -9,8 +9,16 @@ import type { Unit } from './knowledge-index.js';
 import { sentences } from '../knowledge/compile.js';
 
 const DAYS: Record<string, string> = {
-  mon: 'Monday', tue: 'Tuesday', tues: 'Tuesday', wed: 'Wednesday', thu: 'Thursday', thur: 'Thursday', thurs: 'Thursday',
-  fri: 'Friday', sat: 'Saturday', sun: 'Sunday',
+  mon: 'Monday',
+  tue: 'Tuesday',
+  tues: 'Tuesday',
+  wed: 'Wednesday',
+  thu: 'Thursday',
+  thur: 'Thursday',
+  thurs: 'Thursday',
+  fri: 'Friday',
+  sat: 'Saturday',
+  sun: 'Sunday',
 };
 const TIME_TOKEN = String.raw`(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2}|noon|midday|midnight)`;
 
@@ -30,7 +38,10 @@ export function speakable(text: string, language = 'en'): string {
     .replace(/\b(\d{1,2})(:\d{2})?\s*(a|p)\.m\.?/gi, (_, h: string, m: string | undefined, ap: string) => `${h}${m ?? ''} ${ap.toLowerCase()}m`)
     .replace(new RegExp(`(${TIME_TOKEN})\\s*[–—-]\\s*(${TIME_TOKEN})`, 'gi'), '$1 to $2')
     .replace(/\b(Mon|Tue|Tues|Wed|Thu|Thur|Thurs|Fri|Sat|Sun)\b\.?/g, (_, d: string) => DAYS[d.toLowerCase()]!)
-    .replace(/\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\s*[–—-]\s*(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/g, '$1 to $2');
+    .replace(
+      /\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\s*[–—-]\s*(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b/g,
+      '$1 to $2',
+    );
   return out;
 }
 
@@ -42,7 +53,9 @@ function sentence(text: string): string {
 }
 
 function lowerFirst(text: string): string {
-  return text.length > 1 && /^[A-Z][a-z]/.test(text) && !/^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|I)\b/.test(text) ? text[0]!.toLowerCase() + text.slice(1) : text;
+  return text.length > 1 && /^[A-Z][a-z]/.test(text) && !/^(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|I)\b/.test(text)
+    ? text[0]!.toLowerCase() + text.slice(1)
+    : text;
 }
 
 /** "Saturday: 7 am to 3 pm" → "On Saturday, we're open from 7 am to 3 pm." */
@@ -56,7 +69,9 @@ function hoursLine(line: string): string | undefined {
 }
 
 function isHoursUnit(unit: Unit): boolean {
-  return /\b(hours?|opening|open)\b/i.test(unit.context) || /\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|weekdays?|weekends?)\b/.test(unit.text);
+  return (
+    /\b(hours?|opening|open)\b/i.test(unit.context) || /\b(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|weekdays?|weekends?)\b/.test(unit.text)
+  );
 }
 
 /** The unit as what the agent says. */
@@ -92,10 +107,12 @@ export function phrase(unit: Unit, language: string): string {
     case 'sentence': {
       let said = speakable(unit.text, language);
       // "He speaks English and Spanish." says nothing without the sentence naming him.
-      if (unit.previous && /^(he|she|they|it|this|that|these|those|his|her|their|its)\b/i.test(unit.text)) said = `${speakable(unit.previous, language)} ${said}`;
+      if (unit.previous && /^(he|she|they|it|this|that|these|those|his|her|their|its)\b/i.test(unit.text))
+        said = `${speakable(unit.previous, language)} ${said}`;
       // A short sentence is said with its neighbour in the paragraph, the one after it or else the one before.
       if (said.length < 50 && unit.next) said += ` ${speakable(unit.next, language)}`;
-      else if (said.length < 50 && unit.previous && !said.startsWith(speakable(unit.previous, language))) said = `${speakable(unit.previous, language)} ${said}`;
+      else if (said.length < 50 && unit.previous && !said.startsWith(speakable(unit.previous, language)))
+        said = `${speakable(unit.previous, language)} ${said}`;
       return sentence(said);
     }
     default:

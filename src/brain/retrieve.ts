@@ -58,7 +58,9 @@ export function evidenceFor(intent: Intent, unit: Unit): boolean {
     case 'email':
       return EMAIL.test(text);
     case 'address':
-      return unit.identity === 'town' || hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context));
+      return (
+        unit.identity === 'town' || hasAddress(text) || (POSTCODE.test(text) && /\b(street|road|find us|located|address)\b/i.test(text + ' ' + unit.context))
+      );
   }
 }
 
@@ -114,7 +116,8 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     // A FAQ whose whole question is inside the visitor's ("is there a limit on invoices?" in "is there
     // a limit on how many invoices I can send?") answers it, whatever other words the visitor used.
     const faqQuestion = unit.kind === 'faq' && unit.context === unit.heading;
-    const faqInside = faqQuestion && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t) || question.saidTerms.includes(t));
+    const faqInside =
+      faqQuestion && unit.contextTerms.size >= 2 && [...unit.contextTerms].every((t) => queryTerms.includes(t) || question.saidTerms.includes(t));
     if (faqInside) covered = Math.max(covered, (MIN_COVERAGE + 0.1) * total);
     const sim = similarities.get(id) ?? 0;
     // A unit close enough in meaning covers the question as well as one that shares its words.
@@ -158,11 +161,22 @@ export function rank(index: KnowledgeIndex, question: Question, followUp: string
     }
     // The footer's "Contact details" block answers only when the pages themselves do not.
     if (unit.heading === 'Contact details') score -= 0.08;
-    if (!terms.length && (intents.has('phone') || intents.has('email') || intents.has('address')) && /\b(call|phone|email|find us|address|located)\b/i.test(unit.text)) score += 0.1;
+    if (
+      !terms.length &&
+      (intents.has('phone') || intents.has('email') || intents.has('address')) &&
+      /\b(call|phone|email|find us|address|located)\b/i.test(unit.text)
+    )
+      score += 0.1;
     // A FAQ asking the visitor's question (inside it, or the same but for the object's wording:
     // "bring to my first appointment?" for "…first visit?") is about the same thing.
     const sameFaq = faqInside || (faqQuestion && terms.length >= 3 && terms.slice(0, -1).every((t) => unit.contextTerms.has(t)));
-    const objectMet = !object || sameFaq || unit.textTerms.has(object) || unit.contextTerms.has(object) || matchedQuery.has(object) || (semantic !== undefined && sim >= semantic.minSimilarity);
+    const objectMet =
+      !object ||
+      sameFaq ||
+      unit.textTerms.has(object) ||
+      unit.contextTerms.has(object) ||
+      matchedQuery.has(object) ||
+      (semantic !== undefined && sim >= semantic.minSimilarity);
     candidates.push({ unit, score, coverage, evidence, intentsMet, similarity: sim, objectMet });
   }
   candidates.sort((a, b) => b.score - a.score || a.unit.id - b.unit.id);

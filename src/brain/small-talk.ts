@@ -9,12 +9,16 @@ export type SmallTalk = 'greeting' | 'how_are_you' | 'thanks' | 'goodbye' | 'ide
 
 const GREETING = /^(hi|hello|hey|hiya|howdy|greetings|good (morning|afternoon|evening|day)|hi there|hello there|hey there)\b[\s,!.]*/;
 const HOW_ARE_YOU = /^(how are you( doing| today)?|how is it going|how's it going|how are things|you ok|are you ok)[\s?!.]*$/;
-const THANKS = /^((great|perfect|ok|okay|lovely|brilliant),? )?(thank you (so|very) much|thanks (so|very) much|thanks a lot|thanks a bunch|many thanks|much appreciated|thank you|thank u|thanks|thx|cheers)\b/;
-const GOODBYE = /\b(bye|goodbye|good bye|see you|see ya|take care|have a (nice|good|great) (day|one|evening)|that is all|that's all|nothing else|no more questions)\b/;
-const IDENTITY = /\b(who are you|who is this|what is your name|what's your name|what your name|who am i (talking|speaking|chatting) (to|with)|introduce yourself)\b/;
+const THANKS =
+  /^((great|perfect|ok|okay|lovely|brilliant),? )?(thank you (so|very) much|thanks (so|very) much|thanks a lot|thanks a bunch|many thanks|much appreciated|thank you|thank u|thanks|thx|cheers)\b/;
+const GOODBYE =
+  /\b(bye|goodbye|good bye|see you|see ya|take care|have a (nice|good|great) (day|one|evening)|that is all|that's all|nothing else|no more questions)\b/;
+const IDENTITY =
+  /\b(who are you|who is this|what is your name|what's your name|what your name|who am i (talking|speaking|chatting) (to|with)|introduce yourself)\b/;
 const ROBOT = /\bare you (a |an )?(robot|bot|human|real|real person|person|ai|computer|machine|chatbot)\b/;
 const CAPABILITIES = /\b(what can you (do|help( me)? with|tell me)|how can you help|what do you know|what can i ask)\b/;
-const ABOUT = /\b(tell me (about|more about) (you|yourselves|yourself|the (business|company|shop|place)|your (business|company|shop))|what (do you|does (your|the) (business|company|shop)) do|what is this (place|business|shop|company)(?! (called|named))|what are you about)\b|^what (do|can) (you|you guys|your (business|company|shop)) (sell|offer|provide|make|stock)\W*$|^what (kind of |sort of )?(products|services|things) do you (have|offer|sell|provide)\W*$/;
+const ABOUT =
+  /\b(tell me (about|more about) (you|yourselves|yourself|the (business|company|shop|place)|your (business|company|shop))|what (do you|does (your|the) (business|company|shop)) do|what is this (place|business|shop|company)(?! (called|named))|what are you about)\b|^what (do|can) (you|you guys|your (business|company|shop)) (sell|offer|provide|make|stock)\W*$|^what (kind of |sort of )?(products|services|things) do you (have|offer|sell|provide)\W*$/;
 const ACK = /^(ok|okay|great|cool|nice|perfect|awesome|alright|all right|got it|i see|sure|fine|good|yes|no|yep|nope|right|understood)[\s.!]*$/;
 
 export interface TurnShape {
@@ -77,7 +81,9 @@ export function smallTalkReply(kind: SmallTalk, persona: Persona): string {
     case 'capabilities':
       return `I can answer your questions about ${business}.${help} What would you like to know?`;
     case 'about':
-      return persona.description ? `${persona.description.replace(/\.?$/, '.')} What would you like to know?` : `I'm ${persona.name}, and I answer questions about ${business}.${help}`;
+      return persona.description
+        ? `${persona.description.replace(/\.?$/, '.')} What would you like to know?`
+        : `I'm ${persona.name}, and I answer questions about ${business}.${help}`;
     case 'ack':
       return 'Great! What else would you like to know?';
   }
@@ -85,7 +91,10 @@ export function smallTalkReply(kind: SmallTalk, persona: Persona): string {
 
 /** "The visitor's e-mail address" → "e-mail address"; a long or missing description → the name. */
 export function detailLabel(detail: { name: string; description: string }): string {
-  const description = detail.description.replace(/\s+/g, ' ').trim().replace(/[.?!]+$/, '');
+  const description = detail.description
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.?!]+$/, '');
   const cleaned = description.replace(/^(the |a |an )?(visitor'?s?|customer'?s?|caller'?s?|user'?s?|your|their)\s+/i, '').replace(/^(the|a|an)\s+/i, '');
   if (cleaned && cleaned.length <= 60) return cleaned[0]!.toLowerCase() + cleaned.slice(1);
   return detail.name.replace(/_/g, ' ');

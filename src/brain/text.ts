@@ -23,14 +23,72 @@ const STOP = new Set(
 
 /** Stems folded into one, so two wordings of one thing meet. */
 const FOLD: Record<string, string> = {
-  pai: 'payment', paid: 'payment', deliveri: 'deliv', ship: 'deliv', shipment: 'deliv', pet: 'dog', dogg: 'dog', puppi: 'dog',
-  wi: 'wifi', internet: 'wifi', coeliac: 'gluten', celiac: 'gluten', glutenfre: 'gluten', kid: 'child', children: 'child',
-  restroom: 'toilet', bathroom: 'toilet', washroom: 'toilet', career: 'job', vacanc: 'job', hire: 'job', hir: 'job',
-  voucher: 'gift', reserv: 'book', booking: 'book', appoint: 'book', appointment: 'book', wheelchair: 'access', accessibl: 'access',
-  mail: 'email', cancellat: 'cancel',
-  install: 'fit', installs: 'fit', installed: 'fit', installing: 'fit', installation: 'fit', installer: 'fit', further: 'far', allow: 'welcom', permit: 'welcom', bring: 'welcom', monthli: 'month', hourli: 'hour',
-  annual: 'year', yearli: 'year', identif: 'id', hous: 'home', ahead: 'advanc', earli: 'advanc', notic: 'advanc',
-  teeth: 'tooth', refit: 'fit', unlimit: 'limit', move: 'import', migrat: 'import', exclud: 'includ', incl: 'includ', inc: 'includ', owner: 'found', own: 'found', founder: 'found', establish: 'found', e: '', telephon: 'phone', tel: 'phone', mobil: 'phone',
+  pai: 'payment',
+  paid: 'payment',
+  deliveri: 'deliv',
+  ship: 'deliv',
+  shipment: 'deliv',
+  pet: 'dog',
+  dogg: 'dog',
+  puppi: 'dog',
+  wi: 'wifi',
+  internet: 'wifi',
+  coeliac: 'gluten',
+  celiac: 'gluten',
+  glutenfre: 'gluten',
+  kid: 'child',
+  children: 'child',
+  restroom: 'toilet',
+  bathroom: 'toilet',
+  washroom: 'toilet',
+  career: 'job',
+  vacanc: 'job',
+  hire: 'job',
+  hir: 'job',
+  voucher: 'gift',
+  reserv: 'book',
+  booking: 'book',
+  appoint: 'book',
+  appointment: 'book',
+  wheelchair: 'access',
+  accessibl: 'access',
+  mail: 'email',
+  cancellat: 'cancel',
+  install: 'fit',
+  installs: 'fit',
+  installed: 'fit',
+  installing: 'fit',
+  installation: 'fit',
+  installer: 'fit',
+  further: 'far',
+  allow: 'welcom',
+  permit: 'welcom',
+  bring: 'welcom',
+  monthli: 'month',
+  hourli: 'hour',
+  annual: 'year',
+  yearli: 'year',
+  identif: 'id',
+  hous: 'home',
+  ahead: 'advanc',
+  earli: 'advanc',
+  notic: 'advanc',
+  teeth: 'tooth',
+  refit: 'fit',
+  unlimit: 'limit',
+  move: 'import',
+  migrat: 'import',
+  exclud: 'includ',
+  incl: 'includ',
+  inc: 'includ',
+  owner: 'found',
+  own: 'found',
+  founder: 'found',
+  establish: 'found',
+  e: '',
+  telephon: 'phone',
+  tel: 'phone',
+  mobil: 'phone',
 };
 
 /** "a will", "my will" is the document, not the future tense. */
@@ -49,7 +107,9 @@ export function normalise(text: string): string {
 }
 
 export function words(text: string): string[] {
-  return normalise(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  return normalise(text)
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
 }
 
 export function stem(word: string): string {
@@ -62,7 +122,7 @@ export function stem(word: string): string {
 export function terms(text: string): string[] {
   const out: string[] = [];
   for (const word of words(text.replace(WILL_NOUN, '$1 wills'))) {
-    if (STOP.has(word) || word.length < 2 && !/\d/.test(word)) continue;
+    if (STOP.has(word) || (word.length < 2 && !/\d/.test(word))) continue;
     const term = stem(word);
     if (term) out.push(term);
   }
@@ -72,11 +132,27 @@ export function terms(text: string): string[] {
 export type Intent = 'hours' | 'price' | 'phone' | 'email' | 'address';
 
 const INTENTS: Array<[Intent, RegExp, string[]]> = [
-  ['hours', /\b(open|opening|opens|close(?! (my|your|the|an?|our|this)\b)|closing|closes|closed|hours?|what time|timings?|shut)\b/, ['open', 'close', 'closed', 'hour', 'time', 'timing', 'shut']],
-  ['price', /\b(how much|prices?|pricing|costs?|costing|charges?|fees?|rates?|expensive|cheap|afford|pay for|tariffs?)\b/, ['price', 'pricing', 'cost', 'costing', 'charg', 'charge', 'fee', 'rate', 'expens', 'cheap', 'afford', 'tariff']],
-  ['phone', /\b(phone|telephone|call (you|u|the)|ring you|phone number|your number|contact number|mobile(?! apps?))\b/, ['phone', 'call', 'ring', 'number', 'contact']],
+  [
+    'hours',
+    /\b(open|opening|opens|close(?! (my|your|the|an?|our|this)\b)|closing|closes|closed|hours?|what time|timings?|shut)\b/,
+    ['open', 'close', 'closed', 'hour', 'time', 'timing', 'shut'],
+  ],
+  [
+    'price',
+    /\b(how much|prices?|pricing|costs?|costing|charges?|fees?|rates?|expensive|cheap|afford|pay for|tariffs?)\b/,
+    ['price', 'pricing', 'cost', 'costing', 'charg', 'charge', 'fee', 'rate', 'expens', 'cheap', 'afford', 'tariff'],
+  ],
+  [
+    'phone',
+    /\b(phone|telephone|call (you|u|the)|ring you|phone number|your number|contact number|mobile(?! apps?))\b/,
+    ['phone', 'call', 'ring', 'number', 'contact'],
+  ],
   ['email', /\b(email|e-mail)\b/, ['email', 'address', 'contact']],
-  ['address', /\b(where (are|is) (you|the \w+|your)|address|located|location|find you|directions|get there|get to you|situated|whereabouts)\b/, ['address', 'locat', 'location', 'direct', 'direction', 'situat', 'whereabout']],
+  [
+    'address',
+    /\b(where (are|is) (you|the \w+|your)|address|located|location|find you|directions|get there|get to you|situated|whereabouts)\b/,
+    ['address', 'locat', 'location', 'direct', 'direction', 'situat', 'whereabout'],
+  ],
 ];
 
 /** "When did the bakery open?", "since when are you open": the business's start, not its hours. */
@@ -94,7 +170,8 @@ const MEASURES: Array<[Measure, RegExp]> = [
 
 /** The measure said in a text ("90 minutes", "20 miles", "every six months"). */
 export const MEASURE_IN_TEXT: Record<Measure, RegExp> = {
-  duration: /\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|an?)\s*(-\s*)?(to \d+ )?((working|business) )?(minutes?|mins?|hours?|days?|weeks?|months?|years?)\b|\bsame[- ]day\b|\bin one day\b/i,
+  duration:
+    /\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twelve|a few|an?)\s*(-\s*)?(to \d+ )?((working|business) )?(minutes?|mins?|hours?|days?|weeks?|months?|years?)\b|\bsame[- ]day\b|\bin one day\b/i,
   distance: /\b\d+\s*(miles?|km|kilometres?|kilometers?|minutes'? (walk|drive))\b/i,
   year: /\b(19|20)\d\d\b/,
   frequency: /\bevery\b|\b(once|twice|\d+ times) (a|per)\b|\b(daily|weekly|monthly|yearly|annually|hourly)\b/i,
@@ -118,8 +195,8 @@ export interface Question {
  * duration, distance, frequency or speed, which the answer says as a number, not as that word; "the
  * bakery", "your practice" is the business itself, as "you" is.
  */
-const SHAPE_WORDS = /\bhow (long|far(?! (in advance|ahead))|often|fast|quickly|soon)\b|\b(the|this|your|ur) (business|company|firm|practice|practise|clinic|shop|store|bakery|cafe|restaurant|salon|studio|agency|office|place)\b(?! (hours|times|number|email|address|phone|name|called))/g;
-
+const SHAPE_WORDS =
+  /\bhow (long|far(?! (in advance|ahead))|often|fast|quickly|soon)\b|\b(the|this|your|ur) (business|company|firm|practice|practise|clinic|shop|store|bakery|cafe|restaurant|salon|studio|agency|office|place)\b(?! (hours|times|number|email|address|phone|name|called))/g;
 
 export function analyseQuestion(text: string): Question {
   const normal = normalise(text);
@@ -136,7 +213,13 @@ export function analyseQuestion(text: string): Question {
   if (intents.has('email') && !/\b(where|located|street|directions)\b/.test(normal)) intents.delete('address');
   const all = terms(asked);
   const measure = MEASURES.find(([, pattern]) => pattern.test(normal))?.[0];
-  return { terms: [...new Set(all.filter((t) => !intentWords.has(t)))], intents, allTerms: [...new Set(all)], saidTerms: [...new Set(terms(text))], ...(measure && { measure }) };
+  return {
+    terms: [...new Set(all.filter((t) => !intentWords.has(t)))],
+    intents,
+    allTerms: [...new Set(all)],
+    saidTerms: [...new Set(terms(text))],
+    ...(measure && { measure }),
+  };
 }
 
 const WEEK = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'];

@@ -106,7 +106,12 @@ export class CustomFaces {
 
   /** Replaces the index with what the database holds. */
   async load(): Promise<void> {
-    const rows = (await this.db.selectFrom('custom_faces').select([...METADATA]).orderBy('created_at').orderBy('avatar_id').execute()) as MetadataRow[];
+    const rows = (await this.db
+      .selectFrom('custom_faces')
+      .select([...METADATA])
+      .orderBy('created_at')
+      .orderBy('avatar_id')
+      .execute()) as MetadataRow[];
     this.catalog.replaceCustomFaces(rows.map((r) => ({ face: toFace(r), accountId: r.account_id })));
     this.loadedAt = Date.now();
   }
@@ -122,7 +127,11 @@ export class CustomFaces {
   private async loadOne(id: string): Promise<void> {
     if (!this.shared) return;
     // Every owner's face under this id (ids are per account); lookups then pick the caller's.
-    const rows = (await this.db.selectFrom('custom_faces').select([...METADATA]).where('avatar_id', '=', id).execute()) as MetadataRow[];
+    const rows = (await this.db
+      .selectFrom('custom_faces')
+      .select([...METADATA])
+      .where('avatar_id', '=', id)
+      .execute()) as MetadataRow[];
     for (const row of rows) this.catalog.setCustomFace(toFace(row), row.account_id);
   }
 
@@ -141,7 +150,12 @@ export class CustomFaces {
       if (!account) throw new ApiError(404, 'account_not_found', `No account with id ${input.accountId}`);
       // Operator faces are shown to every account, so refusing their ids reveals nothing; other
       // accounts' ids are never consulted (the unique index is per owner).
-      const operatorFace = await this.db.selectFrom('custom_faces').select('avatar_id').where('account_id', 'is', null).where('avatar_id', '=', avatarId).executeTakeFirst();
+      const operatorFace = await this.db
+        .selectFrom('custom_faces')
+        .select('avatar_id')
+        .where('account_id', 'is', null)
+        .where('avatar_id', '=', avatarId)
+        .executeTakeFirst();
       if (operatorFace) throw new ApiError(409, 'avatar_exists', `"${avatarId}" is an operator face every account sees; choose another avatar_id`);
     }
     const glb = Buffer.from(input.glb.buffer, input.glb.byteOffset, input.glb.byteLength);
@@ -178,16 +192,29 @@ export class CustomFaces {
    * 409 avatar_in_use while an agent of the account uses it.
    */
   async delete(accountId: number, avatarId: string): Promise<void> {
-    const notFound = () => new ApiError(404, 'avatar_not_found', `No face "${avatarId}" of this account; built-in and operator faces cannot be deleted through the API`);
+    const notFound = () =>
+      new ApiError(404, 'avatar_not_found', `No face "${avatarId}" of this account; built-in and operator faces cannot be deleted through the API`);
     await this.catalog.sync(avatarId, accountId);
     if (!this.catalog.customFace(avatarId, accountId)) throw notFound();
     const users = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('avatar_id', '=', avatarId).orderBy('id').execute();
     if (users.length) {
       throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is used by agent(s) ${users.map((u) => u.id).join(', ')}; give them another face first`);
     }
-    const onStage = await this.db.selectFrom('sessions').select('id').where('account_id', '=', accountId).where('avatar_id', '=', avatarId).where('status', '=', 'active').limit(1).executeTakeFirst();
+    const onStage = await this.db
+      .selectFrom('sessions')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where('avatar_id', '=', avatarId)
+      .where('status', '=', 'active')
+      .limit(1)
+      .executeTakeFirst();
     if (onStage) throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is on stage in session ${onStage.id}; stop it first`);
-    const deleted = await this.db.deleteFrom('custom_faces').where('avatar_id', '=', avatarId).where('account_id', '=', accountId).returning('avatar_id').executeTakeFirst();
+    const deleted = await this.db
+      .deleteFrom('custom_faces')
+      .where('avatar_id', '=', avatarId)
+      .where('account_id', '=', accountId)
+      .returning('avatar_id')
+      .executeTakeFirst();
     this.catalog.removeCustomFace(avatarId, accountId);
     if (!deleted) throw notFound();
   }

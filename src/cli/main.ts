@@ -37,10 +37,21 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
   const { values } = parseArgs({
     args: rest,
     options: {
-      name: { type: 'string' }, plan: { type: 'string' }, balance: { type: 'string' },
-      id: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' },
-      file: { type: 'string' }, gender: { type: 'string' }, description: { type: 'string' }, voice: { type: 'string' },
-      seed: { type: 'string' }, age: { type: 'string' }, build: { type: 'string' }, skin: { type: 'string' }, out: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      balance: { type: 'string' },
+      id: { type: 'string' },
+      account: { type: 'string' },
+      permissions: { type: 'string' },
+      file: { type: 'string' },
+      gender: { type: 'string' },
+      description: { type: 'string' },
+      voice: { type: 'string' },
+      seed: { type: 'string' },
+      age: { type: 'string' },
+      build: { type: 'string' },
+      skin: { type: 'string' },
+      out: { type: 'string' },
       ttl: { type: 'string' },
     },
     strict: true,
@@ -53,7 +64,10 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
   if (noun === 'console-link') {
     return {
       command: 'console.link',
-      args: { ...(values.account !== undefined && { account: int('account', values.account) }), ...(values.ttl !== undefined && { ttl: int('ttl', values.ttl) }) },
+      args: {
+        ...(values.account !== undefined && { account: int('account', values.account) }),
+        ...(values.ttl !== undefined && { ttl: int('ttl', values.ttl) }),
+      },
     };
   }
   if (key === 'accounts create') {
@@ -62,11 +76,23 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
     return { command: 'accounts.create', args: { name: values.name, plan: values.plan, ...(values.balance !== undefined && { balance: values.balance }) } };
   }
   if (key === 'accounts set') {
-    return { command: 'accounts.set', args: { id: int('id', values.id), ...(values.plan && { plan: values.plan }), ...(values.balance !== undefined && { balance: values.balance }) } };
+    return {
+      command: 'accounts.set',
+      args: { id: int('id', values.id), ...(values.plan && { plan: values.plan }), ...(values.balance !== undefined && { balance: values.balance }) },
+    };
   }
   if (key === 'keys create') {
     if (!values.permissions) throw new UsageError('--permissions is required, e.g. read,setup,sessions,delete');
-    return { command: 'keys.create', args: { account: int('account', values.account), permissions: values.permissions.split(',').map((p) => p.trim()).filter(Boolean) } };
+    return {
+      command: 'keys.create',
+      args: {
+        account: int('account', values.account),
+        permissions: values.permissions
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean),
+      },
+    };
   }
   if (key === 'faces add') {
     if (!values.file) throw new UsageError('--file is required (a .glb or .vrm file)');
@@ -99,7 +125,8 @@ async function toCommand(argv: string[], config: Config): Promise<{ command: str
     };
     const seed = values.seed === undefined ? Math.floor(Math.random() * 1e6) : int('seed', values.seed);
     const generated = await generateFace({ seed, gender: values.gender, age: dial('age', 35), build: dial('build', 0), skinTone: dial('skin', 0.4) });
-    if (generated.glb.byteLength > config.faceMaxBytes) throw new Error(`The generated face is ${generated.glb.byteLength} bytes, over the ${config.faceMaxBytes}-byte limit`);
+    if (generated.glb.byteLength > config.faceMaxBytes)
+      throw new Error(`The generated face is ${generated.glb.byteLength} bytes, over the ${config.faceMaxBytes}-byte limit`);
     if (values.out) fs.writeFileSync(values.out, generated.glb);
     return {
       command: 'faces.add',

@@ -25,7 +25,12 @@ export interface ConsoleBuild {
   files: Record<string, { bytes: number }>;
 }
 
-interface Manifest { source: string; entry: string; css: string; files: Record<string, { bytes: number }> }
+interface Manifest {
+  source: string;
+  entry: string;
+  css: string;
+  files: Record<string, { bytes: number }>;
+}
 
 function walk(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));

@@ -25,10 +25,7 @@ export interface ConsoleHooks {
   buildDir?: string;
 }
 
-const SignInRequest = z.union([
-  z.object({ token: z.string().min(1).max(200) }).strict(),
-  z.object({ key: z.string().min(1).max(200) }).strict(),
-]);
+const SignInRequest = z.union([z.object({ token: z.string().min(1).max(200) }).strict(), z.object({ key: z.string().min(1).max(200) }).strict()]);
 const SignedIn = z.object({
   account_id: z.number().int(),
   account_name: z.string(),
@@ -61,7 +58,15 @@ export function consoleRoutes(server: FastifyInstance, hooks: ConsoleHooks): voi
 
   const describe = async (signIn: { accountId: number; permissions: string[]; expiresAt: Date; keyId: number | null }) => {
     const account = await hooks.account(signIn.accountId);
-    return { account_id: account.id, account_name: account.name, plan: account.plan, permissions: signIn.permissions, expires_at: signIn.expiresAt.toISOString(), via: signIn.keyId === null ? 'link' as const : 'key' as const, session_capacity: hooks.sessionCapacity };
+    return {
+      account_id: account.id,
+      account_name: account.name,
+      plan: account.plan,
+      permissions: signIn.permissions,
+      expires_at: signIn.expiresAt.toISOString(),
+      via: signIn.keyId === null ? ('link' as const) : ('key' as const),
+      session_capacity: hooks.sessionCapacity,
+    };
   };
 
   // Signing in: a link's token or an API key, once, for a session cookie. Only from the console's
@@ -69,9 +74,8 @@ export function consoleRoutes(server: FastifyInstance, hooks: ConsoleHooks): voi
   app.post('/console/session', { schema: { ...hide, body: SignInRequest, response: { 200: SignedIn } } }, async (request, reply) => {
     signIns.requireOwnOrigin(request);
     const body = request.body;
-    const opened = 'token' in body
-      ? await signIns.signInWithLink(body.token)
-      : await signIns.signInWithKey(await hooks.authenticateKey(`Bearer ${body.key.trim()}`));
+    const opened =
+      'token' in body ? await signIns.signInWithLink(body.token) : await signIns.signInWithKey(await hooks.authenticateKey(`Bearer ${body.key.trim()}`));
     reply.header('set-cookie', sessionCookie(opened.token, hooks.publicUrl())).header('cache-control', 'no-store');
     return describe(opened.signIn);
   });
@@ -86,7 +90,10 @@ export function consoleRoutes(server: FastifyInstance, hooks: ConsoleHooks): voi
   app.delete('/console/session', { schema: hide }, async (request, reply) => {
     signIns.requireOwnOrigin(request);
     await signIns.end(readCookie(request.headers.cookie, SESSION_COOKIE));
-    return reply.header('set-cookie', sessionCookie('', hooks.publicUrl(), 0)).code(204).send();
+    return reply
+      .header('set-cookie', sessionCookie('', hooks.publicUrl(), 0))
+      .code(204)
+      .send();
   });
 
   registerConsolePages(server, hooks);

@@ -48,7 +48,10 @@ export class ConsoleSignIns {
   async createLink(accountId: number, ttlSeconds = DEFAULT_LINK_SECONDS): Promise<ConsoleLink> {
     const token = randomToken('', 32);
     const expires = new Date(Date.now() + ttlSeconds * 1000);
-    await this.db.insertInto('console_links').values({ account_id: accountId, token_hash: sha256Hex(token), expires_at: expires, used_at: null }).execute();
+    await this.db
+      .insertInto('console_links')
+      .values({ account_id: accountId, token_hash: sha256Hex(token), expires_at: expires, used_at: null })
+      .execute();
     return { url: `${this.publicUrl()}/console/login?token=${token}`, account_id: accountId, expires_at: expires.toISOString() };
   }
 
@@ -64,13 +67,22 @@ export class ConsoleSignIns {
           .returning('account_id')
           .executeTakeFirst()
       : undefined;
-    if (!used) throw new ApiError(401, 'invalid_link', 'This sign-in link has already been used or has expired. Run "npx presence console-link" for a new one, or sign in with an API key.');
+    if (!used)
+      throw new ApiError(
+        401,
+        'invalid_link',
+        'This sign-in link has already been used or has expired. Run "npx presence console-link" for a new one, or sign in with an API key.',
+      );
     return this.open(used.account_id, [...PERMISSIONS], null);
   }
 
   /** A sign-in with a key's permissions (the key was checked by the API's authenticator). */
   signInWithKey(principal: Principal): Promise<{ token: string; signIn: ConsoleSignIn }> {
-    return this.open(principal.accountId, PERMISSIONS.filter((p) => principal.permissions.has(p)), principal.keyId);
+    return this.open(
+      principal.accountId,
+      PERMISSIONS.filter((p) => principal.permissions.has(p)),
+      principal.keyId,
+    );
   }
 
   private async open(accountId: number, permissions: Permission[], keyId: number | null): Promise<{ token: string; signIn: ConsoleSignIn }> {
@@ -94,13 +106,20 @@ export class ConsoleSignIns {
       .where('ended_at', 'is', null)
       .where('expires_at', '>', new Date())
       .executeTakeFirst();
-    return row ? { id: row.id, accountId: row.account_id, permissions: row.permissions as Permission[], keyId: row.key_id, expiresAt: new Date(row.expires_at) } : undefined;
+    return row
+      ? { id: row.id, accountId: row.account_id, permissions: row.permissions as Permission[], keyId: row.key_id, expiresAt: new Date(row.expires_at) }
+      : undefined;
   }
 
   /** Signing out: the session ends on the server (the cookie alone is worth nothing from now on). */
   async end(token: string | undefined): Promise<void> {
     if (!token || !TOKEN_SHAPE.test(token)) return;
-    await this.db.updateTable('console_sessions').set({ ended_at: new Date() }).where('token_hash', '=', sha256Hex(token)).where('ended_at', 'is', null).execute();
+    await this.db
+      .updateTable('console_sessions')
+      .set({ ended_at: new Date() })
+      .where('token_hash', '=', sha256Hex(token))
+      .where('ended_at', 'is', null)
+      .execute();
   }
 
   /** A revoked key's sign-ins end with it. */

@@ -36,4 +36,3 @@ export function histogramPercentile(histogram: ArrayLike<number>, total: number,
   }
   return bucketValue(histogram.length - 1);
 }
-

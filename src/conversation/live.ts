@@ -164,7 +164,7 @@ export const preemptiveStats = {
 export function preemptiveMetricsText(): string {
   const s = preemptiveStats;
   return [
-    '# HELP presence_answers_prepared_total Answers begun before the visitor\'s turn ended (preemptive generation).',
+    "# HELP presence_answers_prepared_total Answers begun before the visitor's turn ended (preemptive generation).",
     '# TYPE presence_answers_prepared_total counter',
     `presence_answers_prepared_total ${s.started}`,
     '# HELP presence_answers_prepared_kept_total Answers prepared ahead and given (the turn ended with the same words).',
@@ -244,7 +244,10 @@ class Voicing {
   /** The speech layer was stopped before it voiced everything it was given. */
   cut = false;
 
-  constructor(readonly utteranceId: string, private readonly sampleRate: number) {}
+  constructor(
+    readonly utteranceId: string,
+    private readonly sampleRate: number,
+  ) {}
 
   /** The speaker, watched: every piece it yields is counted, and an abort marks the utterance cut. */
   wrap(speaker: Speaker): Speaker {
@@ -523,26 +526,30 @@ export class LiveConversation implements VisitorInput {
   // ------------------------------------------------------------------ the loop
 
   private makeListener(recognizer: Recognizer): Listener {
-    const listener = createListener(recognizer, {
-      speechStarted: () => this.clearIdle(),
-      partial: (text) => this.deps.session.showVisitorWords(text, false),
-      bargeIn: () => this.interrupt(),
-      tentative: (turn) => {
-        try {
-          this.prepare(turn);
-        } catch (error) {
-          // Preparing ahead is an optimisation: the turn is answered as usual when it ends.
-          this.discardPrepared('other');
-          this.deps.log.warn({ err: (error as Error).message, session_id: this.id }, 'an answer could not be prepared ahead');
-        }
+    const listener = createListener(
+      recognizer,
+      {
+        speechStarted: () => this.clearIdle(),
+        partial: (text) => this.deps.session.showVisitorWords(text, false),
+        bargeIn: () => this.interrupt(),
+        tentative: (turn) => {
+          try {
+            this.prepare(turn);
+          } catch (error) {
+            // Preparing ahead is an optimisation: the turn is answered as usual when it ends.
+            this.discardPrepared('other');
+            this.deps.log.warn({ err: (error as Error).message, session_id: this.id }, 'an answer could not be prepared ahead');
+          }
+        },
+        tentativeDropped: () => this.discardPrepared('resumed'),
+        turn: (heard) => void this.visitorTurn(heard.text, 'voice', heard),
+        error: (error) => {
+          // One line per kind of trouble is enough: a broken engine would otherwise log every turn.
+          if (this.listenerErrors++ < 3) this.deps.log.warn({ err: error.message, session_id: this.id }, 'listening failed for a visitor turn');
+        },
       },
-      tentativeDropped: () => this.discardPrepared('resumed'),
-      turn: (heard) => void this.visitorTurn(heard.text, 'voice', heard),
-      error: (error) => {
-        // One line per kind of trouble is enough: a broken engine would otherwise log every turn.
-        if (this.listenerErrors++ < 3) this.deps.log.warn({ err: error.message, session_id: this.id }, 'listening failed for a visitor turn');
-      },
-    }, { ...this.deps.listenerOptions, languages: this.orderedLanguages() });
+      { ...this.deps.listenerOptions, languages: this.orderedLanguages() },
+    );
     listener.setAgentTalking(this.deps.session.state === 'talking');
     return listener;
   }
@@ -703,15 +710,28 @@ export class LiveConversation implements VisitorInput {
     const generation: Generation = { controller, pipe: new TextPipe(), text: '', finished: Promise.resolve() };
     generation.finished = (async () => {
       try {
-        const facts: LiveConversationFacts = { conversationId: this.id, accountId: this.agent.account_id, agentId: this.agent.id, visitor: this.visitor, history: [...history, { role: 'visitor', text }] };
+        const facts: LiveConversationFacts = {
+          conversationId: this.id,
+          accountId: this.agent.account_id,
+          agentId: this.agent.id,
+          visitor: this.visitor,
+          history: [...history, { role: 'visitor', text }],
+        };
         const missingDetails = await this.deps.missingDetails?.(facts).catch((error: Error) => {
           if (!speculative) this.deps.log.warn({ err: error.message, session_id: this.id }, 'missing details could not be found; answering without them');
           return undefined;
         });
         if (controller.signal.aborted) return;
         const events = this.deps.answers.answer({
-          accountId: this.agent.account_id, agentId: this.agent.id, conversationId: this.id,
-          history, text, language, visitor: this.visitor, ...(missingDetails?.length && { missingDetails }), signal: controller.signal,
+          accountId: this.agent.account_id,
+          agentId: this.agent.id,
+          conversationId: this.id,
+          history,
+          text,
+          language,
+          visitor: this.visitor,
+          ...(missingDetails?.length && { missingDetails }),
+          signal: controller.signal,
           ...(speculative && { speculative }),
         });
         for await (const event of events) {
@@ -765,7 +785,14 @@ export class LiveConversation implements VisitorInput {
 
     const language = visitorLanguage(text, this.languages, this.language, heard?.language);
     // Prepared on the same footing, or thrown away: the same language, history and audio rate.
-    if (prepared && (prepared.language !== language || prepared.sampleRate !== this.deps.session.sampleRate || !sameTurns(prepared.history, this.history) || prepared.generation.controller.signal.aborted)) drop('mismatch');
+    if (
+      prepared &&
+      (prepared.language !== language ||
+        prepared.sampleRate !== this.deps.session.sampleRate ||
+        !sameTurns(prepared.history, this.history) ||
+        prepared.generation.controller.signal.aborted)
+    )
+      drop('mismatch');
     if (language !== this.language) {
       this.language = language;
       this.listener?.setLanguages(this.orderedLanguages());
@@ -775,14 +802,30 @@ export class LiveConversation implements VisitorInput {
     const history = this.history.slice();
     this.remember({ role: 'visitor', text });
     this.write({
-      role: 'visitor', text, language,
-      details: { source, ...(heard && { engine: heard.engine, speech_seconds: round(heard.speechSeconds, 2), ...(heard.confidence !== undefined && { confidence: heard.confidence }) }) },
+      role: 'visitor',
+      text,
+      language,
+      details: {
+        source,
+        ...(heard && {
+          engine: heard.engine,
+          speech_seconds: round(heard.speechSeconds, 2),
+          ...(heard.confidence !== undefined && { confidence: heard.confidence }),
+        }),
+      },
     });
     if (prepared) preemptiveStats.kept++;
     await this.respond(text, language, history, heard, receivedAt, prepared);
   }
 
-  private async respond(text: string, language: string, history: ConversationTurn[], heard: VisitorTurnHeard | undefined, receivedAt: number, prepared?: Prepared): Promise<void> {
+  private async respond(
+    text: string,
+    language: string,
+    history: ConversationTurn[],
+    heard: VisitorTurnHeard | undefined,
+    receivedAt: number,
+    prepared?: Prepared,
+  ): Promise<void> {
     const session = this.deps.session;
     const generation = prepared?.generation ?? this.generate(text, language, history, false);
     const controller = generation.controller;
@@ -810,10 +853,13 @@ export class LiveConversation implements VisitorInput {
     const utterance = session.speakStream(generation.pipe, answer.utteranceId, voicing.wrap(speaker));
     let recorded!: () => void;
     this.recording = true;
-    this.answerRecorded = new Promise<void>((resolve) => (recorded = () => {
-      if (this.answerRecorded === answerRecorded) this.recording = false;
-      resolve();
-    }));
+    this.answerRecorded = new Promise<void>(
+      (resolve) =>
+        (recorded = () => {
+          if (this.answerRecorded === answerRecorded) this.recording = false;
+          resolve();
+        }),
+    );
     const answerRecorded = this.answerRecorded;
     // The answer's place in the record is taken now; it is written once it has been heard.
     let heardTurn!: (turn: TurnInput | undefined) => void;
@@ -864,21 +910,26 @@ export class LiveConversation implements VisitorInput {
       recorded();
       return;
     }
-    const turn = this.heardTurn(voicing, generation.text, {
-      role: 'agent',
-      text: generation.text.trim(),
-      language,
-      details: {
-        source: 'answer',
-        engine: done?.engine ?? this.deps.answers.name,
-        answered: done?.answered ?? false,
-        sources: done?.sources ?? [],
-        ...(gapId !== undefined && { gap_id: gapId }),
-        ...(failure && { error: failure }),
-        ...(answer.fillerAt !== undefined && { filler: true }),
-        latency_ms: waterfall(answer, heard),
+    const turn = this.heardTurn(
+      voicing,
+      generation.text,
+      {
+        role: 'agent',
+        text: generation.text.trim(),
+        language,
+        details: {
+          source: 'answer',
+          engine: done?.engine ?? this.deps.answers.name,
+          answered: done?.answered ?? false,
+          sources: done?.sources ?? [],
+          ...(gapId !== undefined && { gap_id: gapId }),
+          ...(failure && { error: failure }),
+          ...(answer.fillerAt !== undefined && { filler: true }),
+          latency_ms: waterfall(answer, heard),
+        },
       },
-    }, controller.signal.aborted);
+      controller.signal.aborted,
+    );
     // The engine's next turn sees what the visitor heard of this one, not what was generated.
     if (turn.text) this.remember({ role: 'agent', text: turn.text });
     heardTurn(turn);
@@ -971,7 +1022,10 @@ function sameTurns(a: ConversationTurn[], b: ConversationTurn[]): boolean {
 
 /** `{{visitor.<name>}}` in the agent's words, from the verified visitor values (unknown names say nothing). */
 export function fillVisitorValues(text: string, visitor: Record<string, string>): string {
-  return text.replace(/\{\{\s*visitor\.([a-z][a-z0-9_]{0,39})\s*\}\}/g, (_, name: string) => visitor[name] ?? '').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(/\{\{\s*visitor\.([a-z][a-z0-9_]{0,39})\s*\}\}/g, (_, name: string) => visitor[name] ?? '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 async function* once(text: string): AsyncIterable<string> {

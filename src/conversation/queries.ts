@@ -96,7 +96,8 @@ interface RollupPlan {
 }
 
 function rollupPlan(filter: ConversationFilter): RollupPlan | undefined {
-  if (filter.visitorId !== undefined || filter.minDurationSeconds !== undefined || filter.words !== undefined || filter.category !== undefined) return undefined;
+  if (filter.visitorId !== undefined || filter.minDurationSeconds !== undefined || filter.words !== undefined || filter.category !== undefined)
+    return undefined;
   const ceilFrom = filter.from && new Date(Math.ceil(filter.from.getTime() / DAY_MS) * DAY_MS);
   const floorBefore = filter.before && new Date(Math.floor(filter.before.getTime() / DAY_MS) * DAY_MS);
   // No whole day inside (at most two cut ones): the scan is short.
@@ -158,7 +159,10 @@ function rollupAndScannedGaps(filter: ConversationFilter, plan: RollupPlan) {
   return sql`
     SELECT COUNT(DISTINCT g) FROM (
       SELECT gap_id AS g FROM conversation_day_gaps WHERE ${dayConditions(filter, plan)}
-      UNION ALL ${sql.join(plan.scanned.map((where) => sql`SELECT unnest(gap_ids) FROM conversations WHERE ${where}`), sql` UNION ALL `)}
+      UNION ALL ${sql.join(
+        plan.scanned.map((where) => sql`SELECT unnest(gap_ids) FROM conversations WHERE ${where}`),
+        sql` UNION ALL `,
+      )}
     ) gaps`;
 }
 
@@ -249,10 +253,23 @@ export class ConversationQueries {
 
   private rows(filter: ConversationFilter) {
     return filtered(
-      this.db.selectFrom('conversations').select([
-        'id', 'agent_id', 'agent_name', 'mode', 'visitor_id', 'started_at', 'ended_at', DURATION.as('duration_seconds'), 'end_reason',
-        'visitor_turns', 'agent_turns', 'categories', sql<number>`cardinality(handoffs_delivered)`.as('handoffs_delivered'),
-      ]),
+      this.db
+        .selectFrom('conversations')
+        .select([
+          'id',
+          'agent_id',
+          'agent_name',
+          'mode',
+          'visitor_id',
+          'started_at',
+          'ended_at',
+          DURATION.as('duration_seconds'),
+          'end_reason',
+          'visitor_turns',
+          'agent_turns',
+          'categories',
+          sql<number>`cardinality(handoffs_delivered)`.as('handoffs_delivered'),
+        ]),
       filter,
     );
   }
@@ -300,7 +317,14 @@ export class ConversationQueries {
       .orderBy('id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ id: Number(r.id), role: r.role, text: r.text, at: new Date(r.at), language: r.language, details: (r.details ?? {}) as Record<string, unknown> }));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      role: r.role,
+      text: r.text,
+      at: new Date(r.at),
+      language: r.language,
+      details: (r.details ?? {}) as Record<string, unknown>,
+    }));
   }
 
   /** Totals over the matches. */
@@ -347,7 +371,17 @@ export class ConversationQueries {
         .with('d', () => perDay)
         .selectFrom('d')
         .select([
-          sql<string>`day::text`.as('day'), 'conversations', 'running', 'seconds', 'visitor_turns', 'agent_turns', 'handoffs', 'answers', 'answered', sql<null>`NULL`.as('first'), sql<null>`NULL`.as('last'),
+          sql<string>`day::text`.as('day'),
+          'conversations',
+          'running',
+          'seconds',
+          'visitor_turns',
+          'agent_turns',
+          'handoffs',
+          'answers',
+          'answered',
+          sql<null>`NULL`.as('first'),
+          sql<null>`NULL`.as('last'),
           sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
         ])
         .orderBy('d.day')
@@ -374,12 +408,22 @@ export class ConversationQueries {
     const scans: Array<ReturnType<typeof sql>> = [];
     if (plan) {
       const { rows } = await sql<{ day: string; hist: number[] }>`
-        SELECT day::text AS day, answer_hist AS hist FROM conversation_days WHERE ${dayConditions(filter, plan)} AND cardinality(answer_hist) > 0`.execute(this.db);
+        SELECT day::text AS day, answer_hist AS hist FROM conversation_days WHERE ${dayConditions(filter, plan)} AND cardinality(answer_hist) > 0`.execute(
+        this.db,
+      );
       for (const row of rows) row.hist.forEach((n, bucket) => n && add(row.day, bucket, n));
       scans.push(...plan.scanned.map((where) => latencyScan(where)));
     } else {
-      const matches = filtered(this.db.selectFrom('conversations').select([DAY.as('day'), 'answer_ms']).where(sql<boolean>`cardinality(answer_ms) > 0`), filter);
-      scans.push(sql`SELECT m.day::text AS day, answer_ms_bucket(v) AS bucket, COUNT(*) AS n FROM (${matches}) m CROSS JOIN LATERAL unnest(m.answer_ms) AS v GROUP BY 1, 2`);
+      const matches = filtered(
+        this.db
+          .selectFrom('conversations')
+          .select([DAY.as('day'), 'answer_ms'])
+          .where(sql<boolean>`cardinality(answer_ms) > 0`),
+        filter,
+      );
+      scans.push(
+        sql`SELECT m.day::text AS day, answer_ms_bucket(v) AS bucket, COUNT(*) AS n FROM (${matches}) m CROSS JOIN LATERAL unnest(m.answer_ms) AS v GROUP BY 1, 2`,
+      );
     }
     for (const scan of scans) {
       const { rows } = await sql<{ day: string; bucket: number; n: string | number }>`${scan}`.execute(this.db);
@@ -399,7 +443,9 @@ export class ConversationQueries {
     const plan = options.rollup === false ? undefined : rollupPlan(filter);
     if (!plan) {
       const rows = await filtered(
-        this.db.selectFrom('conversations').select(['agent_id', sql<string>`(array_agg(agent_name ORDER BY started_at DESC, id DESC))[1]`.as('agent_name'), ...totalsSelect]),
+        this.db
+          .selectFrom('conversations')
+          .select(['agent_id', sql<string>`(array_agg(agent_name ORDER BY started_at DESC, id DESC))[1]`.as('agent_name'), ...totalsSelect]),
         filter,
       )
         .groupBy('agent_id')

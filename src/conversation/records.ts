@@ -67,11 +67,15 @@ export class ConversationRecords {
 
   /** Starts working the ended-conversation queue. */
   async start(): Promise<void> {
-    await this.jobs.work<{ conversationId: string }>(CONVERSATION_ENDED_QUEUE, { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 }, async ({ conversationId }) => {
-      const conversation = await this.ended(conversationId);
-      if (!conversation) return;
-      for (const hook of this.onEnded) await hook(conversation);
-    });
+    await this.jobs.work<{ conversationId: string }>(
+      CONVERSATION_ENDED_QUEUE,
+      { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 120 },
+      async ({ conversationId }) => {
+        const conversation = await this.ended(conversationId);
+        if (!conversation) return;
+        for (const hook of this.onEnded) await hook(conversation);
+      },
+    );
   }
 
   /** The session started: its conversation begins (idempotent). */
@@ -111,7 +115,14 @@ export class ConversationRecords {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conversation_turns')
-        .values({ conversation_id: conversationId, role: turn.role, text: turn.text, at, language: turn.language ?? null, details: JSON.stringify(turn.details ?? {}) })
+        .values({
+          conversation_id: conversationId,
+          role: turn.role,
+          text: turn.text,
+          at,
+          language: turn.language ?? null,
+          details: JSON.stringify(turn.details ?? {}),
+        })
         .execute();
       await trx
         .updateTable('conversations')
@@ -139,7 +150,14 @@ export class ConversationRecords {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conversations')
-        .values({ id: session.id, account_id: session.account_id, agent_id: session.agent_id, agent_name: agentName, mode: session.mode, started_at: new Date(session.created_at) })
+        .values({
+          id: session.id,
+          account_id: session.account_id,
+          agent_id: session.agent_id,
+          agent_name: agentName,
+          mode: session.mode,
+          started_at: new Date(session.created_at),
+        })
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
       const ended = await trx
@@ -176,7 +194,12 @@ export class ConversationRecords {
 
   /** The transcript, in order. */
   async transcript(conversationId: string): Promise<TranscriptTurn[]> {
-    const rows = await this.db.selectFrom('conversation_turns').select(['role', 'text', 'at', 'details']).where('conversation_id', '=', conversationId).orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('conversation_turns')
+      .select(['role', 'text', 'at', 'details'])
+      .where('conversation_id', '=', conversationId)
+      .orderBy('id')
+      .execute();
     return rows.map((r) => ({
       role: r.role,
       text: r.text,

@@ -35,7 +35,9 @@ export class AsyncQueue<T> {
       if (this.items.length) return this.items.shift();
       if (this.failed) throw this.error;
       if (this.closed) return undefined;
-      const ready = new Promise<'ready'>((resolve) => { this.waiter = () => resolve('ready'); });
+      const ready = new Promise<'ready'>((resolve) => {
+        this.waiter = () => resolve('ready');
+      });
       if ((await Promise.race([ready, abort])) === 'aborted') return undefined;
     }
   }

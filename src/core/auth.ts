@@ -57,7 +57,8 @@ export function canSeeSecrets(principal: Principal | undefined): boolean {
   return principal?.permissions.has('setup') ?? false;
 }
 
-const invalidKey = () => new ApiError(401, 'invalid_api_key', 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".', { 'WWW-Authenticate': 'Bearer' });
+const invalidKey = () =>
+  new ApiError(401, 'invalid_api_key', 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".', { 'WWW-Authenticate': 'Bearer' });
 
 /**
  * Keys are looked up by hash; a short-lived in-process cache keeps the database off the hot path
@@ -67,7 +68,10 @@ export class ApiKeyAuthenticator {
   private cache = new Map<string, { principal: Principal | null; expires: number }>();
   private touched = new Map<number, number>();
 
-  constructor(private readonly keys: KeyLookup, private readonly cacheMs = 10_000) {}
+  constructor(
+    private readonly keys: KeyLookup,
+    private readonly cacheMs = 10_000,
+  ) {}
 
   async authenticate(header: string | undefined): Promise<Principal> {
     const match = header?.match(/^Bearer\s+(\S+)\s*$/i);

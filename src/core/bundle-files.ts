@@ -49,10 +49,11 @@ export function buildOnce<T>(defaultDir: string, build: (dir: string, force: boo
   return (options: { force?: boolean; outDir?: string } = {}): Promise<T> => {
     if (!options.force && !options.outDir && pending) return pending;
     const run = build(options.outDir ?? defaultDir, !!options.force);
-    if (!options.outDir) pending = run.catch((e) => {
-      pending = null;
-      throw e;
-    });
+    if (!options.outDir)
+      pending = run.catch((e) => {
+        pending = null;
+        throw e;
+      });
     return run;
   };
 }

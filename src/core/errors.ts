@@ -97,24 +97,48 @@ export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], da
       case 'too_small': {
         const min = Number(issue.minimum);
         if (issue.origin === 'string') {
-          items.push({ type: 'string_too_short', loc, msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } });
+          items.push({
+            type: 'string_too_short',
+            loc,
+            msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`,
+            input,
+            ctx: { min_length: min },
+          });
         } else if (issue.origin === 'array') {
           items.push({ type: 'too_short', loc, msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`, input, ctx: { min_length: min } });
         } else {
           const type = issue.inclusive ? 'greater_than_equal' : 'greater_than';
-          items.push({ type, loc, msg: `Input should be ${issue.inclusive ? 'greater than or equal to' : 'greater than'} ${min}`, input, ctx: { [issue.inclusive ? 'ge' : 'gt']: min } });
+          items.push({
+            type,
+            loc,
+            msg: `Input should be ${issue.inclusive ? 'greater than or equal to' : 'greater than'} ${min}`,
+            input,
+            ctx: { [issue.inclusive ? 'ge' : 'gt']: min },
+          });
         }
         break;
       }
       case 'too_big': {
         const max = Number(issue.maximum);
         if (issue.origin === 'string') {
-          items.push({ type: 'string_too_long', loc, msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`, input, ctx: { max_length: max } });
+          items.push({
+            type: 'string_too_long',
+            loc,
+            msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`,
+            input,
+            ctx: { max_length: max },
+          });
         } else if (issue.origin === 'array') {
           items.push({ type: 'too_long', loc, msg: `List should have at most ${max} item${max === 1 ? '' : 's'}`, input, ctx: { max_length: max } });
         } else {
           const type = issue.inclusive ? 'less_than_equal' : 'less_than';
-          items.push({ type, loc, msg: `Input should be ${issue.inclusive ? 'less than or equal to' : 'less than'} ${max}`, input, ctx: { [issue.inclusive ? 'le' : 'lt']: max } });
+          items.push({
+            type,
+            loc,
+            msg: `Input should be ${issue.inclusive ? 'less than or equal to' : 'less than'} ${max}`,
+            input,
+            ctx: { [issue.inclusive ? 'le' : 'lt']: max },
+          });
         }
         break;
       }
@@ -122,7 +146,10 @@ export function zodIssuesToItems(where: Location, issues: z.core.$ZodIssue[], da
         items.push({
           type: issue.values.length ? 'enum' : 'literal_error',
           loc,
-          msg: `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`,
+          msg: `Input should be ${issue.values
+            .map((v) => `'${String(v)}'`)
+            .join(', ')
+            .replace(/, ([^,]*)$/, ' or $1')}`,
           input,
           ctx: { expected: issue.values.map((v) => `'${String(v)}'`).join(', ') },
         });
@@ -209,7 +236,11 @@ function answerError(error: FastifyError | Error, request: FastifyRequest, reply
     reply.code(415).send({ detail: 'Content-Type must be application/json' });
     return;
   }
-  if (fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (fastifyError.statusCode === 400 && error instanceof SyntaxError)) {
+  if (
+    fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    (fastifyError.statusCode === 400 && error instanceof SyntaxError)
+  ) {
     // FastAPI answers unparsable JSON with 422 json_invalid; so do we.
     reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: error.message } }] });
     return;

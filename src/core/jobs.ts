@@ -84,7 +84,10 @@ export class Jobs {
   static async start(database: OpenedDatabase, logger: JobsLogger): Promise<Jobs> {
     const common = { schema: 'pgboss', supervise: true, schedule: false, migrate: true, maintenanceIntervalSeconds: 60, archiveCompletedAfterSeconds: 3600 };
     const released = new AbortController();
-    const boss = database.engine === 'postgres' ? new PgBoss({ ...common, connectionString: database.connectionString, max: 4 }) : new PgBoss({ ...common, db: pgliteAdapter(database, released.signal) });
+    const boss =
+      database.engine === 'postgres'
+        ? new PgBoss({ ...common, connectionString: database.connectionString, max: 4 })
+        : new PgBoss({ ...common, db: pgliteAdapter(database, released.signal) });
     boss.on('error', (error) => {
       if (!released.signal.aborted) logger.error({ err: error }, 'job queue error');
     });
@@ -106,7 +109,13 @@ export class Jobs {
 
   /** Creates the queue (idempotent) and starts working it in this process. */
   async work<T extends object>(name: string, options: QueueOptions, handler: JobHandler<T>): Promise<void> {
-    const queue = { name, retryLimit: options.retryLimit ?? 2, retryDelay: options.retryDelay ?? 5, retryBackoff: options.retryBackoff ?? false, expireInSeconds: options.expireInSeconds ?? 300 };
+    const queue = {
+      name,
+      retryLimit: options.retryLimit ?? 2,
+      retryDelay: options.retryDelay ?? 5,
+      retryBackoff: options.retryBackoff ?? false,
+      expireInSeconds: options.expireInSeconds ?? 300,
+    };
     if (await this.boss.getQueue(name)) await this.boss.updateQueue(name, queue);
     else await this.boss.createQueue(name, queue);
     const ids: string[] = [];
@@ -184,10 +193,13 @@ export class Jobs {
       clearTimeout(timers.get(latest));
       timers.delete(latest);
     }
-    const timer = setTimeout(() => {
-      timers!.delete(slot);
-      this.wake(name);
-    }, Math.max(0, slot - Date.now()));
+    const timer = setTimeout(
+      () => {
+        timers!.delete(slot);
+        this.wake(name);
+      },
+      Math.max(0, slot - Date.now()),
+    );
     timer.unref();
     timers.set(slot, timer);
   }

@@ -88,7 +88,10 @@ export function loggerOptions(level: string) {
     },
     hooks: {
       logMethod(this: unknown, args: unknown[], method: (...a: unknown[]) => void) {
-        method.apply(this, args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)));
+        method.apply(
+          this,
+          args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)),
+        );
       },
     },
   };

@@ -30,7 +30,10 @@ export function formatCents(cents: number): string {
 /** 1000 (ten-thousandths) → "0.10" (two places at least, more when the price has them). */
 export function formatPrice(price: number): string {
   const whole = Math.floor(price / 10_000);
-  const frac = String(price % 10_000).padStart(4, '0').replace(/0{1,2}$/, '').replace(/0$/, '');
+  const frac = String(price % 10_000)
+    .padStart(4, '0')
+    .replace(/0{1,2}$/, '')
+    .replace(/0$/, '');
   return `${whole}.${frac.padEnd(2, '0')}`;
 }
 

@@ -143,7 +143,11 @@ function stringFor(schema: Schema, name: string | undefined): string {
   if (name?.endsWith('_at')) guesses.push(BY_FORMAT['date-time']);
   if (name?.endsWith('_url') || name === 'url') guesses.push('https://bakery.example.com');
   if (name?.endsWith('_id')) guesses.push(`${name.slice(0, -3)}_01`);
-  if (name) guesses.push(name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()), name);
+  if (name)
+    guesses.push(
+      name.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase()),
+      name,
+    );
   guesses.push('example');
   for (const guess of guesses) if (fits(schema, guess)) return guess;
   return 'a'.repeat(Math.max(1, schema.minLength ?? 1));
@@ -151,17 +155,32 @@ function stringFor(schema: Schema, name: string | undefined): string {
 
 function numberFor(schema: Schema, name: string | undefined): number {
   const integer = schema.type === 'integer';
-  const wanted = name === 'id' || name?.endsWith('_id') ? 42
-    : name?.startsWith('max_') ? 600
-    : name?.endsWith('_seconds') || name === 'seconds' ? (integer ? 30 : 12.5)
-    : name?.endsWith('_ms') ? 250
-    : name === 'p50' ? 740
-    : name === 'p95' ? 1400
-    : name === 'answer_rate' ? 0.87
-    : name?.endsWith('_bytes') ? 524288
-    : name === 'limit' ? 20
-    : name === 'offset' ? 0
-    : integer ? 3 : 0.8;
+  const wanted =
+    name === 'id' || name?.endsWith('_id')
+      ? 42
+      : name?.startsWith('max_')
+        ? 600
+        : name?.endsWith('_seconds') || name === 'seconds'
+          ? integer
+            ? 30
+            : 12.5
+          : name?.endsWith('_ms')
+            ? 250
+            : name === 'p50'
+              ? 740
+              : name === 'p95'
+                ? 1400
+                : name === 'answer_rate'
+                  ? 0.87
+                  : name?.endsWith('_bytes')
+                    ? 524288
+                    : name === 'limit'
+                      ? 20
+                      : name === 'offset'
+                        ? 0
+                        : integer
+                          ? 3
+                          : 0.8;
   if (fits(schema, wanted)) return wanted;
   const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : undefined);
   const high = schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : undefined);
@@ -205,13 +224,23 @@ export function exampleFor(schema: Schema | undefined, components: Record<string
       if (type === undefined && !schema.properties) return null;
       const out: Record<string, unknown> = {};
       for (const [key, property] of Object.entries<Schema>(schema.properties ?? {})) out[key] = exampleFor(property, components, key, seen);
-      if (!schema.properties && schema.additionalProperties && typeof schema.additionalProperties === 'object' && Object.keys(schema.additionalProperties).length) {
+      if (
+        !schema.properties &&
+        schema.additionalProperties &&
+        typeof schema.additionalProperties === 'object' &&
+        Object.keys(schema.additionalProperties).length
+      ) {
         out.key = exampleFor(schema.additionalProperties, components, 'key', seen);
       }
       return out;
     }
     case 'array': {
-      const item = exampleFor(Array.isArray(schema.prefixItems) ? schema.prefixItems[0] : schema.items, components, name === 'cameras' ? 'camera' : name === 'also' ? 'also' : name?.replace(/s$/, ''), seen);
+      const item = exampleFor(
+        Array.isArray(schema.prefixItems) ? schema.prefixItems[0] : schema.items,
+        components,
+        name === 'cameras' ? 'camera' : name === 'also' ? 'also' : name?.replace(/s$/, ''),
+        seen,
+      );
       if (Array.isArray(schema.prefixItems)) return schema.prefixItems.map((p: Schema) => exampleFor(p, components, undefined, seen));
       return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => item);
     }
@@ -267,17 +296,14 @@ const ERROR_SCHEMAS: Record<string, Schema> = {
     description: 'An error: `detail` is a `{code, message}` object, or a sentence for routing errors (404 Not Found, 413, bad URL).',
     properties: {
       detail: {
-        anyOf: [
-          { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
-          { type: 'string' },
-        ],
+        anyOf: [{ type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] }, { type: 'string' }],
       },
     },
     required: ['detail'],
   },
   ValidationError: {
     type: 'object',
-    description: 'Request validation failed (FastAPI\'s shape): one item per problem, `loc` naming where.',
+    description: "Request validation failed (FastAPI's shape): one item per problem, `loc` naming where.",
     properties: {
       detail: {
         type: 'array',
@@ -316,12 +342,30 @@ function addErrorAnswers(path: string, operation: Schema): void {
   };
   const secured = path.startsWith('/v1/') && !(Array.isArray(operation.security) && operation.security.length === 0);
   if (secured) {
-    add('401', errorAnswer('No API key, or an unknown or revoked one', { detail: { code: 'invalid_api_key', message: 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".' } }));
-    add('403', errorAnswer('The key lacks the permission this route needs', { detail: { code: 'missing_permission', message: 'This API key lacks the "setup" permission needed for this route.' } }));
-    add('429', errorAnswer('Too many requests for this key; see Retry-After', { detail: { code: 'rate_limited', message: 'Too many requests for this API key; retry later.' } }));
+    add(
+      '401',
+      errorAnswer('No API key, or an unknown or revoked one', {
+        detail: { code: 'invalid_api_key', message: 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".' },
+      }),
+    );
+    add(
+      '403',
+      errorAnswer('The key lacks the permission this route needs', {
+        detail: { code: 'missing_permission', message: 'This API key lacks the "setup" permission needed for this route.' },
+      }),
+    );
+    add(
+      '429',
+      errorAnswer('Too many requests for this key; see Retry-After', {
+        detail: { code: 'rate_limited', message: 'Too many requests for this API key; retry later.' },
+      }),
+    );
   }
   if (path.includes('{')) add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
   if (operation.requestBody || (operation.parameters ?? []).length) {
-    add('422', errorAnswer('The request is not valid', { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] }, 'ValidationError'));
+    add(
+      '422',
+      errorAnswer('The request is not valid', { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] }, 'ValidationError'),
+    );
   }
 }

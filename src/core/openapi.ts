@@ -12,7 +12,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
       info: {
         title: 'Presence API',
         version: '1',
-        description: 'Live, talking 3D avatar agents for any website. Every call carries `Authorization: Bearer sk_live_…`. The render-mode WebSocket is documented at [/docs/render-protocol](/docs/render-protocol) (AsyncAPI 3: [/asyncapi.json](/asyncapi.json)).',
+        description:
+          'Live, talking 3D avatar agents for any website. Every call carries `Authorization: Bearer sk_live_…`. The render-mode WebSocket is documented at [/docs/render-protocol](/docs/render-protocol) (AsyncAPI 3: [/asyncapi.json](/asyncapi.json)).',
       },
       servers: [{ url: publicUrl }],
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key, sk_live_…' } } },

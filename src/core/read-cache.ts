@@ -8,7 +8,10 @@ import { LRUCache } from 'lru-cache';
 export class ReadCache<K extends {}, V extends {}> {
   private readonly entries: LRUCache<K, V>;
 
-  constructor(readonly enabled: boolean, maxEntries = 10_000) {
+  constructor(
+    readonly enabled: boolean,
+    maxEntries = 10_000,
+  ) {
     this.entries = new LRUCache({ max: maxEntries });
   }
 

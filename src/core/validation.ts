@@ -50,9 +50,11 @@ function looseNumbers(where: Location, fields: Map<string, boolean>, data: unkno
     const value = (data as Record<string, unknown>)[name];
     if (value === undefined) continue;
     if (typeof value === 'string' && (isInt ? PLAIN_INTEGER : PLAIN_DECIMAL).test(value)) continue;
-    items.push(isInt
-      ? { type: 'int_parsing', loc: [where, name], msg: 'Input should be a valid integer, unable to parse string as an integer', input: value }
-      : { type: 'float_parsing', loc: [where, name], msg: 'Input should be a valid number, unable to parse string as a number', input: value });
+    items.push(
+      isInt
+        ? { type: 'int_parsing', loc: [where, name], msg: 'Input should be a valid integer, unable to parse string as an integer', input: value }
+        : { type: 'float_parsing', loc: [where, name], msg: 'Input should be a valid number, unable to parse string as a number', input: value },
+    );
   }
   return items;
 }
@@ -70,8 +72,15 @@ export function storableProblems(where: Location, value: unknown): ValidationIte
   const walk = (v: unknown, loc: Array<string | number>, key: string | number | undefined, depth: number) => {
     if (items.length >= 20 || depth > 64) return;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) items.push({ type: 'string_invalid', loc, msg: 'Text must not contain NUL characters', input: v.replace(/\u0000/g, '\\u0000') });
-      else if (LONE_SURROGATE.test(v)) items.push({ type: 'string_unicode', loc, msg: 'Text must be valid Unicode (no unpaired surrogates)', input: v.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD') });
+      if (v.includes('\u0000'))
+        items.push({ type: 'string_invalid', loc, msg: 'Text must not contain NUL characters', input: v.replace(/\u0000/g, '\\u0000') });
+      else if (LONE_SURROGATE.test(v))
+        items.push({
+          type: 'string_unicode',
+          loc,
+          msg: 'Text must be valid Unicode (no unpaired surrogates)',
+          input: v.replace(new RegExp(LONE_SURROGATE, 'g'), '\uFFFD'),
+        });
       return;
     }
     if (typeof v === 'number') {
@@ -87,7 +96,8 @@ export function storableProblems(where: Location, value: unknown): ValidationIte
     }
     if (v && typeof v === 'object' && !Buffer.isBuffer(v)) {
       for (const [k, item] of Object.entries(v)) {
-        if (k.includes('\u0000') || LONE_SURROGATE.test(k)) items.push({ type: 'string_invalid', loc: [...loc, k], msg: 'Field names must be valid text without NUL characters', input: null });
+        if (k.includes('\u0000') || LONE_SURROGATE.test(k))
+          items.push({ type: 'string_invalid', loc: [...loc, k], msg: 'Field names must be valid text without NUL characters', input: null });
         else walk(item, [...loc, k], k, depth + 1);
       }
     }
@@ -129,7 +139,11 @@ function registerUnknownQueryRefusal(app: FastifyInstance): void {
       if (!query || typeof query !== 'object') return;
       const unknown = Object.keys(query).filter((name) => !allowed.has(name));
       if (unknown.length) {
-        throw new RequestValidationError(unknown.slice(0, 20).map((name) => ({ type: 'extra_forbidden', loc: ['query', name], msg: 'Extra inputs are not permitted', input: query[name] ?? null })));
+        throw new RequestValidationError(
+          unknown
+            .slice(0, 20)
+            .map((name) => ({ type: 'extra_forbidden', loc: ['query', name], msg: 'Extra inputs are not permitted', input: query[name] ?? null })),
+        );
       }
     };
     const existing = route.preValidation;
@@ -170,7 +184,10 @@ function registerEmptyBodies(app: FastifyInstance): void {
       return;
     }
     if (nestingDepth(text) > MAX_JSON_DEPTH) {
-      done(new RequestValidationError([{ type: 'json_invalid', loc: ['body', 0], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, input: {} }]), undefined);
+      done(
+        new RequestValidationError([{ type: 'json_invalid', loc: ['body', 0], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, input: {} }]),
+        undefined,
+      );
       return;
     }
     json(request, text, done);
@@ -190,7 +207,8 @@ function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) {

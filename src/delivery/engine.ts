@@ -30,7 +30,22 @@ export const DELIVERY_QUEUE = 'delivery.attempt';
 export const DEFAULT_USER_AGENT = 'Presence-DataHandoff/1.0';
 /** Headers the service sets on every delivery; an owner's custom headers never replace them. */
 /** Headers a webhook's custom headers cannot set: ours on every delivery, and the hop-by-hop ones (RFC 9110 7.6.1) that would corrupt the request. */
-export const RESERVED_HEADERS = ['content-type', 'user-agent', 'x-service-timestamp', 'x-service-signature', 'x-service-delivery', 'host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'proxy-connection'];
+export const RESERVED_HEADERS = [
+  'content-type',
+  'user-agent',
+  'x-service-timestamp',
+  'x-service-signature',
+  'x-service-delivery',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-connection',
+];
 /** Finished deliveries are kept in the log this long. */
 const LOG_RETENTION_DAYS = 30;
 
@@ -204,7 +219,12 @@ export class DeliveryEngine {
     if (parsed.username || parsed.password) throw new ApiError(422, 'invalid_url', 'Put credentials in a custom header, not in the webhook URL');
     if (this.settings.allowPrivate) return;
     const address = await resolvesPrivate(parsed.hostname);
-    if (address) throw new ApiError(422, 'private_address', `${parsed.hostname} is a loopback or private-network address (${address}); webhooks must be on the public internet`);
+    if (address)
+      throw new ApiError(
+        422,
+        'private_address',
+        `${parsed.hostname} is a loopback or private-network address (${address}); webhooks must be on the public internet`,
+      );
   }
 
   /**
@@ -233,14 +253,21 @@ export class DeliveryEngine {
   /** One attempt now, answered when it is done (a "Send test"); logged, never retried, no outcome hook. */
   async sendNow(input: Omit<DeliveryInput, 'dedupeKey'>): Promise<TestSendResult> {
     const id = input.id ?? crypto.randomUUID();
-    await this.db.insertInto('deliveries').values({ ...this.rowValues(input, 'test'), id, status: 'pending' }).execute();
+    await this.db
+      .insertInto('deliveries')
+      .values({ ...this.rowValues(input, 'test'), id, status: 'pending' })
+      .execute();
     const row = await this.load(id);
     const result = await this.perform(row!, input.secret);
     const delivered = verdict(result) === 'delivered';
     const error = result.error ?? statusError(result.statusCode);
     await this.db.transaction().execute(async (trx) => {
       await this.logAttempt(trx, id, 1, result, error);
-      await trx.updateTable('deliveries').set({ status: delivered ? 'delivered' : 'failed', attempts: 1, last_error: error, updated_at: new Date(), finished_at: new Date() }).where('id', '=', id).execute();
+      await trx
+        .updateTable('deliveries')
+        .set({ status: delivered ? 'delivered' : 'failed', attempts: 1, last_error: error, updated_at: new Date(), finished_at: new Date() })
+        .where('id', '=', id)
+        .execute();
     });
     return { delivery_id: id, delivered, status_code: result.statusCode, error, duration_ms: result.durationMs };
   }
@@ -248,10 +275,20 @@ export class DeliveryEngine {
   /** A failed delivery is made again, from the start of the schedule, with the same delivery id. */
   async replay(owner: DeliveryOwnerRef, deliveryId: string): Promise<DeliveryView> {
     await this.db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('deliveries').select(['status', 'attempts']).where('id', '=', deliveryId).where('owner_kind', '=', owner.kind).where('owner_id', '=', owner.id).executeTakeFirst();
+      const row = await trx
+        .selectFrom('deliveries')
+        .select(['status', 'attempts'])
+        .where('id', '=', deliveryId)
+        .where('owner_kind', '=', owner.kind)
+        .where('owner_id', '=', owner.id)
+        .executeTakeFirst();
       if (!row) throw new DeliveryNotFound(deliveryId);
       if (row.status !== 'failed') throw new DeliveryNotFailed(deliveryId);
-      await trx.updateTable('deliveries').set({ status: 'pending', round_start: row.attempts, next_attempt_at: new Date(), finished_at: null, updated_at: new Date() }).where('id', '=', deliveryId).execute();
+      await trx
+        .updateTable('deliveries')
+        .set({ status: 'pending', round_start: row.attempts, next_attempt_at: new Date(), finished_at: null, updated_at: new Date() })
+        .where('id', '=', deliveryId)
+        .execute();
       const number = row.attempts + 1;
       await this.jobs.send(DELIVERY_QUEUE, { deliveryId, number }, { singletonKey: `${deliveryId}:${number}` }, trx);
     });
@@ -279,13 +316,23 @@ export class DeliveryEngine {
     const attempts = await this.db
       .selectFrom('delivery_attempts')
       .select(['delivery_id', 'at', 'status_code', 'error', 'duration_ms', 'response_excerpt'])
-      .where('delivery_id', 'in', rows.map((r) => r.id))
+      .where(
+        'delivery_id',
+        'in',
+        rows.map((r) => r.id),
+      )
       .orderBy('number')
       .execute();
     const byDelivery = new Map<string, AttemptLogEntry[]>();
     for (const a of attempts) {
       const list = byDelivery.get(a.delivery_id) ?? [];
-      list.push({ at: new Date(a.at).toISOString(), status_code: a.status_code, error: a.error, duration_ms: a.duration_ms, response_excerpt: a.response_excerpt });
+      list.push({
+        at: new Date(a.at).toISOString(),
+        status_code: a.status_code,
+        error: a.error,
+        duration_ms: a.duration_ms,
+        response_excerpt: a.response_excerpt,
+      });
       byDelivery.set(a.delivery_id, list);
     }
     return rows.map((r) => ({
@@ -346,13 +393,24 @@ export class DeliveryEngine {
     } catch {
       return Promise.resolve({ statusCode: null, error: 'bad_url: not an http or https URL', durationMs: 0, excerpt: null });
     }
-    return attempt({ url, method: row.method, headers, ...(row.method === 'POST' && { body: row.payload }) }, { timeoutMs: this.settings.timeoutSeconds * 1000, allowPrivate: this.settings.allowPrivate });
+    return attempt(
+      { url, method: row.method, headers, ...(row.method === 'POST' && { body: row.payload }) },
+      { timeoutMs: this.settings.timeoutSeconds * 1000, allowPrivate: this.settings.allowPrivate },
+    );
   }
 
   private async logAttempt(trx: Db, deliveryId: string, number: number, result: AttemptResult, error: string | null): Promise<boolean> {
     const inserted = await trx
       .insertInto('delivery_attempts')
-      .values({ delivery_id: deliveryId, number, at: new Date(Date.now() - result.durationMs), status_code: result.statusCode, error, duration_ms: result.durationMs, response_excerpt: result.excerpt })
+      .values({
+        delivery_id: deliveryId,
+        number,
+        at: new Date(Date.now() - result.durationMs),
+        status_code: result.statusCode,
+        error,
+        duration_ms: result.durationMs,
+        response_excerpt: result.excerpt,
+      })
       .onConflict((oc) => oc.columns(['delivery_id', 'number']).doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -367,7 +425,11 @@ export class DeliveryEngine {
     const current = hooks?.secret ? await hooks.secret(row.owner_id) : undefined;
     if (current === null) {
       // The owner was deleted while this waited: nothing to deliver for.
-      await this.db.updateTable('deliveries').set({ status: 'failed', last_error: 'the webhook was deleted', next_attempt_at: null, finished_at: new Date(), updated_at: new Date() }).where('id', '=', deliveryId).execute();
+      await this.db
+        .updateTable('deliveries')
+        .set({ status: 'failed', last_error: 'the webhook was deleted', next_attempt_at: null, finished_at: new Date(), updated_at: new Date() })
+        .where('id', '=', deliveryId)
+        .execute();
       return;
     }
     const result = await this.perform(row, current ?? row.secret);
@@ -395,11 +457,24 @@ export class DeliveryEngine {
       }
       const outcome = judged === 'delivered' ? 'delivered' : judged === 'rejected' ? 'rejected' : 'exhausted';
       await hooks?.outcome?.(
-        { deliveryId, accountId: row.account_id, owner: { kind: row.owner_kind, id: row.owner_id }, conversationId: row.conversation_id, outcome, statusCode: result.statusCode, error, attempts: number },
+        {
+          deliveryId,
+          accountId: row.account_id,
+          owner: { kind: row.owner_kind, id: row.owner_id },
+          conversationId: row.conversation_id,
+          outcome,
+          statusCode: result.statusCode,
+          error,
+          attempts: number,
+        },
         trx as unknown as Db,
       );
     });
-    if (judged !== 'delivered') this.logger.warn({ delivery: deliveryId, attempt: number, status_code: result.statusCode, error, retry }, retry ? 'webhook delivery failed; it will be retried' : 'webhook delivery failed');
+    if (judged !== 'delivered')
+      this.logger.warn(
+        { delivery: deliveryId, attempt: number, status_code: result.statusCode, error, retry },
+        retry ? 'webhook delivery failed; it will be retried' : 'webhook delivery failed',
+      );
   }
 
   private async prune(): Promise<void> {
@@ -411,4 +486,3 @@ export class DeliveryEngine {
     }
   }
 }
-

@@ -49,7 +49,12 @@ export function attempt(request: AttemptRequest, options: AttemptOptions): Promi
   const host = url.hostname.replace(/^\[|\]$/g, '');
   // A literal address skips DNS (and so the lookup hook): check it here.
   if (!options.allowPrivate && net.isIP(host) && isPrivateAddress(host)) {
-    return Promise.resolve({ statusCode: null, error: `private_address: ${new PrivateAddressError(host, host, PURPOSE).message}`, durationMs: 0, excerpt: null });
+    return Promise.resolve({
+      statusCode: null,
+      error: `private_address: ${new PrivateAddressError(host, host, PURPOSE).message}`,
+      durationMs: 0,
+      excerpt: null,
+    });
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve) => {

@@ -19,7 +19,13 @@ export function signature(secret: string, timestamp: number, payload: string): s
 }
 
 /** What a receiver does: the signature matches and the timestamp is within the tolerance. */
-export function verifySignature(secret: string, header: string | undefined, timestamp: string | undefined, payload: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+export function verifySignature(
+  secret: string,
+  header: string | undefined,
+  timestamp: string | undefined,
+  payload: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   if (!header || !timestamp || !/^\d+$/.test(timestamp)) return false;
   if (Math.abs(nowSeconds - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) return false;
   return safeEqual(header, signature(secret, Number(timestamp), payload));

@@ -12,7 +12,11 @@ export class KeyedLimiter {
    * @param burst bucket size (starts full)
    * @param maxKeys keys kept at most; past it the least recently used are forgotten (they start full again)
    */
-  constructor(private readonly perSecond: number, private readonly burst: number, maxKeys = 100_000) {
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    maxKeys = 100_000,
+  ) {
     this.buckets = new LRUCache({ max: maxKeys });
   }
 

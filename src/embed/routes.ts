@@ -37,41 +37,59 @@ export interface EmbedHooks {
   /** The agent's declared visitor fields that are required. */
   requiredFields(agentId: number): Promise<string[]>;
   /** An ordinary conversation-mode session start for the agent, with its visitor. */
-  start(accountId: number, agentId: number, visitor: { id: string; values: Record<string, string> }): Promise<{
-    session_id: string; player_url: string; max_session_seconds: number | null; created_at: string;
+  start(
+    accountId: number,
+    agentId: number,
+    visitor: { id: string; values: Record<string, string> },
+  ): Promise<{
+    session_id: string;
+    player_url: string;
+    max_session_seconds: number | null;
+    created_at: string;
   }>;
 }
 
 const EmbedKey = z.string().regex(/^pk_[A-Za-z0-9_-]{8,64}$/, 'an embed key (pk_…)');
 const VisitorId = z.string().regex(/^[A-Za-z0-9._:@-]{1,128}$/, '1–128 letters, digits and . _ : @ -');
 
-export const EmbedStartRequest = z.object({
-  embed_key: EmbedKey,
-  visitor_id: VisitorId.optional().describe('The visitor: the widget keeps a random one per browser and site; a site may pass its own'),
-  visitor: z.object({
-    values: z.record(z.string().max(64), z.string().max(2000)).refine((v) => Object.keys(v).length <= 50, 'at most 50 values'),
-    timestamp: z.number().int().min(0).optional(),
-    signature: z.string().max(200).optional(),
-  }).strict().optional().describe('Visitor values, signed as docs/decisions.md describes when the agent requires it'),
-}).strict().meta({ id: 'EmbedStartRequest' });
+export const EmbedStartRequest = z
+  .object({
+    embed_key: EmbedKey,
+    visitor_id: VisitorId.optional().describe('The visitor: the widget keeps a random one per browser and site; a site may pass its own'),
+    visitor: z
+      .object({
+        values: z.record(z.string().max(64), z.string().max(2000)).refine((v) => Object.keys(v).length <= 50, 'at most 50 values'),
+        timestamp: z.number().int().min(0).optional(),
+        signature: z.string().max(200).optional(),
+      })
+      .strict()
+      .optional()
+      .describe('Visitor values, signed as docs/decisions.md describes when the agent requires it'),
+  })
+  .strict()
+  .meta({ id: 'EmbedStartRequest' });
 
-export const EmbedStartResponse = z.object({
-  session_id: z.string(),
-  mode: z.literal('conversation'),
-  player_url: z.string(),
-  visitor_id: z.string(),
-  max_session_seconds: z.number().int().nullable(),
-  created_at: z.string(),
-}).meta({ id: 'EmbedStartResponse' });
+export const EmbedStartResponse = z
+  .object({
+    session_id: z.string(),
+    mode: z.literal('conversation'),
+    player_url: z.string(),
+    visitor_id: z.string(),
+    max_session_seconds: z.number().int().nullable(),
+    created_at: z.string(),
+  })
+  .meta({ id: 'EmbedStartResponse' });
 
-export const EmbedPublicConfig = z.object({
-  position: z.string(),
-  button_text: z.string(),
-  primary_color: z.string(),
-  auto_open: z.boolean(),
-  width: z.number(),
-  height: z.number(),
-}).meta({ id: 'EmbedPublicConfig' });
+export const EmbedPublicConfig = z
+  .object({
+    position: z.string(),
+    button_text: z.string(),
+    primary_color: z.string(),
+    auto_open: z.boolean(),
+    width: z.number(),
+    height: z.number(),
+  })
+  .meta({ id: 'EmbedPublicConfig' });
 
 /** The Origin header, normalised as allowed_origins are stored (no trailing slash), or null. */
 function originOf(request: FastifyRequest): string | null {
@@ -119,54 +137,69 @@ export function embedRoutes(server: FastifyInstance, hooks: EmbedHooks): { limit
     });
   }
 
-  app.get('/v1/embed/config', {
-    ...cors,
-    config: { public: true },
-    schema: { tags, summary: "The widget's public settings for an embed key (no API key; allowed origins only)", querystring: z.object({ embed_key: EmbedKey }), response: { 200: EmbedPublicConfig } },
-  }, async (request, reply) => {
-    const agent = await hooks.agentByEmbedKey(request.query.embed_key);
-    if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
-    checkOrigin(agent.embed, originOf(request));
-    const e = agent.embed;
-    reply.header('Cache-Control', 'no-cache');
-    return { position: e.position, button_text: e.button_text, primary_color: e.primary_color, auto_open: e.auto_open, width: e.width, height: e.height };
-  });
-
-  app.post('/v1/embed/sessions', {
-    ...cors,
-    config: { public: true },
-    schema: {
-      tags, summary: 'Start a conversation-mode session from a website with the public embed key (201; no API key)',
-      body: EmbedStartRequest, response: { 201: EmbedStartResponse },
+  app.get(
+    '/v1/embed/config',
+    {
+      ...cors,
+      config: { public: true },
+      schema: {
+        tags,
+        summary: "The widget's public settings for an embed key (no API key; allowed origins only)",
+        querystring: z.object({ embed_key: EmbedKey }),
+        response: { 200: EmbedPublicConfig },
+      },
     },
-  }, async (request, reply) => {
-    const body = request.body;
-    const agent = await hooks.agentByEmbedKey(body.embed_key);
-    if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
-    checkOrigin(agent.embed, originOf(request));
+    async (request, reply) => {
+      const agent = await hooks.agentByEmbedKey(request.query.embed_key);
+      if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
+      checkOrigin(agent.embed, originOf(request));
+      const e = agent.embed;
+      reply.header('Cache-Control', 'no-cache');
+      return { position: e.position, button_text: e.button_text, primary_color: e.primary_color, auto_open: e.auto_open, width: e.width, height: e.height };
+    },
+  );
 
-    const visitorId = body.visitor_id ?? randomToken('v_', 16);
-    // Both limits are taken, so neither a new visitor id per request nor one busy address gets through.
-    const waits = [limits.visitor.take(`${agent.id}:${visitorId}`), limits.address.take(`${agent.id}:${request.ip}`)];
-    const wait = Math.max(...waits);
-    if (wait > 0) throw new ApiError(429, 'rate_limited', 'Too many conversations started; try again shortly', { 'Retry-After': String(Math.ceil(wait)) });
+  app.post(
+    '/v1/embed/sessions',
+    {
+      ...cors,
+      config: { public: true },
+      schema: {
+        tags,
+        summary: 'Start a conversation-mode session from a website with the public embed key (201; no API key)',
+        body: EmbedStartRequest,
+        response: { 201: EmbedStartResponse },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const agent = await hooks.agentByEmbedKey(body.embed_key);
+      if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
+      checkOrigin(agent.embed, originOf(request));
 
-    let values: Record<string, string> = {};
-    if (body.visitor) {
-      const check = await hooks.checkVisitor(agent.id, body.visitor);
-      if (!check.valid) {
-        const problems = check.problems.map((p) => (p.name ? `${p.name}: ${p.message}` : p.message)).join('; ');
-        throw new ApiError(422, 'invalid_visitor_values', `Visitor values refused: ${problems}`);
+      const visitorId = body.visitor_id ?? randomToken('v_', 16);
+      // Both limits are taken, so neither a new visitor id per request nor one busy address gets through.
+      const waits = [limits.visitor.take(`${agent.id}:${visitorId}`), limits.address.take(`${agent.id}:${request.ip}`)];
+      const wait = Math.max(...waits);
+      if (wait > 0) throw new ApiError(429, 'rate_limited', 'Too many conversations started; try again shortly', { 'Retry-After': String(Math.ceil(wait)) });
+
+      let values: Record<string, string> = {};
+      if (body.visitor) {
+        const check = await hooks.checkVisitor(agent.id, body.visitor);
+        if (!check.valid) {
+          const problems = check.problems.map((p) => (p.name ? `${p.name}: ${p.message}` : p.message)).join('; ');
+          throw new ApiError(422, 'invalid_visitor_values', `Visitor values refused: ${problems}`);
+        }
+        values = check.accepted;
+      } else {
+        const required = await hooks.requiredFields(agent.id);
+        if (required.length) throw new ApiError(422, 'invalid_visitor_values', `This agent needs the visitor values ${required.join(', ')}`);
       }
-      values = check.accepted;
-    } else {
-      const required = await hooks.requiredFields(agent.id);
-      if (required.length) throw new ApiError(422, 'invalid_visitor_values', `This agent needs the visitor values ${required.join(', ')}`);
-    }
 
-    const started = await hooks.start(agent.account_id, agent.id, { id: visitorId, values });
-    return reply.code(201).send({ ...started, mode: 'conversation' as const, visitor_id: visitorId });
-  });
+      const started = await hooks.start(agent.account_id, agent.id, { id: visitorId, values });
+      return reply.code(201).send({ ...started, mode: 'conversation' as const, visitor_id: visitorId });
+    },
+  );
 
   return { limits };
 }

@@ -20,7 +20,7 @@ parentPort.on('message', async ({ face, build, file }) => {
     const transfer = build ? [glb.buffer, png.buffer] : [png.buffer];
     parentPort.postMessage({ id: face.avatar_id, glb: build ? glb : undefined, ms, still: { ...still, png } }, transfer);
   } catch (error) {
-    parentPort.postMessage({ id: face.avatar_id, error: error instanceof Error ? error.stack ?? error.message : String(error) });
+    parentPort.postMessage({ id: face.avatar_id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
 });
 parentPort.postMessage({ ready: true });

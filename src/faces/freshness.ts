@@ -38,12 +38,20 @@ async function generatorHash(): Promise<string> {
 let stillSource: string | null = null;
 /** A face's still is outdated when its face is, or when the renderer changed. */
 export async function stillHash(faceStamp: string): Promise<string> {
-  stillSource ??= crypto.createHash('sha256').update(await fs.readFile(fileURLToPath(new URL('./still.ts', import.meta.url)))).digest('hex');
+  stillSource ??= crypto
+    .createHash('sha256')
+    .update(await fs.readFile(fileURLToPath(new URL('./still.ts', import.meta.url))))
+    .digest('hex');
   return crypto.createHash('sha256').update(stillSource).update(faceStamp).digest('hex').slice(0, 16);
 }
 
 export async function faceHash(face: Face): Promise<string> {
-  return crypto.createHash('sha256').update(await generatorHash()).update(JSON.stringify([face.gender, face.look])).digest('hex').slice(0, 16);
+  return crypto
+    .createHash('sha256')
+    .update(await generatorHash())
+    .update(JSON.stringify([face.gender, face.look]))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export async function readStamps(outDir: string): Promise<Record<string, string>> {
@@ -61,7 +69,14 @@ export async function facesAreCurrent(outDir: string, faces: Face[]): Promise<bo
     const hash = await faceHash(face);
     if (stamps[face.avatar_id] !== hash || stamps[`${face.avatar_id}.still`] !== (await stillHash(hash))) return false;
     const still = stillFiles(outDir, face.avatar_id);
-    const present = await Promise.all([path.join(outDir, `${face.avatar_id}.glb`), still.png].map((f) => fs.stat(f).then(() => true, () => false)));
+    const present = await Promise.all(
+      [path.join(outDir, `${face.avatar_id}.glb`), still.png].map((f) =>
+        fs.stat(f).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     if (present.includes(false)) return false;
   }
   return true;

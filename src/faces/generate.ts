@@ -26,7 +26,13 @@ const TONES = ['#f2cdb4', '#e3b294', '#c99472', '#a26a4a', '#7a4a31', '#553222']
 const mixHex = (a: string, b: string, t: number) => {
   const pa = [1, 3, 5].map((i) => parseInt(a.slice(i, i + 2), 16));
   const pb = [1, 3, 5].map((i) => parseInt(b.slice(i, i + 2), 16));
-  return `#${pa.map((x, i) => Math.round(x + (pb[i] - x) * t).toString(16).padStart(2, '0')).join('')}`;
+  return `#${pa
+    .map((x, i) =>
+      Math.round(x + (pb[i] - x) * t)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 };
 const toneAt = (t: number) => {
   const f = Math.max(0, Math.min(1, t)) * (TONES.length - 1);
@@ -46,7 +52,8 @@ export function lookFor(d: FaceDials): FaceLook {
   // greying from the forties on
   const grey = Math.max(0, (d.age - 40) / 30);
   const hair = mixHex(baseHair, '#b9b6b1', Math.min(0.9, grey));
-  const hairStyle = d.gender === 'f' ? pick(['long', 'bob', 'bun', 'ponytail', 'curly', 'wavy'] as const) : pick(['short', 'short', 'buzz', 'wavy', 'curly', 'bald'] as const);
+  const hairStyle =
+    d.gender === 'f' ? pick(['long', 'bob', 'bun', 'ponytail', 'curly', 'wavy'] as const) : pick(['short', 'short', 'buzz', 'wavy', 'curly', 'bald'] as const);
   const beard = d.gender === 'm' ? pick([null, null, 'stubble', 'short', 'full'] as const) : null;
   const eyes = d.skinTone < 0.3 ? pick(['#4a6a8a', '#5b7d5a', '#5a3b22', '#6a7f96']) : pick(['#2b1d14', '#3d2a1a', '#24160d', '#5a3b22']);
   const lips = mixHex(skin, '#8a3a3a', 0.35);
@@ -72,5 +79,9 @@ export async function generateFace(d: FaceDials, id = `gen${d.seed}`): Promise<{
   const { glb } = await buildFace(face);
   const hair = look.hairStyle === 'bald' ? 'bald' : `${look.hairStyle} hair`;
   const beard = look.beard ? `, ${look.beard === 'full' ? 'full beard' : look.beard === 'short' ? 'short beard' : 'stubble'}` : '';
-  return { glb, look, describe: `Generated ${d.gender === 'f' ? 'woman' : 'man'} in ${d.gender === 'f' ? 'her' : 'his'} ${decade(d.age)}, ${hair}${beard} (seed ${d.seed})` };
+  return {
+    glb,
+    look,
+    describe: `Generated ${d.gender === 'f' ? 'woman' : 'man'} in ${d.gender === 'f' ? 'her' : 'his'} ${decade(d.age)}, ${hair}${beard} (seed ${d.seed})`,
+  };
 }

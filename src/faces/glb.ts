@@ -63,14 +63,20 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
   // one texture per image: materials that share an image (the hair layers) share the texture
   const textures = new Map<Uint8Array, Texture>();
   for (const m of materials) {
-    const mat = doc.createMaterial(m.name).setBaseColorFactor(m.color).setRoughnessFactor(m.roughness).setMetallicFactor(m.metallic ?? 0);
+    const mat = doc
+      .createMaterial(m.name)
+      .setBaseColorFactor(m.color)
+      .setRoughnessFactor(m.roughness)
+      .setMetallicFactor(m.metallic ?? 0);
     if (m.texture) {
       let tex = textures.get(m.texture.data);
       if (!tex) textures.set(m.texture.data, (tex = doc.createTexture(`${m.name}Color`).setImage(m.texture.data).setMimeType(m.texture.mime)));
       mat.setBaseColorTexture(tex);
     }
     if (m.normalTexture) {
-      mat.setNormalTexture(doc.createTexture(`${m.name}Normal`).setImage(m.normalTexture.data).setMimeType(m.normalTexture.mime)).setNormalScale(m.normalTexture.scale);
+      mat
+        .setNormalTexture(doc.createTexture(`${m.name}Normal`).setImage(m.normalTexture.data).setMimeType(m.normalTexture.mime))
+        .setNormalScale(m.normalTexture.scale);
     }
     if (m.roughnessTexture) {
       mat.setMetallicRoughnessTexture(doc.createTexture(`${m.name}Roughness`).setImage(m.roughnessTexture.data).setMimeType(m.roughnessTexture.mime));
@@ -78,7 +84,11 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
     if (m.alphaCutoff !== undefined) mat.setAlphaMode('MASK').setAlphaCutoff(m.alphaCutoff);
     if (m.blend) mat.setAlphaMode('BLEND');
     if (m.doubleSided) mat.setDoubleSided(true);
-    if (m.clearcoat) mat.setExtension('KHR_materials_clearcoat', clearcoatExt.createClearcoat().setClearcoatFactor(m.clearcoat.factor).setClearcoatRoughnessFactor(m.clearcoat.roughness));
+    if (m.clearcoat)
+      mat.setExtension(
+        'KHR_materials_clearcoat',
+        clearcoatExt.createClearcoat().setClearcoatFactor(m.clearcoat.factor).setClearcoatRoughnessFactor(m.clearcoat.roughness),
+      );
     if (m.sheen) mat.setExtension('KHR_materials_sheen', sheenExt.createSheen().setSheenColorFactor(m.sheen.color).setSheenRoughnessFactor(m.sheen.roughness));
     if (m.specular !== undefined) mat.setExtension('KHR_materials_specular', specExt.createSpecular().setSpecularFactor(m.specular));
     mats.set(m.name, mat);
@@ -114,10 +124,12 @@ export async function writeGlb(meshes: MeshSpec[], materials: MaterialSpec[], ex
   // Quantisation bits: 16-bit positions keep sub-0.1 mm accuracy for small lip and lid deltas.
   await doc.transform(meshopt({ encoder: MeshoptEncoder, level: 'high', quantizePosition: 16, quantizeNormal: 10, quantizeTexcoord: 12, quantizeColor: 8 }));
   await addLightLevel(doc);
-  const io = new NodeIO().registerExtensions([EXTMeshoptCompression, KHRMeshQuantization, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMaterialsSpecular]).registerDependencies({
-    'meshopt.encoder': MeshoptEncoder,
-    'meshopt.decoder': MeshoptDecoder,
-  });
+  const io = new NodeIO()
+    .registerExtensions([EXTMeshoptCompression, KHRMeshQuantization, KHRMaterialsClearcoat, KHRMaterialsSheen, KHRMaterialsSpecular])
+    .registerDependencies({
+      'meshopt.encoder': MeshoptEncoder,
+      'meshopt.decoder': MeshoptDecoder,
+    });
   return io.writeBinary(doc);
 }
 
@@ -147,7 +159,7 @@ async function addLightLevel(doc: Document): Promise<void> {
     if (!mesh) continue;
     const m = node.getWorldMatrix();
     const unit = Math.hypot(m[0], m[1], m[2]);
-    const targetNames = ((mesh.getExtras() as { targetNames?: string[] }).targetNames) ?? [];
+    const targetNames = (mesh.getExtras() as { targetNames?: string[] }).targetNames ?? [];
     mesh.listPrimitives().forEach((prim, pi) => {
       const indices = prim.getIndices();
       const positions = floats(prim.getAttribute('POSITION'), 3);
@@ -158,7 +170,13 @@ async function addLightLevel(doc: Document): Promise<void> {
         const delta = target ? floats(target.getAttribute('POSITION'), 3) : null;
         if (delta) motion.push(delta);
       }
-      const input: LodInput = { positions, normals: floats(prim.getAttribute('NORMAL'), 3), uvs: floats(prim.getAttribute('TEXCOORD_0'), 2), motion, indices: Uint32Array.from(indices.getArray() as ArrayLike<number>) };
+      const input: LodInput = {
+        positions,
+        normals: floats(prim.getAttribute('NORMAL'), 3),
+        uvs: floats(prim.getAttribute('TEXCOORD_0'), 2),
+        motion,
+        indices: Uint32Array.from(indices.getArray() as ArrayLike<number>),
+      };
       parts.push({ name: `${mesh.getName()}:${pi}`, prim, input, unit });
     });
   }

@@ -126,8 +126,9 @@ export function hairShells(look: FaceLook, seed: number, sdf: Sdf): { inner: Geo
       const s = scalp(phi, theta);
       // Thinner towards the hairline so the edge is not a step; tight styles hug the skull.
       const edge = fw + (1 - fw) * Math.max(smoothstep(1, 0.8, t), fr > 0 ? 0.6 * smoothstep(0, 0.05, fr) : 0);
-      const th = (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge * (1 - 0.6 * part) + 0.08 + bump * edge + fr * 1.2 * smoothstep(0.6, 1, t)) * thickScale;
-      return { p: [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th], v: (t * (0.97 + (0.45 - 0.97) * fw)), part };
+      const th =
+        (st.thick * (0.55 + 0.45 * Math.cos(phi * 0.7)) * edge * (1 - 0.6 * part) + 0.08 + bump * edge + fr * 1.2 * smoothstep(0.6, 1, t)) * thickScale;
+      return { p: [s.p[0] + s.n[0] * th, s.p[1] + s.n[1] * th, s.p[2] + s.n[2] * th], v: t * (0.97 + (0.45 - 0.97) * fw), part };
     }
     const s = scalp(phiEnd, theta);
     const th = (st.thick * fw + 0.08) * thickScale;
@@ -193,7 +194,11 @@ export function hairShells(look: FaceLook, seed: number, sdf: Sdf): { inner: Geo
     const c0 = rand() * cols;
     const width = curly ? 0.7 + rand() * 0.8 : (fall ? 1.6 : 1.1) + rand() * 1.6; // in columns
     const r0 = curly ? 1 + rand() * (rows - 4) : 2 + rand() * (fall ? rowsTop * 0.7 : rowsTop * 0.55);
-    const r1 = curly ? Math.min(rows - 1, r0 + 3 + rand() * 2.5) : fall ? Math.min(rows - 1, r0 + 8 + rand() * (rows - r0)) : Math.min(rowsTop - 1 - rand() * 3, r0 + 6 + rand() * 12);
+    const r1 = curly
+      ? Math.min(rows - 1, r0 + 3 + rand() * 2.5)
+      : fall
+        ? Math.min(rows - 1, r0 + 8 + rand() * (rows - r0))
+        : Math.min(rowsTop - 1 - rand() * 3, r0 + 6 + rand() * 12);
     if (r1 - r0 < 3) continue;
     // curls stand off the mass in springy coils; straight locks lie close
     const lift = curly ? 0.3 + rand() * 1.4 : 0.15 + rand() * (st.thick * 0.25 + 0.2);
@@ -252,11 +257,23 @@ export function hairShells(look: FaceLook, seed: number, sdf: Sdf): { inner: Geo
         const t = i / segs;
         const a = phase + t * turns * Math.PI * 2;
         const rr = radius * (1 - 0.3 * t);
-        const ring: V3 = [side[0] * Math.cos(a) + up[0] * Math.sin(a), side[1] * Math.cos(a) + up[1] * Math.sin(a), side[2] * Math.cos(a) + up[2] * Math.sin(a)];
-        const centre: V3 = [root[0] + n[0] * lift + axis[0] * length * t, root[1] + n[1] * lift + axis[1] * length * t, root[2] + n[2] * lift + axis[2] * length * t];
+        const ring: V3 = [
+          side[0] * Math.cos(a) + up[0] * Math.sin(a),
+          side[1] * Math.cos(a) + up[1] * Math.sin(a),
+          side[2] * Math.cos(a) + up[2] * Math.sin(a),
+        ];
+        const centre: V3 = [
+          root[0] + n[0] * lift + axis[0] * length * t,
+          root[1] + n[1] * lift + axis[1] * length * t,
+          root[2] + n[2] * lift + axis[2] * length * t,
+        ];
         // the ribbon's width runs along the coil's axis, so it reads as a flat lock wound round
         for (const s of [-0.5, 0.5]) {
-          cards.pos.push(centre[0] + ring[0] * rr + axis[0] * s * width, centre[1] + ring[1] * rr + axis[1] * s * width, centre[2] + ring[2] * rr + axis[2] * s * width);
+          cards.pos.push(
+            centre[0] + ring[0] * rr + axis[0] * s * width,
+            centre[1] + ring[1] * rr + axis[1] * s * width,
+            centre[2] + ring[2] * rr + axis[2] * s * width,
+          );
           cards.uv.push(u0 + (s + 0.5) * 0.6, 0.15 + 0.84 * t);
           cards.col.push(sh, sh, sh);
         }
@@ -278,7 +295,11 @@ export function hairShells(look: FaceLook, seed: number, sdf: Sdf): { inner: Geo
         const th = (r / R) * Math.PI;
         const ph = (c / C) * Math.PI * 2;
         const b = 1 + 0.06 * Math.sin(ph * 3 + th * twist);
-        extra.pos.push(center[0] + Math.sin(th) * Math.cos(ph) * rad[0] * b, center[1] + Math.cos(th) * rad[1] * b, center[2] + Math.sin(th) * Math.sin(ph) * rad[2] * b);
+        extra.pos.push(
+          center[0] + Math.sin(th) * Math.cos(ph) * rad[0] * b,
+          center[1] + Math.cos(th) * rad[1] * b,
+          center[2] + Math.sin(th) * Math.sin(ph) * rad[2] * b,
+        );
         extra.uv.push((c / C) * 3 + r * 0.08 * twist, 0.1 + (r / R) * 0.6);
         extra.col.push(1, 1, 1);
       }

@@ -10,7 +10,6 @@ export function encodeJpeg(rgba: Uint8Array, width: number, height: number, qual
   return new Uint8Array(jpeg.encode({ data: Buffer.from(rgba.buffer, rgba.byteOffset, rgba.byteLength), width, height }, quality).data);
 }
 
-
 /** PNG's chunk checksum: zlib's CRC-32 (Node's own, 20.15 and later). */
 function crc32(buf: Uint8Array): number {
   return zlib.crc32(buf);

@@ -27,8 +27,18 @@ export interface BuildResult {
   built: boolean;
 }
 
-interface Job { face: Face; hash: string; stillHash: string; build: boolean; file: string }
-interface Done { glb?: Uint8Array; ms: number; still: Still }
+interface Job {
+  face: Face;
+  hash: string;
+  stillHash: string;
+  build: boolean;
+  file: string;
+}
+interface Done {
+  glb?: Uint8Array;
+  ms: number;
+  still: Still;
+}
 
 async function generate(outDir: string, faces: Face[], force: boolean, maxWorkers = faceWorkers()): Promise<BuildResult[]> {
   await fs.mkdir(outDir, { recursive: true });
@@ -41,7 +51,8 @@ async function generate(outDir: string, faces: Face[], force: boolean, maxWorker
     const sHash = await stillHash(hash);
     const stat = await fs.stat(file).catch(() => null);
     const current = !force && !!stat && stamps[face.avatar_id] === hash;
-    const stillCurrent = current && stamps[`${face.avatar_id}.still`] === sHash && (await fs.stat(stillFiles(outDir, face.avatar_id).png).catch(() => null)) !== null;
+    const stillCurrent =
+      current && stamps[`${face.avatar_id}.still`] === sHash && (await fs.stat(stillFiles(outDir, face.avatar_id).png).catch(() => null)) !== null;
     if (current) results.set(face.avatar_id, { id: face.avatar_id, bytes: stat.size, ms: 0, built: false });
     if (!stillCurrent) todo.push({ face, hash, stillHash: sHash, build: !current, file });
   }

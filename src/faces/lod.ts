@@ -35,7 +35,11 @@ export interface LodOptions {
 
 export const SOFTWARE_LOD: LodOptions = { ratio: 0.2, error: 0.01, maxPartError: 0.04, minTriangles: 300, motionWeight: 1 };
 
-export interface LodReport { mesh: string; before: number; after: number }
+export interface LodReport {
+  mesh: string;
+  before: number;
+  after: number;
+}
 
 /** One primitive's data as plain arrays: what the simplifier needs, in the page or at build time. */
 export interface LodInput {
@@ -110,14 +114,23 @@ export function lodInput(mesh: Mesh): LodInput | null {
     if (!g.morphTargetsRelative) for (let i = 0; i < target.length; i++) target[i] -= positions[i];
     motion.push(target);
   }
-  return { positions, normals: g.attributes.normal ? readXyz(g.attributes.normal) : null, uvs, motion, indices: Uint32Array.from(g.index.array as ArrayLike<number>) };
+  return {
+    positions,
+    normals: g.attributes.normal ? readXyz(g.attributes.normal) : null,
+    uvs,
+    motion,
+    indices: Uint32Array.from(g.index.array as ArrayLike<number>),
+  };
 }
 
 /**
  * The light level a GLB carries (built-in faces: src/faces/glb.ts): each primitive's
  * `lightIndices` accessor, by name, in place of its triangles. Null when the GLB has none.
  */
-export async function shippedLevel(meshes: Mesh[], parser: { json: { accessors?: { name?: string }[] }; getDependency(type: 'accessor', index: number): Promise<unknown> }): Promise<LodReport[] | null> {
+export async function shippedLevel(
+  meshes: Mesh[],
+  parser: { json: { accessors?: { name?: string }[] }; getDependency(type: 'accessor', index: number): Promise<unknown> },
+): Promise<LodReport[] | null> {
   const accessors = parser.json.accessors ?? [];
   const report: LodReport[] = [];
   for (const mesh of meshes) {

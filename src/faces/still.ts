@@ -61,7 +61,11 @@ const AMBIENT_LIFT = 0.06;
 
 const srgbToLinear = (c: number) => (c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
 const linearToSrgb = (c: number) => (c <= 0.0031308 ? c * 12.92 : 1.055 * c ** (1 / 2.4) - 0.055);
-const hexRgb = (n: number): [number, number, number] => [srgbToLinear(((n >> 16) & 255) / 255), srgbToLinear(((n >> 8) & 255) / 255), srgbToLinear((n & 255) / 255)];
+const hexRgb = (n: number): [number, number, number] => [
+  srgbToLinear(((n >> 16) & 255) / 255),
+  srgbToLinear(((n >> 8) & 255) / 255),
+  srgbToLinear((n & 255) / 255),
+];
 const SRGB_TO_LINEAR = Float32Array.from({ length: 256 }, (_, i) => srgbToLinear(i / 255));
 
 const acesFit = (v: number) => (v * (v + 0.0245786) - 0.000090537) / (v * (0.983729 * v + 0.432951) + 0.238081);
@@ -94,7 +98,11 @@ function exposureFor(skin: string | undefined): number {
 
 // ---- images: textures in (JPEG via jpeg-js, PNG via node:zlib), the still out (PNG)
 
-interface Image { width: number; height: number; data: Uint8Array }
+interface Image {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
 
 export function decodePng(bytes: Uint8Array): Image | null {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -181,7 +189,6 @@ function decodeImage(bytes: Uint8Array, mime: string): Image | null {
   return null;
 }
 
-
 function pngChunk(type: string, data: Uint8Array): Buffer {
   const out = Buffer.alloc(12 + data.length);
   out.writeUInt32BE(data.length, 0);
@@ -232,12 +239,14 @@ export function encodeRgbaPng(rgba: Uint8Array, width: number, height: number): 
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8;
   ihdr[9] = 6;
-  return new Uint8Array(Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    pngChunk('IHDR', ihdr),
-    pngChunk('IDAT', zlib.deflateSync(raw, { level: 7, memLevel: 9 })),
-    pngChunk('IEND', new Uint8Array(0)),
-  ]));
+  return new Uint8Array(
+    Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', ihdr),
+      pngChunk('IDAT', zlib.deflateSync(raw, { level: 7, memLevel: 9 })),
+      pngChunk('IEND', new Uint8Array(0)),
+    ]),
+  );
 }
 
 // ---- the scene: world-space triangles with what shading needs
@@ -256,7 +265,8 @@ interface Part {
   doubleSided: boolean;
 }
 
-const io = () => new NodeIO().setLogger(new Logger(Logger.Verbosity.SILENT)).registerExtensions(ALL_EXTENSIONS).registerDependencies({ 'meshopt.decoder': MeshoptDecoder });
+const io = () =>
+  new NodeIO().setLogger(new Logger(Logger.Verbosity.SILENT)).registerExtensions(ALL_EXTENSIONS).registerDependencies({ 'meshopt.decoder': MeshoptDecoder });
 
 /** An attribute as floats, `size` per element (normalised integers mapped to [-1, 1] or [0, 1]). */
 function read(accessor: ReturnType<Primitive['getAttribute']>, size: number): Float32Array {
@@ -284,9 +294,16 @@ function read(accessor: ReturnType<Primitive['getAttribute']>, size: number): Fl
 
 /** Per-axis minimum and maximum of packed xyz triples. */
 function bounds(xyz: Float32Array): { min: number[]; max: number[] } {
-  let x0 = Infinity, y0 = Infinity, z0 = Infinity, x1 = -Infinity, y1 = -Infinity, z1 = -Infinity;
+  let x0 = Infinity,
+    y0 = Infinity,
+    z0 = Infinity,
+    x1 = -Infinity,
+    y1 = -Infinity,
+    z1 = -Infinity;
   for (let i = 0; i < xyz.length; i += 3) {
-    const x = xyz[i], y = xyz[i + 1], z = xyz[i + 2];
+    const x = xyz[i],
+      y = xyz[i + 1],
+      z = xyz[i + 2];
     if (x < x0) x0 = x;
     if (x > x1) x1 = x;
     if (y < y0) y0 = y;
@@ -297,9 +314,18 @@ function bounds(xyz: Float32Array): { min: number[]; max: number[] } {
   return { min: [x0, y0, z0], max: [x1, y1, z1] };
 }
 
-const mul4 = (m: ArrayLike<number>, x: number, y: number, z: number, w: number): [number, number, number] => [m[0] * x + m[4] * y + m[8] * z + m[12] * w, m[1] * x + m[5] * y + m[9] * z + m[13] * w, m[2] * x + m[6] * y + m[10] * z + m[14] * w];
+const mul4 = (m: ArrayLike<number>, x: number, y: number, z: number, w: number): [number, number, number] => [
+  m[0] * x + m[4] * y + m[8] * z + m[12] * w,
+  m[1] * x + m[5] * y + m[9] * z + m[13] * w,
+  m[2] * x + m[6] * y + m[10] * z + m[14] * w,
+];
 
-interface Scene { parts: Part[]; box: { min: number[]; max: number[] }; eyes: [number, number, number] | null; bodyTop: number }
+interface Scene {
+  parts: Part[];
+  box: { min: number[]; max: number[] };
+  eyes: [number, number, number] | null;
+  bodyTop: number;
+}
 
 async function sceneOf(doc: Document): Promise<Scene> {
   const textures = new Map<Texture, Image | null>();
@@ -339,11 +365,13 @@ async function sceneOf(doc: Document): Promise<Scene> {
         }
       }
       let primTop = -Infinity;
-      for (const cx of [bmin[0], bmax[0]]) for (const cy of [bmin[1], bmax[1]]) for (const cz of [bmin[2], bmax[2]]) {
-        const w = mul4(m, cx, cy, cz, 1);
-        grow(w);
-        primTop = Math.max(primTop, w[1]);
-      }
+      for (const cx of [bmin[0], bmax[0]])
+        for (const cy of [bmin[1], bmax[1]])
+          for (const cz of [bmin[2], bmax[2]]) {
+            const w = mul4(m, cx, cy, cz, 1);
+            grow(w);
+            primTop = Math.max(primTop, w[1]);
+          }
       if (isBody) bodyTop = Math.max(bodyTop, primTop);
       const pos = new Float32Array(local.length);
       for (let i = 0; i < local.length; i += 3) pos.set(mul4(m, local[i], local[i + 1], local[i + 2], 1), i);
@@ -373,7 +401,7 @@ async function sceneOf(doc: Document): Promise<Scene> {
         col: colors.length ? col : new Float32Array(0),
         index,
         color: [base[0], base[1], base[2], base[3]],
-        texture: tex ? textures.get(tex) ?? null : null,
+        texture: tex ? (textures.get(tex) ?? null) : null,
         mode: (material?.getAlphaMode() ?? 'OPAQUE') as Part['mode'],
         cutoff: material?.getAlphaCutoff() ?? 0.5,
         doubleSided: material?.getDoubleSided() ?? false,
@@ -386,7 +414,13 @@ async function sceneOf(doc: Document): Promise<Scene> {
 
 // ---- the camera: the page's mid shot
 
-interface Camera { pos: number[]; right: number[]; up: number[]; fwd: number[]; placement: Omit<StillPlacement, 'x0' | 'x1' | 'y0' | 'y1'> }
+interface Camera {
+  pos: number[];
+  right: number[];
+  up: number[];
+  fwd: number[];
+  placement: Omit<StillPlacement, 'x0' | 'x1' | 'y0' | 'y1'>;
+}
 
 function midShot(s: Scene): Camera {
   const { min, max } = s.box;
@@ -556,9 +590,9 @@ export async function renderStill(glb: Uint8Array, options: StillOptions = {}): 
       const i1 = idx[f + 1];
       const i2 = idx[f + 2];
       if (pz[i0] <= 0.01 || pz[i1] <= 0.01 || pz[i2] <= 0.01) continue;
-      sx[0] = px[i0], sx[1] = px[i1], sx[2] = px[i2];
-      sy[0] = py[i0], sy[1] = py[i1], sy[2] = py[i2];
-      sz[0] = pz[i0], sz[1] = pz[i1], sz[2] = pz[i2];
+      (sx[0] = px[i0]), (sx[1] = px[i1]), (sx[2] = px[i2]);
+      (sy[0] = py[i0]), (sy[1] = py[i1]), (sy[2] = py[i2]);
+      (sz[0] = pz[i0]), (sz[1] = pz[i1]), (sz[2] = pz[i2]);
       // Signed area; glTF's front faces are counter-clockwise, i.e. clockwise with y down.
       const area = (sx[1] - sx[0]) * (sy[2] - sy[0]) - (sx[2] - sx[0]) * (sy[1] - sy[0]);
       if (area === 0 || (!part.doubleSided && area > 0)) continue;
@@ -585,9 +619,9 @@ export async function renderStill(glb: Uint8Array, options: StillOptions = {}): 
           const z = 1 / iz;
           const o = y * W + x;
           if (z >= depth[o]) continue;
-          w0 = (w0 * iz0) * z;
-          w1 = (w1 * iz1) * z;
-          w2 = (w2 * iz2) * z;
+          w0 = w0 * iz0 * z;
+          w1 = w1 * iz1 * z;
+          w2 = w2 * iz2 * z;
           let r = part.color[0];
           let g = part.color[1];
           let b = part.color[2];
@@ -617,8 +651,12 @@ export async function renderStill(glb: Uint8Array, options: StillOptions = {}): 
             nz = part.nrm[i0 * 3 + 2] * w0 + part.nrm[i1 * 3 + 2] * w1 + part.nrm[i2 * 3 + 2] * w2;
           } else {
             const p = part.pos;
-            const ax = p[i1 * 3] - p[i0 * 3], ay = p[i1 * 3 + 1] - p[i0 * 3 + 1], az = p[i1 * 3 + 2] - p[i0 * 3 + 2];
-            const bx = p[i2 * 3] - p[i0 * 3], by = p[i2 * 3 + 1] - p[i0 * 3 + 1], bz = p[i2 * 3 + 2] - p[i0 * 3 + 2];
+            const ax = p[i1 * 3] - p[i0 * 3],
+              ay = p[i1 * 3 + 1] - p[i0 * 3 + 1],
+              az = p[i1 * 3 + 2] - p[i0 * 3 + 2];
+            const bx = p[i2 * 3] - p[i0 * 3],
+              by = p[i2 * 3 + 1] - p[i0 * 3 + 1],
+              bz = p[i2 * 3 + 2] - p[i0 * 3 + 2];
             nx = ay * bz - az * by;
             ny = az * bx - ax * bz;
             nz = ax * by - ay * bx;

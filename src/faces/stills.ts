@@ -34,7 +34,10 @@ export function stillUrlFor(faceUrl: string | null | undefined): { id: string; u
   return m ? { id: m[1], url: `/assets/faces/${m[1]}.still.png` } : null;
 }
 
-interface Cached { mtimeMs: number; record: StillRecord & { sha256?: string } }
+interface Cached {
+  mtimeMs: number;
+  record: StillRecord & { sha256?: string };
+}
 
 export class Stills {
   private readonly records = new Map<string, Cached | null>();
@@ -104,7 +107,9 @@ export async function renderCustomStill(id: string, glb: Uint8Array, dir = CUSTO
   const digest = sha256 ?? crypto.createHash('sha256').update(glb).digest('hex');
   const still = await new Promise<{ png: Uint8Array } & StillRecord>((resolve, reject) => {
     const worker = new Worker(new URL('./still-worker.mjs', import.meta.url), { workerData: { glb } });
-    worker.once('message', (m: { error?: string; still?: { png: Uint8Array } & StillRecord }) => (m.still ? resolve(m.still) : reject(new Error(m.error ?? 'no still'))));
+    worker.once('message', (m: { error?: string; still?: { png: Uint8Array } & StillRecord }) =>
+      m.still ? resolve(m.still) : reject(new Error(m.error ?? 'no still')),
+    );
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`still renderer stopped (exit ${code})`)));
   });

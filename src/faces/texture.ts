@@ -19,7 +19,7 @@ export function hairTexture(seed: number, curly: boolean, w = 256, h = 256): Uin
       const uu = (u + wave) * w;
       const strand = noise(uu * 0.9, v * 3) * 0.6 + noise(uu * 2.3, v * 6) * 0.4;
       const lum = 0.55 + 0.5 * strand - 0.15 * smoothstep(0.15, 0, v);
-            // Each strand ends at its own length between 0.76 and 1, thinning over its last stretch,
+      // Each strand ends at its own length between 0.76 and 1, thinning over its last stretch,
       // so the hair's density fades at the hairline and the ends instead of stopping in a line.
       const tip = 0.78 + 0.22 * noise(uu * 1.7, 0.5);
       const alpha = v < 0.75 ? 1 : smoothstep(tip, tip - 0.1, v) * (0.6 + 0.4 * strand);

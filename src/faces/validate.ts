@@ -8,7 +8,17 @@ import { ARKIT, VISEMES } from './names.js';
 export const MAX_FACE_BYTES = 3 * 1024 * 1024;
 
 /** ARKit shapes the player relies on beyond visemes: jaw, blinks, smiles, brows. */
-export const KEY_ARKIT = ['jawOpen', 'eyeBlinkLeft', 'eyeBlinkRight', 'mouthSmileLeft', 'mouthSmileRight', 'browInnerUp', 'mouthFunnel', 'mouthPucker', 'mouthClose'] as const;
+export const KEY_ARKIT = [
+  'jawOpen',
+  'eyeBlinkLeft',
+  'eyeBlinkRight',
+  'mouthSmileLeft',
+  'mouthSmileRight',
+  'browInnerUp',
+  'mouthFunnel',
+  'mouthPucker',
+  'mouthClose',
+] as const;
 
 export interface FaceValidation {
   ok: boolean;
@@ -19,14 +29,35 @@ export interface FaceValidation {
 
 type Json = Record<string, unknown>;
 
-const SUPPORTED_REQUIRED = new Set(['EXT_meshopt_compression', 'KHR_mesh_quantization', 'KHR_texture_transform', 'KHR_materials_unlit', 'KHR_texture_basisu', 'KHR_draco_mesh_compression']);
+const SUPPORTED_REQUIRED = new Set([
+  'EXT_meshopt_compression',
+  'KHR_mesh_quantization',
+  'KHR_texture_transform',
+  'KHR_materials_unlit',
+  'KHR_texture_basisu',
+  'KHR_draco_mesh_compression',
+]);
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isIndex = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The glTF top-level arrays whose items other items point at by index. */
-const ARRAYS = ['accessors', 'animations', 'buffers', 'bufferViews', 'cameras', 'images', 'materials', 'meshes', 'nodes', 'samplers', 'scenes', 'skins', 'textures'] as const;
+const ARRAYS = [
+  'accessors',
+  'animations',
+  'buffers',
+  'bufferViews',
+  'cameras',
+  'images',
+  'materials',
+  'meshes',
+  'nodes',
+  'samplers',
+  'scenes',
+  'skins',
+  'textures',
+] as const;
 type ArrayName = (typeof ARRAYS)[number];
 
 /** Index fields of each top-level array's items: field name, target array, one index or a list. */
@@ -34,10 +65,22 @@ const REFERENCES: Partial<Record<ArrayName, Array<[string, ArrayName, 'one' | 'm
   accessors: [['bufferView', 'bufferViews', 'one']],
   bufferViews: [['buffer', 'buffers', 'one']],
   images: [['bufferView', 'bufferViews', 'one']],
-  nodes: [['mesh', 'meshes', 'one'], ['skin', 'skins', 'one'], ['camera', 'cameras', 'one'], ['children', 'nodes', 'many']],
+  nodes: [
+    ['mesh', 'meshes', 'one'],
+    ['skin', 'skins', 'one'],
+    ['camera', 'cameras', 'one'],
+    ['children', 'nodes', 'many'],
+  ],
   scenes: [['nodes', 'nodes', 'many']],
-  skins: [['inverseBindMatrices', 'accessors', 'one'], ['skeleton', 'nodes', 'one'], ['joints', 'nodes', 'many']],
-  textures: [['source', 'images', 'one'], ['sampler', 'samplers', 'one']],
+  skins: [
+    ['inverseBindMatrices', 'accessors', 'one'],
+    ['skeleton', 'nodes', 'one'],
+    ['joints', 'nodes', 'many'],
+  ],
+  textures: [
+    ['source', 'images', 'one'],
+    ['sampler', 'samplers', 'one'],
+  ],
 };
 
 const COMPONENT_BYTES: Record<number, number> = { 5120: 1, 5121: 1, 5122: 2, 5123: 2, 5125: 4, 5126: 4 };
@@ -96,10 +139,12 @@ function structureProblems(json: Json, problems: string[]): void {
     const offset = view.byteOffset ?? 0;
     if (!isIndex(view.byteLength) || view.byteLength < 1) add(`bufferViews[${i}].byteLength must be a positive integer`);
     else if (!isIndex(offset)) add(`bufferViews[${i}].byteOffset must be a non-negative integer`);
-    else if (view.byteStride !== undefined && (!isIndex(view.byteStride) || view.byteStride < 4 || view.byteStride > 252)) add(`bufferViews[${i}].byteStride must be an integer from 4 to 252`);
+    else if (view.byteStride !== undefined && (!isIndex(view.byteStride) || view.byteStride < 4 || view.byteStride > 252))
+      add(`bufferViews[${i}].byteStride must be an integer from 4 to 252`);
     else {
       const buffer = isIndex(view.buffer) ? items('buffers')[view.buffer] : undefined;
-      if (buffer && isIndex(buffer.byteLength) && offset + view.byteLength > buffer.byteLength) add(`bufferViews[${i}] reaches past the end of buffers[${view.buffer}]`);
+      if (buffer && isIndex(buffer.byteLength) && offset + view.byteLength > buffer.byteLength)
+        add(`bufferViews[${i}] reaches past the end of buffers[${view.buffer}]`);
     }
   });
   items('accessors').forEach((accessor, i) => {
@@ -114,7 +159,8 @@ function structureProblems(json: Json, problems: string[]): void {
     if (!view || !isIndex(view.byteLength)) return;
     const elementBytes = componentBytes * components;
     const stride = isIndex(view.byteStride) ? view.byteStride : elementBytes;
-    if (offset + stride * (accessor.count - 1) + elementBytes > view.byteLength) add(`accessors[${i}] reads past the end of bufferViews[${accessor.bufferView}]`);
+    if (offset + stride * (accessor.count - 1) + elementBytes > view.byteLength)
+      add(`accessors[${i}] reads past the end of bufferViews[${accessor.bufferView}]`);
   });
   items('meshes').forEach((mesh, m) => {
     const at = `meshes[${m}]`;
@@ -137,7 +183,8 @@ function structureProblems(json: Json, problems: string[]): void {
     const names = isObject(mesh.extras) ? mesh.extras.targetNames : undefined;
     if (names === undefined) return;
     if (!Array.isArray(names) || names.some((n) => typeof n !== 'string')) add(`${at}.extras.targetNames must be an array of strings`);
-    else if (names.some((n: string) => n.includes('\u0000') || LONE_SURROGATE.test(n) || n.length > 200)) add(`${at}.extras.targetNames holds a name that is not plain text (NUL, unpaired surrogate or over 200 characters)`);
+    else if (names.some((n: string) => n.includes('\u0000') || LONE_SURROGATE.test(n) || n.length > 200))
+      add(`${at}.extras.targetNames holds a name that is not plain text (NUL, unpaired surrogate or over 200 characters)`);
   });
   items('materials').forEach((material, i) => {
     const pbr = material.pbrMetallicRoughness;
@@ -162,7 +209,8 @@ function structureProblems(json: Json, problems: string[]): void {
     });
     (animation.channels as unknown[]).forEach((channel, c) => {
       if (!isObject(channel) || !isObject(channel.target)) return add(`animations[${a}].channels[${c}] must be an object with a "target" object`);
-      if (!isIndex(channel.sampler) || channel.sampler >= samplers.length) add(`animations[${a}].channels[${c}].sampler must be an index into the animation's samplers`);
+      if (!isIndex(channel.sampler) || channel.sampler >= samplers.length)
+        add(`animations[${a}].channels[${c}].sampler must be an index into the animation's samplers`);
       ref(`animations[${a}].channels[${c}].target.node`, channel.target.node, 'nodes');
     });
   });
@@ -189,14 +237,16 @@ export function validateFaceGlb(buffer: Uint8Array, maxBytes = MAX_FACE_BYTES): 
   if (!isObject(parsed)) return fail('GLB JSON chunk must be a JSON object');
   const json = parsed;
   const asset = json.asset;
-  if (!isObject(asset) || typeof asset.version !== 'string' || !asset.version.startsWith('2.')) problems.push('glTF asset version is not 2.x ("asset": {"version": "2.0"})');
+  if (!isObject(asset) || typeof asset.version !== 'string' || !asset.version.startsWith('2.'))
+    problems.push('glTF asset version is not 2.x ("asset": {"version": "2.0"})');
   for (const key of ['extensionsRequired', 'extensionsUsed']) {
     const list = json[key];
     if (list !== undefined && (!Array.isArray(list) || list.some((e) => typeof e !== 'string'))) problems.push(`"${key}" must be an array of extension names`);
   }
   if (Array.isArray(json.extensionsRequired)) {
     for (const ext of json.extensionsRequired) {
-      if (typeof ext === 'string' && !SUPPORTED_REQUIRED.has(ext) && problems.length < MAX_PROBLEMS) problems.push(`requires unsupported extension ${ext.slice(0, 100)}`);
+      if (typeof ext === 'string' && !SUPPORTED_REQUIRED.has(ext) && problems.length < MAX_PROBLEMS)
+        problems.push(`requires unsupported extension ${ext.slice(0, 100)}`);
     }
   }
   structureProblems(json, problems);
@@ -207,7 +257,8 @@ export function validateFaceGlb(buffer: Uint8Array, maxBytes = MAX_FACE_BYTES): 
     if (Array.isArray(names)) {
       const primitives = mesh.primitives as Json[];
       const count = (primitives[0].targets as unknown[] | undefined)?.length ?? 0;
-      if (count !== names.length) problems.push(`mesh ${typeof mesh.name === 'string' ? mesh.name.slice(0, 100) : '?'}: ${names.length} target names for ${count} targets`);
+      if (count !== names.length)
+        problems.push(`mesh ${typeof mesh.name === 'string' ? mesh.name.slice(0, 100) : '?'}: ${names.length} target names for ${count} targets`);
       for (const n of names as string[]) morphs.add(n);
     }
   }

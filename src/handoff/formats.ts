@@ -27,7 +27,10 @@ export function methodFor(format: Format): 'POST' | 'GET' {
 
 /** JSON string content: what goes between the template's quotes. */
 export function escapeJson(value: string): string {
-  return JSON.stringify(value).slice(1, -1).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 // Characters XML 1.0 does not allow at all (not even as entities).

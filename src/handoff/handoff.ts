@@ -85,7 +85,11 @@ export class Handoff {
   }
 
   async start(): Promise<void> {
-    await this.jobs.work<{ conversationId: string }>(HANDOFF_QUEUE, { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300, concurrency: 2 }, ({ conversationId }) => this.run(conversationId));
+    await this.jobs.work<{ conversationId: string }>(
+      HANDOFF_QUEUE,
+      { retryLimit: 10, retryDelay: 5, retryBackoff: true, expireInSeconds: 300, concurrency: 2 },
+      ({ conversationId }) => this.run(conversationId),
+    );
   }
 
   /** The conversation-ended hook: queues the handoff job (never delivers inline). */
@@ -120,7 +124,10 @@ export class Handoff {
     for (const rule of rules) {
       const missing = rule.details.filter((d) => d.required && !found[d.name]);
       if (missing.length) {
-        this.logger.info({ rule: rule.id, conversation: conversationId, missing: missing.map((d) => d.name) }, 'handoff not sent: required details were not collected');
+        this.logger.info(
+          { rule: rule.id, conversation: conversationId, missing: missing.map((d) => d.name) },
+          'handoff not sent: required details were not collected',
+        );
         continue;
       }
       const values: TemplateValues = {
@@ -173,7 +180,17 @@ export class Handoff {
       await this.deliveries.enqueue({ ...input, dedupeKey });
       return undefined;
     }
-    const message: HandoffMessage = { accountId: rule.accountId, agentId: rule.agentId, conversationId, ruleId: rule.id, title: rule.name, body: renderTemplate(destination.template, 'message', values), chatDestinationId: destination.destination_id ?? null, dedupeKey, test };
+    const message: HandoffMessage = {
+      accountId: rule.accountId,
+      agentId: rule.agentId,
+      conversationId,
+      ruleId: rule.id,
+      title: rule.name,
+      body: renderTemplate(destination.template, 'message', values),
+      chatDestinationId: destination.destination_id ?? null,
+      dedupeKey,
+      test,
+    };
     const send = destination.type === 'inbox' ? this.hooks.postInbox : this.hooks.sendChat;
     if (!send) {
       const error = `the ${destination.type === 'inbox' ? 'console inbox' : 'chat messenger'} is not available on this deployment`;

@@ -117,7 +117,13 @@ export class HandoffRules {
   }
 
   async get(accountId: number, agentId: number, ruleId: number): Promise<Rule> {
-    const row = await this.db.selectFrom('handoff_rules').selectAll().where('id', '=', ruleId).where('agent_id', '=', agentId).where('account_id', '=', accountId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('handoff_rules')
+      .selectAll()
+      .where('id', '=', ruleId)
+      .where('agent_id', '=', agentId)
+      .where('account_id', '=', accountId)
+      .executeTakeFirst();
     if (!row) throw new ApiError(404, 'rule_not_found', 'Rule not found');
     return toRule(row);
   }
@@ -133,11 +139,24 @@ export class HandoffRules {
     return this.db.transaction().execute(async (trx) => {
       // Counted under a lock on the agent's row, so two creates at once cannot both pass the limit.
       await trx.selectFrom('agents').select('id').where('id', '=', agentId).forUpdate().execute();
-      const { count } = await trx.selectFrom('handoff_rules').select((eb) => eb.fn.countAll<string>().as('count')).where('agent_id', '=', agentId).executeTakeFirstOrThrow();
+      const { count } = await trx
+        .selectFrom('handoff_rules')
+        .select((eb) => eb.fn.countAll<string>().as('count'))
+        .where('agent_id', '=', agentId)
+        .executeTakeFirstOrThrow();
       if (Number(count) >= RULES_PER_AGENT) throw new ApiError(422, 'rule_limit', `An agent has at most ${RULES_PER_AGENT} handoff rules`);
       const row = await trx
         .insertInto('handoff_rules')
-        .values({ account_id: accountId, agent_id: agentId, name: input.name, details: JSON.stringify(details), destination: JSON.stringify(destination), enabled: input.enabled, secret: newWebhookSecret(), updated_at: new Date() })
+        .values({
+          account_id: accountId,
+          agent_id: agentId,
+          name: input.name,
+          details: JSON.stringify(details),
+          destination: JSON.stringify(destination),
+          enabled: input.enabled,
+          secret: newWebhookSecret(),
+          updated_at: new Date(),
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
       return toRule(row);
@@ -149,11 +168,21 @@ export class HandoffRules {
     const details = patch.details ? checkDetails(patch.details, ['body', 'details']) : rule.details;
     let destination = rule.destination;
     if (patch.destination || patch.details) {
-      const merged: Partial<Destination> & { type: DestinationType } = { ...rule.destination, ...patch.destination, type: patch.destination?.type ?? rule.destination.type };
-      if (merged.type !== 'webhook') for (const key of ['url', 'method', 'format', 'headers'] as const) if (!patch.destination || !(key in patch.destination)) delete merged[key];
+      const merged: Partial<Destination> & { type: DestinationType } = {
+        ...rule.destination,
+        ...patch.destination,
+        type: patch.destination?.type ?? rule.destination.type,
+      };
+      if (merged.type !== 'webhook')
+        for (const key of ['url', 'method', 'format', 'headers'] as const) if (!patch.destination || !(key in patch.destination)) delete merged[key];
       if (merged.type !== 'telegram' && !(patch.destination && 'destination_id' in patch.destination)) delete merged.destination_id;
       // A template the service wrote follows the details and format; one the owner wrote is theirs.
-      const wasDefault = rule.destination.template === defaultTemplate(messageFormat(rule.destination), rule.details.map((d) => d.name));
+      const wasDefault =
+        rule.destination.template ===
+        defaultTemplate(
+          messageFormat(rule.destination),
+          rule.details.map((d) => d.name),
+        );
       if (wasDefault && patch.destination?.template === undefined) delete merged.template;
       if (patch.destination?.format && !patch.destination.method && merged.type === 'webhook') merged.method = methodFor(patch.destination.format);
       destination = await this.checkDestination(accountId, merged, details, patch.destination ? 'body' : undefined);
@@ -213,23 +242,34 @@ export class HandoffRules {
       .execute();
   }
 
-  private async checkDestination(accountId: number, input: Partial<Destination> & { type: DestinationType }, details: DetailSpec[], where: 'body' | undefined): Promise<Destination> {
+  private async checkDestination(
+    accountId: number,
+    input: Partial<Destination> & { type: DestinationType },
+    details: DetailSpec[],
+    where: 'body' | undefined,
+  ): Promise<Destination> {
     const loc = (...path: string[]) => [where ?? 'body', 'destination', ...path];
     const problems: ValidationItem[] = [];
     const names = details.map((d) => d.name);
     if (input.type === 'telegram' && !this.options.telegram) {
       throw new ApiError(422, 'destination_unavailable', 'The chat-messenger (Telegram) destination is not available on this deployment yet');
     }
-    if (input.type !== 'telegram' && input.destination_id !== undefined) problems.push(validationItem(loc('destination_id'), 'destination_id is for a telegram destination only', input.destination_id, 'extra_forbidden'));
+    if (input.type !== 'telegram' && input.destination_id !== undefined)
+      problems.push(validationItem(loc('destination_id'), 'destination_id is for a telegram destination only', input.destination_id, 'extra_forbidden'));
     if (input.type !== 'webhook') {
       for (const key of ['url', 'method', 'format', 'headers'] as const) {
         if (input[key] !== undefined) problems.push(validationItem(loc(key), `${key} is for a webhook destination only`, input[key], 'extra_forbidden'));
       }
-      if (input.type === 'telegram' && input.destination_id === undefined) problems.push(validationItem(loc('destination_id'), 'Field required: the Telegram destination to send to (GET /v1/notifications/destinations)', null, 'missing'));
+      if (input.type === 'telegram' && input.destination_id === undefined)
+        problems.push(
+          validationItem(loc('destination_id'), 'Field required: the Telegram destination to send to (GET /v1/notifications/destinations)', null, 'missing'),
+        );
       const template = input.template ?? defaultTemplate('message', names);
       for (const problem of checkTemplate(template, 'message', names)) problems.push(validationItem(loc('template'), problem, template));
       if (input.type === 'telegram' && input.destination_id !== undefined && !(await this.options.telegram!(accountId, input.destination_id))) {
-        problems.push(validationItem(loc('destination_id'), 'not a Telegram destination of this account (GET /v1/notifications/destinations)', input.destination_id));
+        problems.push(
+          validationItem(loc('destination_id'), 'not a Telegram destination of this account (GET /v1/notifications/destinations)', input.destination_id),
+        );
       }
       if (problems.length) throw new ValidationFailed(problems);
       return { type: input.type, ...(input.type === 'telegram' && { destination_id: input.destination_id }), template };
@@ -238,11 +278,18 @@ export class HandoffRules {
     const format: Format = input.format ?? (input.method === 'GET' ? 'query' : 'json');
     const method = input.method ?? methodFor(format);
     if (method !== methodFor(format)) {
-      problems.push(validationItem(loc('method'), method === 'GET' ? 'a GET webhook sends its details as query parameters: use format "query"' : 'format "query" is sent with method GET', method));
+      problems.push(
+        validationItem(
+          loc('method'),
+          method === 'GET' ? 'a GET webhook sends its details as query parameters: use format "query"' : 'format "query" is sent with method GET',
+          method,
+        ),
+      );
     }
     const headers = input.headers ?? {};
     for (const name of Object.keys(headers)) {
-      if (RESERVED_HEADERS.includes(name.toLowerCase())) problems.push(validationItem(loc('headers', name), `${name} is set by the service on every delivery and cannot be replaced`, headers[name]));
+      if (RESERVED_HEADERS.includes(name.toLowerCase()))
+        problems.push(validationItem(loc('headers', name), `${name} is set by the service on every delivery and cannot be replaced`, headers[name]));
     }
     const template = input.template ?? defaultTemplate(format, names);
     for (const problem of checkTemplate(template, format, names)) problems.push(validationItem(loc('template'), problem, template));
@@ -253,14 +300,15 @@ export class HandoffRules {
 }
 
 function messageFormat(destination: Destination): Format | 'message' {
-  return destination.type === 'webhook' ? destination.format ?? 'json' : 'message';
+  return destination.type === 'webhook' ? (destination.format ?? 'json') : 'message';
 }
 
 function checkDetails(input: RuleInput['details'], at: Array<string | number>): DetailSpec[] {
   const problems: ValidationItem[] = [];
   const seen = new Set<string>();
   const details = input.map((d, i) => {
-    if (RESERVED_DETAIL_NAMES.has(d.name)) problems.push(validationItem([...at, i, 'name'], `"${d.name}" is a built-in template variable; name the detail differently`, d.name));
+    if (RESERVED_DETAIL_NAMES.has(d.name))
+      problems.push(validationItem([...at, i, 'name'], `"${d.name}" is a built-in template variable; name the detail differently`, d.name));
     if (seen.has(d.name)) problems.push(validationItem([...at, i, 'name'], `two details are named "${d.name}"`, d.name));
     seen.add(d.name);
     return { name: d.name, description: d.description ?? '', required: d.required ?? false, ...(d.type && { type: d.type }) };

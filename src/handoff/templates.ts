@@ -34,7 +34,9 @@ export function checkTemplate(template: string, format: Format | 'message', deta
   for (const match of template.matchAll(VARIABLE)) {
     const name = match[1]!;
     if (known.has(name) || VISITOR_NAME.test(name)) continue;
-    problems.push(`unknown template variable {{${name}}}: use a detail of this rule (${detailNames.join(', ') || 'none yet'}), visitor.<name>, ${BUILT_INS.join(', ')}`);
+    problems.push(
+      `unknown template variable {{${name}}}: use a detail of this rule (${detailNames.join(', ') || 'none yet'}), visitor.<name>, ${BUILT_INS.join(', ')}`,
+    );
   }
   if (problems.length) return problems;
   if (format === 'form' || format === 'query') {
@@ -50,7 +52,9 @@ export function checkTemplate(template: string, format: Format | 'message', deta
       const rendered = renderTemplate(template, format, sample);
       const problem = format === 'json' ? jsonProblem(rendered) : xmlProblem(rendered);
       if (problem) {
-        problems.push(`the ${format.toUpperCase()} template does not render valid ${format.toUpperCase()}: ${problem}${format === 'json' ? ' (put each {{variable}} inside quotes)' : ''}`);
+        problems.push(
+          `the ${format.toUpperCase()} template does not render valid ${format.toUpperCase()}: ${problem}${format === 'json' ? ' (put each {{variable}} inside quotes)' : ''}`,
+        );
         break;
       }
     }
@@ -156,7 +160,9 @@ export function defaultTemplate(format: Format | 'message', detailNames: string[
       return `<handoff>${detailNames.map((n) => `<${n}>{{${n}}}</${n}>`).join('')}<agent>{{agent_name}}</agent><rule>{{rule_name}}</rule><conversation_time>{{conversation_time}}</conversation_time><visitor_turns>{{visitor_turns}}</visitor_turns><unverified>{{unverified}}</unverified></handoff>`;
     case 'form':
     case 'query':
-      return [...detailNames.map((n) => `${n}={{${n}}}`), 'agent={{agent_name}}', 'conversation_time={{conversation_time}}', 'unverified={{unverified}}'].join('\n');
+      return [...detailNames.map((n) => `${n}={{${n}}}`), 'agent={{agent_name}}', 'conversation_time={{conversation_time}}', 'unverified={{unverified}}'].join(
+        '\n',
+      );
     default:
       return [`{{rule_name}} (from {{agent_name}})`, ...detailNames.map((n) => `${n}: {{${n}}}`)].join('\n');
   }

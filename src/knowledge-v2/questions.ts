@@ -114,7 +114,13 @@ export function schemaFor(businessType: string | null): SchemaQuestion[] {
 
 /** A key for a question a language model proposed: its words, short, as a slug. */
 export function keyOf(question: string): string {
-  return question.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 60) || 'question';
+  return (
+    question
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 60) || 'question'
+  );
 }
 
 /** Question keys the common set has (a model's schema keeps them, so every schema asks them). */

@@ -9,10 +9,31 @@ import { BrainStatusResponse } from '../knowledge/schemas.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import { toId, type KnowledgeV2 } from './service.js';
 import {
-  AnswerRequest, BehaviorResponse, BehaviorUpdateRequest, BrainView, CompletionResponse, ConsolidateResponse, CorrectionApplyRequest,
-  CorrectionApplyResponse, CorrectionPreview, CorrectionRequest, DynamicInstructionsResponse, DynamicInstructionsUpdate, DynamicPreviewRequest,
-  DynamicPreviewResponse, ExtractRequest, KnowledgeOpsRequest, KnowledgeOpsResponse, OrphanResolveRequest, OrphansResponse, ProbeRequest,
-  ProbeResponse, QuestionStateRequest, RecompileResponse, ReviewResolveRequest, ReviewResolveResponse,
+  AnswerRequest,
+  BehaviorResponse,
+  BehaviorUpdateRequest,
+  BrainView,
+  CompletionResponse,
+  ConsolidateResponse,
+  CorrectionApplyRequest,
+  CorrectionApplyResponse,
+  CorrectionPreview,
+  CorrectionRequest,
+  DynamicInstructionsResponse,
+  DynamicInstructionsUpdate,
+  DynamicPreviewRequest,
+  DynamicPreviewResponse,
+  ExtractRequest,
+  KnowledgeOpsRequest,
+  KnowledgeOpsResponse,
+  OrphanResolveRequest,
+  OrphansResponse,
+  ProbeRequest,
+  ProbeResponse,
+  QuestionStateRequest,
+  RecompileResponse,
+  ReviewResolveRequest,
+  ReviewResolveResponse,
 } from './schemas.js';
 
 export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeService, v2: KnowledgeV2): void {
@@ -21,86 +42,234 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   const params = AgentIdParams;
   const base = '/v1/agent/:agent_id/v2';
 
-  app.post(`${base}/probe`, {
-    schema: { tags, summary: 'A quick look at a website (reachable, language, kind of business, pages, robots.txt); changes nothing', params, body: ProbeRequest.nullish(), response: { 200: ProbeResponse } },
-  }, async (request) => v2.probe(request.principal.accountId, request.params.agent_id, request.body?.url));
+  app.post(
+    `${base}/probe`,
+    {
+      schema: {
+        tags,
+        summary: 'A quick look at a website (reachable, language, kind of business, pages, robots.txt); changes nothing',
+        params,
+        body: ProbeRequest.nullish(),
+        response: { 200: ProbeResponse },
+      },
+    },
+    async (request) => v2.probe(request.principal.accountId, request.params.agent_id, request.body?.url),
+  );
 
-  app.post(`${base}/schema/generate`, {
-    schema: { tags, summary: "Generate the questions this business must answer, from its website (a build job: poll brain-status)", params, response: { 200: BrainStatusResponse } },
-  }, async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'schema'));
+  app.post(
+    `${base}/schema/generate`,
+    {
+      schema: {
+        tags,
+        summary: 'Generate the questions this business must answer, from its website (a build job: poll brain-status)',
+        params,
+        response: { 200: BrainStatusResponse },
+      },
+    },
+    async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'schema'),
+  );
 
-  app.post(`${base}/extract`, {
-    schema: { tags, summary: "Extract the facts answering the questions from the pages (a build job: poll brain-status)", params, body: ExtractRequest.nullish(), response: { 200: BrainStatusResponse } },
-  }, async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'extract', request.body?.pages));
+  app.post(
+    `${base}/extract`,
+    {
+      schema: {
+        tags,
+        summary: 'Extract the facts answering the questions from the pages (a build job: poll brain-status)',
+        params,
+        body: ExtractRequest.nullish(),
+        response: { 200: BrainStatusResponse },
+      },
+    },
+    async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'extract', request.body?.pages),
+  );
 
-  app.get(`${base}/brain`, {
-    schema: { tags, summary: 'What the agent knows: questions, facts with their sources, review items, completion', params, response: { 200: BrainView } },
-  }, async (request) => v2.brainView(request.principal.accountId, request.params.agent_id));
+  app.get(
+    `${base}/brain`,
+    {
+      schema: { tags, summary: 'What the agent knows: questions, facts with their sources, review items, completion', params, response: { 200: BrainView } },
+    },
+    async (request) => v2.brainView(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.get(`${base}/completion`, {
-    schema: { tags, summary: 'How many needed questions are answered, and what is missing (most asked first)', params, response: { 200: CompletionResponse } },
-  }, async (request) => v2.completion(request.principal.accountId, request.params.agent_id));
+  app.get(
+    `${base}/completion`,
+    {
+      schema: {
+        tags,
+        summary: 'How many needed questions are answered, and what is missing (most asked first)',
+        params,
+        response: { 200: CompletionResponse },
+      },
+    },
+    async (request) => v2.completion(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.post(`${base}/recompile`, {
-    schema: { tags, summary: 'Rebuild the instructions from the facts and behavior now (a build job: poll brain-status)', params, response: { 200: RecompileResponse } },
-  }, async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'recompile'));
+  app.post(
+    `${base}/recompile`,
+    {
+      schema: {
+        tags,
+        summary: 'Rebuild the instructions from the facts and behavior now (a build job: poll brain-status)',
+        params,
+        response: { 200: RecompileResponse },
+      },
+    },
+    async (request) => knowledge.queueV2(request.principal.accountId, request.params.agent_id, 'recompile'),
+  );
 
-  app.post(`${base}/answer`, {
-    schema: { tags, summary: "The owner's answer to a question (a fact with source owner)", params, body: AnswerRequest, response: { 200: CompletionResponse } },
-  }, async (request) => v2.answer(request.principal.accountId, request.params.agent_id, toId(request.body.question_id), request.body.answer));
+  app.post(
+    `${base}/answer`,
+    {
+      schema: {
+        tags,
+        summary: "The owner's answer to a question (a fact with source owner)",
+        params,
+        body: AnswerRequest,
+        response: { 200: CompletionResponse },
+      },
+    },
+    async (request) => v2.answer(request.principal.accountId, request.params.agent_id, toId(request.body.question_id), request.body.answer),
+  );
 
-  app.post(`${base}/questions/state`, {
-    schema: { tags, summary: 'Mark a question needed, not applicable or skipped', params, body: QuestionStateRequest, response: { 200: CompletionResponse } },
-  }, async (request) => v2.setState(request.principal.accountId, request.params.agent_id, toId(request.body.question_id), request.body.state));
+  app.post(
+    `${base}/questions/state`,
+    {
+      schema: { tags, summary: 'Mark a question needed, not applicable or skipped', params, body: QuestionStateRequest, response: { 200: CompletionResponse } },
+    },
+    async (request) => v2.setState(request.principal.accountId, request.params.agent_id, toId(request.body.question_id), request.body.state),
+  );
 
-  app.post(`${base}/knowledge/ops`, {
-    schema: { tags, summary: 'Add, change and remove facts in one atomic batch', params, body: KnowledgeOpsRequest, response: { 200: KnowledgeOpsResponse } },
-  }, async (request) => v2.ops(request.principal.accountId, request.params.agent_id, request.body.ops));
+  app.post(
+    `${base}/knowledge/ops`,
+    {
+      schema: { tags, summary: 'Add, change and remove facts in one atomic batch', params, body: KnowledgeOpsRequest, response: { 200: KnowledgeOpsResponse } },
+    },
+    async (request) => v2.ops(request.principal.accountId, request.params.agent_id, request.body.ops),
+  );
 
-  app.post(`${base}/review/resolve`, {
-    schema: { tags, summary: 'Resolve a disagreement: keep one fact, or replace them with your text', params, body: ReviewResolveRequest, response: { 200: ReviewResolveResponse } },
-  }, async (request) => {
-    const body = request.body as { review_id: number | string; fact_id?: number | string; text?: string };
-    return v2.resolveReview(request.principal.accountId, request.params.agent_id, toId(body.review_id), body.fact_id !== undefined ? { factId: toId(body.fact_id) } : { text: body.text });
-  });
+  app.post(
+    `${base}/review/resolve`,
+    {
+      schema: {
+        tags,
+        summary: 'Resolve a disagreement: keep one fact, or replace them with your text',
+        params,
+        body: ReviewResolveRequest,
+        response: { 200: ReviewResolveResponse },
+      },
+    },
+    async (request) => {
+      const body = request.body as { review_id: number | string; fact_id?: number | string; text?: string };
+      return v2.resolveReview(
+        request.principal.accountId,
+        request.params.agent_id,
+        toId(body.review_id),
+        body.fact_id !== undefined ? { factId: toId(body.fact_id) } : { text: body.text },
+      );
+    },
+  );
 
-  app.post(`${base}/consolidate`, {
-    schema: { tags, summary: 'Merge facts saying the same thing (their sources kept)', params, response: { 200: ConsolidateResponse } },
-  }, async (request) => v2.consolidate(request.principal.accountId, request.params.agent_id));
+  app.post(
+    `${base}/consolidate`,
+    {
+      schema: { tags, summary: 'Merge facts saying the same thing (their sources kept)', params, response: { 200: ConsolidateResponse } },
+    },
+    async (request) => v2.consolidate(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.post(`${base}/correction`, {
-    schema: { tags, summary: "Preview what the owner's sentence changes (nothing changes yet)", params, body: CorrectionRequest, response: { 200: CorrectionPreview } },
-  }, async (request) => v2.correction(request.principal.accountId, request.params.agent_id, request.body.text));
+  app.post(
+    `${base}/correction`,
+    {
+      schema: {
+        tags,
+        summary: "Preview what the owner's sentence changes (nothing changes yet)",
+        params,
+        body: CorrectionRequest,
+        response: { 200: CorrectionPreview },
+      },
+    },
+    async (request) => v2.correction(request.principal.accountId, request.params.agent_id, request.body.text),
+  );
 
-  app.post(`${base}/correction/apply`, {
-    schema: { tags, summary: 'Apply a previewed correction, exactly as previewed (once)', params, body: CorrectionApplyRequest, response: { 200: CorrectionApplyResponse } },
-  }, async (request) => v2.applyCorrection(request.principal.accountId, request.params.agent_id, String(request.body.preview_id)));
+  app.post(
+    `${base}/correction/apply`,
+    {
+      schema: {
+        tags,
+        summary: 'Apply a previewed correction, exactly as previewed (once)',
+        params,
+        body: CorrectionApplyRequest,
+        response: { 200: CorrectionApplyResponse },
+      },
+    },
+    async (request) => v2.applyCorrection(request.principal.accountId, request.params.agent_id, String(request.body.preview_id)),
+  );
 
-  app.get(`${base}/behavior`, {
-    schema: { tags, summary: 'How the agent speaks', params, response: { 200: BehaviorResponse } },
-  }, async (request) => v2.behavior(request.principal.accountId, request.params.agent_id));
+  app.get(
+    `${base}/behavior`,
+    {
+      schema: { tags, summary: 'How the agent speaks', params, response: { 200: BehaviorResponse } },
+    },
+    async (request) => v2.behavior(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.patch(`${base}/behavior`, {
-    schema: { tags, summary: 'Change how the agent speaks (only the fields sent)', params, body: BehaviorUpdateRequest, response: { 200: BehaviorResponse } },
-  }, async (request) => v2.patchBehavior(request.principal.accountId, request.params.agent_id, request.body));
+  app.patch(
+    `${base}/behavior`,
+    {
+      schema: { tags, summary: 'Change how the agent speaks (only the fields sent)', params, body: BehaviorUpdateRequest, response: { 200: BehaviorResponse } },
+    },
+    async (request) => v2.patchBehavior(request.principal.accountId, request.params.agent_id, request.body),
+  );
 
-  app.get(`${base}/dynamic-instructions`, {
-    schema: { tags, summary: 'Instructions filled from the visitor values in each conversation', params, response: { 200: DynamicInstructionsResponse } },
-  }, async (request) => v2.dynamic(request.principal.accountId, request.params.agent_id));
+  app.get(
+    `${base}/dynamic-instructions`,
+    {
+      schema: { tags, summary: 'Instructions filled from the visitor values in each conversation', params, response: { 200: DynamicInstructionsResponse } },
+    },
+    async (request) => v2.dynamic(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.patch(`${base}/dynamic-instructions`, {
-    schema: { tags, summary: 'Set the dynamic instructions ({{visitor.<name>}} placeholders)', params, body: DynamicInstructionsUpdate, response: { 200: DynamicInstructionsResponse } },
-  }, async (request) => v2.patchDynamic(request.principal.accountId, request.params.agent_id, request.body.instructions));
+  app.patch(
+    `${base}/dynamic-instructions`,
+    {
+      schema: {
+        tags,
+        summary: 'Set the dynamic instructions ({{visitor.<name>}} placeholders)',
+        params,
+        body: DynamicInstructionsUpdate,
+        response: { 200: DynamicInstructionsResponse },
+      },
+    },
+    async (request) => v2.patchDynamic(request.principal.accountId, request.params.agent_id, request.body.instructions),
+  );
 
-  app.post(`${base}/dynamic-instructions/preview`, {
-    schema: { tags, summary: 'Render dynamic instructions with visitor values (a name without a value renders empty)', params, body: DynamicPreviewRequest, response: { 200: DynamicPreviewResponse } },
-  }, async (request) => v2.previewDynamic(request.principal.accountId, request.params.agent_id, request.body.values, request.body.instructions));
+  app.post(
+    `${base}/dynamic-instructions/preview`,
+    {
+      schema: {
+        tags,
+        summary: 'Render dynamic instructions with visitor values (a name without a value renders empty)',
+        params,
+        body: DynamicPreviewRequest,
+        response: { 200: DynamicPreviewResponse },
+      },
+    },
+    async (request) => v2.previewDynamic(request.principal.accountId, request.params.agent_id, request.body.values, request.body.instructions),
+  );
 
-  app.get(`${base}/orphans`, {
-    schema: { tags, summary: 'Facts whose every source is gone (a page deleted, a section removed)', params, response: { 200: OrphansResponse } },
-  }, async (request) => v2.orphans(request.principal.accountId, request.params.agent_id));
+  app.get(
+    `${base}/orphans`,
+    {
+      schema: { tags, summary: 'Facts whose every source is gone (a page deleted, a section removed)', params, response: { 200: OrphansResponse } },
+    },
+    async (request) => v2.orphans(request.principal.accountId, request.params.agent_id),
+  );
 
-  app.post(`${base}/orphans/resolve`, {
-    schema: { tags, summary: "Keep orphans (they become the owner's) or drop them", params, body: OrphanResolveRequest, response: { 200: OrphansResponse } },
-  }, async (request) => v2.resolveOrphans(request.principal.accountId, request.params.agent_id, request.body.fact_ids, request.body.action));
+  app.post(
+    `${base}/orphans/resolve`,
+    {
+      schema: { tags, summary: "Keep orphans (they become the owner's) or drop them", params, body: OrphanResolveRequest, response: { 200: OrphansResponse } },
+    },
+    async (request) => v2.resolveOrphans(request.principal.accountId, request.params.agent_id, request.body.fact_ids, request.body.action),
+  );
 }

@@ -22,8 +22,19 @@ import { rank } from '../brain/retrieve.js';
 import { analyseQuestion, terms, type Intent } from '../brain/text.js';
 import { businessTypeOf, COMMON_QUESTIONS, keyOf, languageOf, schemaFor, type SchemaQuestion } from './questions.js';
 import {
-  DEFAULT_BEHAVIOR, READ_KINDS, behaviorLines, dynamicVariables, ensureSettings, isOwned, overrule, renderDynamic, sameText, settingsOf,
-  type AnyDb, type Behavior, type FactSource,
+  DEFAULT_BEHAVIOR,
+  READ_KINDS,
+  behaviorLines,
+  dynamicVariables,
+  ensureSettings,
+  isOwned,
+  overrule,
+  renderDynamic,
+  sameText,
+  settingsOf,
+  type AnyDb,
+  type Behavior,
+  type FactSource,
 } from '../knowledge/v2/store.js';
 import type { KnowledgeModel } from './model.js';
 
@@ -97,7 +108,14 @@ export class KnowledgeV2 {
     const agent = await this.knowledge.agents.get(accountId, agentId);
     const target = url ?? agent.website_url ?? undefined;
     if (!target) throw new ValidationFailed([validationItem(['body', 'url'], 'Field required (the agent has no website_url)', null, 'missing')]);
-    const answer = { url: target, reachable: false, language: null as string | null, business_type: null as string | null, page_count: 0, robots: null as null | { disallow: string[]; sitemaps: string[] } };
+    const answer = {
+      url: target,
+      reachable: false,
+      language: null as string | null,
+      business_type: null as string | null,
+      page_count: 0,
+      robots: null as null | { disallow: string[]; sitemaps: string[] },
+    };
     const signal = AbortSignal.timeout(30_000);
     try {
       const home = await this.knowledge.reader.get(target, { anywhere: true, signal });
@@ -137,7 +155,11 @@ export class KnowledgeV2 {
     const agent = await this.knowledge.agents.byId(agentId);
     if (!agent) return;
     const snapshot = await this.knowledge.snapshot(agentId);
-    let words = [agent.system_prompt ?? '', ...snapshot.pages.map((p) => `${p.title} ${p.content.slice(0, 5000)}`), ...snapshot.sections.map((s) => `${s.title} ${s.content}`)].join('\n');
+    let words = [
+      agent.system_prompt ?? '',
+      ...snapshot.pages.map((p) => `${p.title} ${p.content.slice(0, 5000)}`),
+      ...snapshot.sections.map((s) => `${s.title} ${s.content}`),
+    ].join('\n');
     if (agent.website_url) {
       try {
         const home = await this.knowledge.reader.get(agent.website_url, { anywhere: true, signal });
@@ -146,7 +168,10 @@ export class KnowledgeV2 {
           if (page.ok) words = `${page.title} ${page.description} ${page.markdown}\n${words}`;
         }
       } catch (error) {
-        this.logger.warn({ agent_id: agentId, err: (error as Error).message }, 'schema/generate: the website could not be read; the schema comes from what the agent already knows');
+        this.logger.warn(
+          { agent_id: agentId, err: (error as Error).message },
+          'schema/generate: the website could not be read; the schema comes from what the agent already knows',
+        );
       }
     }
     let businessType = businessTypeOf(words);
@@ -155,13 +180,16 @@ export class KnowledgeV2 {
       try {
         const proposed = await this.model.json(
           [
-            'You design the questions a small business\'s website assistant must be able to answer for visitors.',
+            "You design the questions a small business's website assistant must be able to answer for visitors.",
             'From the website text below, name the kind of business in a word or two and list the 8 to 14 questions visitors ask it most.',
             `Always include: ${COMMON_QUESTIONS.map((q) => q.question).join(' ')}`,
             'Answer JSON only: {"business_type": "…", "questions": [{"question": "…", "topic": "hours|prices|services|contact|booking|policies|areas|about"}]}.',
             `\nWebsite text:\n${words.slice(0, 12_000)}`,
           ].join('\n'),
-          z.object({ business_type: z.string().max(60).nullable().optional(), questions: z.array(z.object({ question: z.string().min(3).max(300), topic: z.string().max(40).default('about') })).max(40) }),
+          z.object({
+            business_type: z.string().max(60).nullable().optional(),
+            questions: z.array(z.object({ question: z.string().min(3).max(300), topic: z.string().max(40).default('about') })).max(40),
+          }),
           signal,
         );
         businessType = proposed.business_type?.trim().toLowerCase() || businessType;
@@ -221,7 +249,11 @@ export class KnowledgeV2 {
     let found: Found[] = [];
     for (const { question, query, candidates } of passages) {
       // Stricter than answering: a price must be a price ("free" is not), hours must be times.
-      const good = candidates.filter((c) => (query.intents.size ? c.evidence && [...query.intents].some((i) => holds(i, c.unit.text)) && (c.coverage >= 0.3 || !query.terms.length) : c.coverage >= 0.5));
+      const good = candidates.filter((c) =>
+        query.intents.size
+          ? c.evidence && [...query.intents].some((i) => holds(i, c.unit.text)) && (c.coverage >= 0.3 || !query.terms.length)
+          : c.coverage >= 0.5,
+      );
       // Hours said with times first (a "closed on Sundays" line comes after the opening times).
       if (query.intents.has('hours')) good.sort((x, y) => Number(TIME.test(y.unit.text)) - Number(TIME.test(x.unit.text)));
       const seen = new Set<string>();
@@ -230,7 +262,13 @@ export class KnowledgeV2 {
         const key = sameText(c.unit.text);
         if (seen.has(key)) continue;
         seen.add(key);
-        found.push({ questionId: question.id, text: c.unit.text, source: sourceOf(c.unit.source)!, confidence: round2(Math.min(1, Math.max(0.3, c.score / 1.6))), origin: c.unit.text });
+        found.push({
+          questionId: question.id,
+          text: c.unit.text,
+          source: sourceOf(c.unit.source)!,
+          confidence: round2(Math.min(1, Math.max(0.3, c.score / 1.6))),
+          origin: c.unit.text,
+        });
       }
     }
     if (this.model && questions.length) {
@@ -247,12 +285,14 @@ export class KnowledgeV2 {
         }
         const answer = await this.model.json(
           [
-            'For each question below, state the facts the numbered passages of a business\'s website give that answer it, in a short sentence each.',
+            "For each question below, state the facts the numbered passages of a business's website give that answer it, in a short sentence each.",
             'Use only what a passage says; name the passage each fact comes from; leave a question out when no passage answers it.',
             'Answer JSON only: {"facts": [{"question_id": 1, "text": "…", "passage": 1}]}.',
             lines.join('\n'),
           ].join('\n'),
-          z.object({ facts: z.array(z.object({ question_id: z.coerce.number().int(), text: z.string().min(1).max(1000), passage: z.coerce.number().int() })).max(200) }),
+          z.object({
+            facts: z.array(z.object({ question_id: z.coerce.number().int(), text: z.string().min(1).max(1000), passage: z.coerce.number().int() })).max(200),
+          }),
           signal,
         );
         const byModel: Found[] = [];
@@ -264,15 +304,28 @@ export class KnowledgeV2 {
         }
         found = byModel;
       } catch (error) {
-        this.logger.warn({ agent_id: agentId, err: (error as Error).message }, 'the language model could not extract the facts; the offline extraction was kept');
+        this.logger.warn(
+          { agent_id: agentId, err: (error as Error).message },
+          'the language model could not extract the facts; the offline extraction was kept',
+        );
       }
     }
 
     const overruled = new Set(snapshot.overruled);
     await this.db.transaction().execute(async (trx) => {
       const facts = await trx.selectFrom('knowledge_facts').selectAll().where('agent_id', '=', agentId).execute();
-      const readOnly = facts.filter((f) => !f.orphan && (f.sources as FactSource[]).length > 0 && (f.sources as FactSource[]).every((s) => READ_KINDS.has(s.kind)));
-      if (readOnly.length) await trx.deleteFrom('knowledge_facts').where('id', 'in', readOnly.map((f) => f.id)).execute();
+      const readOnly = facts.filter(
+        (f) => !f.orphan && (f.sources as FactSource[]).length > 0 && (f.sources as FactSource[]).every((s) => READ_KINDS.has(s.kind)),
+      );
+      if (readOnly.length)
+        await trx
+          .deleteFrom('knowledge_facts')
+          .where(
+            'id',
+            'in',
+            readOnly.map((f) => f.id),
+          )
+          .execute();
       await trx.deleteFrom('knowledge_reviews').where('agent_id', '=', agentId).execute();
       const owned = facts.filter((f) => isOwned(f.sources as FactSource[]));
       const inserted: Array<{ id: number; questionId: number; text: string; source: FactSource }> = [];
@@ -281,7 +334,14 @@ export class KnowledgeV2 {
         if (owned.some((o) => sameText(o.text) === sameText(fact.text) || (o.origin && sameText(o.origin) === sameText(fact.origin)))) continue;
         const row = await trx
           .insertInto('knowledge_facts')
-          .values({ agent_id: agentId, question_id: fact.questionId, text: fact.text.slice(0, 2000), sources: JSON.stringify([fact.source]), confidence: fact.confidence, origin: fact.origin.slice(0, 2000) })
+          .values({
+            agent_id: agentId,
+            question_id: fact.questionId,
+            text: fact.text.slice(0, 2000),
+            sources: JSON.stringify([fact.source]),
+            confidence: fact.confidence,
+            origin: fact.origin.slice(0, 2000),
+          })
           .returning('id')
           .executeTakeFirstOrThrow();
         inserted.push({ id: row.id, questionId: fact.questionId, text: fact.text, source: fact.source });
@@ -290,7 +350,11 @@ export class KnowledgeV2 {
       for (const [i, a] of inserted.entries()) {
         for (const b of inserted.slice(i + 1)) {
           if (a.questionId !== b.questionId || (a.source.kind === b.source.kind && String(a.source.ref) === String(b.source.ref))) continue;
-          if (disagree(a.text, b.text)) await trx.insertInto('knowledge_reviews').values({ agent_id: agentId, question_id: a.questionId, fact_ids: sql<number[]>`${sql.val([a.id, b.id])}::integer[]` as never }).execute();
+          if (disagree(a.text, b.text))
+            await trx
+              .insertInto('knowledge_reviews')
+              .values({ agent_id: agentId, question_id: a.questionId, fact_ids: sql<number[]>`${sql.val([a.id, b.id])}::integer[]` as never })
+              .execute();
         }
       }
       await this.knowledge.changed({ id: agent.id, account_id: agent.account_id }, trx);
@@ -303,12 +367,19 @@ export class KnowledgeV2 {
 
   /** The facts (owner's first) and the behavior, as a part of the agent's instructions. */
   async addendum(agentId: number): Promise<string> {
-    const facts = await this.db.selectFrom('knowledge_facts').select(['text', 'sources']).where('agent_id', '=', agentId).where('orphan', '=', false).orderBy('id').limit(300).execute();
+    const facts = await this.db
+      .selectFrom('knowledge_facts')
+      .select(['text', 'sources'])
+      .where('agent_id', '=', agentId)
+      .where('orphan', '=', false)
+      .orderBy('id')
+      .limit(300)
+      .execute();
     const { behavior } = await settingsOf(this.db, agentId);
     const lines: string[] = [];
     const owned = facts.filter((f) => isOwned(f.sources as FactSource[]));
     const read = facts.filter((f) => !isOwned(f.sources as FactSource[]));
-    if (owned.length) lines.push("What the owner has told you (this wins over anything a page says):", ...owned.map((f) => `- ${f.text}`));
+    if (owned.length) lines.push('What the owner has told you (this wins over anything a page says):', ...owned.map((f) => `- ${f.text}`));
     if (read.length) lines.push(...(owned.length ? [''] : []), 'Facts from the website:', ...read.map((f) => `- ${f.text}`));
     const how = behaviorLines(behavior);
     if (how.length) lines.push(...(lines.length ? [''] : []), 'How you speak:', ...how.map((l) => `- ${l}`));
@@ -388,11 +459,19 @@ export class KnowledgeV2 {
     const agent = await this.knowledge.agents.get(accountId, agentId);
     return this.edit(agent, async (trx) => {
       await this.questionOf(trx, agentId, questionId);
-      const earlier = await trx.selectFrom('knowledge_facts').select(['id', 'sources']).where('agent_id', '=', agentId).where('question_id', '=', questionId).execute();
+      const earlier = await trx
+        .selectFrom('knowledge_facts')
+        .select(['id', 'sources'])
+        .where('agent_id', '=', agentId)
+        .where('question_id', '=', questionId)
+        .execute();
       const previous = earlier.filter((f) => (f.sources as FactSource[]).length === 1 && (f.sources as FactSource[])[0]!.kind === 'owner').map((f) => f.id);
       if (previous.length) await trx.deleteFrom('knowledge_facts').where('id', 'in', previous).execute();
       await this.limit(trx, agentId, 1);
-      await trx.insertInto('knowledge_facts').values({ agent_id: agentId, question_id: questionId, text: text.trim(), sources: JSON.stringify([{ kind: 'owner', ref: null }]) }).execute();
+      await trx
+        .insertInto('knowledge_facts')
+        .values({ agent_id: agentId, question_id: questionId, text: text.trim(), sources: JSON.stringify([{ kind: 'owner', ref: null }]) })
+        .execute();
       return this.completionOf(trx, agentId);
     });
   }
@@ -407,8 +486,13 @@ export class KnowledgeV2 {
   }
 
   private async limit(trx: AnyDb, agentId: number, adding: number) {
-    const count = await trx.selectFrom('knowledge_facts').select((eb) => eb.fn.countAll<number>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow();
-    if (Number(count.n) + adding > MAX_FACTS_PER_AGENT) throw new ApiError(422, 'fact_limit', `An agent holds at most ${MAX_FACTS_PER_AGENT} facts; remove or consolidate some first`);
+    const count = await trx
+      .selectFrom('knowledge_facts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('agent_id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    if (Number(count.n) + adding > MAX_FACTS_PER_AGENT)
+      throw new ApiError(422, 'fact_limit', `An agent holds at most ${MAX_FACTS_PER_AGENT} facts; remove or consolidate some first`);
   }
 
   /** Knowledge ops, atomically: every op is checked first; one bad op and nothing is applied. */
@@ -421,11 +505,13 @@ export class KnowledgeV2 {
       const problems = [];
       for (const [i, op] of ops.entries()) {
         if (op.op === 'add') {
-          if (op.question_id !== undefined && op.question_id !== null && !questionIds.has(toId(op.question_id))) problems.push(validationItem(['body', 'ops', i, 'question_id'], 'No question with this id for this agent', op.question_id));
+          if (op.question_id !== undefined && op.question_id !== null && !questionIds.has(toId(op.question_id)))
+            problems.push(validationItem(['body', 'ops', i, 'question_id'], 'No question with this id for this agent', op.question_id));
         } else {
           const id = toId(op.fact_id);
           if (!facts.has(id)) problems.push(validationItem(['body', 'ops', i, 'fact_id'], 'No fact with this id for this agent', op.fact_id));
-          else if (removed.has(id)) problems.push(validationItem(['body', 'ops', i, 'fact_id'], 'This fact is removed by an earlier op of the batch', op.fact_id));
+          else if (removed.has(id))
+            problems.push(validationItem(['body', 'ops', i, 'fact_id'], 'This fact is removed by an earlier op of the batch', op.fact_id));
           if (op.op === 'remove') removed.add(id);
         }
       }
@@ -436,7 +522,12 @@ export class KnowledgeV2 {
         if (op.op === 'add') {
           const row = await trx
             .insertInto('knowledge_facts')
-            .values({ agent_id: agentId, question_id: op.question_id === undefined || op.question_id === null ? null : toId(op.question_id), text: op.text.trim(), sources: JSON.stringify([{ kind: 'owner', ref: null }]) })
+            .values({
+              agent_id: agentId,
+              question_id: op.question_id === undefined || op.question_id === null ? null : toId(op.question_id),
+              text: op.text.trim(),
+              sources: JSON.stringify([{ kind: 'owner', ref: null }]),
+            })
             .returning('id')
             .executeTakeFirstOrThrow();
           results.push({ op: 'add', fact_id: row.id });
@@ -445,7 +536,11 @@ export class KnowledgeV2 {
           await overrule(trx, agentId, overruledWords(fact));
           const sources = fact.sources as FactSource[];
           const next = sources.some((s) => s.kind === 'owner') ? sources : [...sources.filter((s) => !('gone' in s)), { kind: 'owner' as const, ref: null }];
-          await trx.updateTable('knowledge_facts').set({ text: op.text.trim(), sources: JSON.stringify(next), orphan: false, confidence: 1, updated_at: new Date() }).where('id', '=', fact.id).execute();
+          await trx
+            .updateTable('knowledge_facts')
+            .set({ text: op.text.trim(), sources: JSON.stringify(next), orphan: false, confidence: 1, updated_at: new Date() })
+            .where('id', '=', fact.id)
+            .execute();
           results.push({ op: 'change', fact_id: fact.id });
         } else {
           const fact = facts.get(toId(op.fact_id))!;
@@ -465,7 +560,12 @@ export class KnowledgeV2 {
     for (const review of await trx.selectFrom('knowledge_reviews').selectAll().where('agent_id', '=', agentId).execute()) {
       const left = review.fact_ids.filter((id) => facts.has(id));
       if (left.length < 2) await trx.deleteFrom('knowledge_reviews').where('id', '=', review.id).execute();
-      else if (left.length !== review.fact_ids.length) await trx.updateTable('knowledge_reviews').set({ fact_ids: sql<number[]>`${sql.val(left)}::integer[]` as never }).where('id', '=', review.id).execute();
+      else if (left.length !== review.fact_ids.length)
+        await trx
+          .updateTable('knowledge_reviews')
+          .set({ fact_ids: sql<number[]>`${sql.val(left)}::integer[]` as never })
+          .where('id', '=', review.id)
+          .execute();
     }
   }
 
@@ -476,21 +576,38 @@ export class KnowledgeV2 {
       const review = await trx.selectFrom('knowledge_reviews').selectAll().where('agent_id', '=', agentId).where('id', '=', reviewId).executeTakeFirst();
       if (!review) throw new ApiError(404, 'review_not_found', `No review item with id ${reviewId} for this agent`);
       if (choice.factId !== undefined && !review.fact_ids.includes(choice.factId)) {
-        throw new ValidationFailed([validationItem(['body', 'fact_id'], 'The fact must be one of the review item\'s facts', choice.factId)]);
+        throw new ValidationFailed([validationItem(['body', 'fact_id'], "The fact must be one of the review item's facts", choice.factId)]);
       }
       const facts = await trx.selectFrom('knowledge_facts').selectAll().where('id', 'in', review.fact_ids).execute();
       const dropped = facts.filter((f) => f.id !== choice.factId);
       for (const fact of dropped) await overrule(trx, agentId, overruledWords(fact));
-      if (dropped.length) await trx.deleteFrom('knowledge_facts').where('id', 'in', dropped.map((f) => f.id)).execute();
+      if (dropped.length)
+        await trx
+          .deleteFrom('knowledge_facts')
+          .where(
+            'id',
+            'in',
+            dropped.map((f) => f.id),
+          )
+          .execute();
       let kept: number;
       if (choice.factId !== undefined) {
         kept = choice.factId;
         const fact = facts.find((f) => f.id === kept)!;
         // The owner chose it: it is the owner's word now, kept when the pages are read again.
         const sources = fact.sources as FactSource[];
-        if (!sources.some((s) => s.kind === 'owner')) await trx.updateTable('knowledge_facts').set({ sources: JSON.stringify([...sources, { kind: 'owner', ref: null }]), confidence: 1, updated_at: new Date() }).where('id', '=', kept).execute();
+        if (!sources.some((s) => s.kind === 'owner'))
+          await trx
+            .updateTable('knowledge_facts')
+            .set({ sources: JSON.stringify([...sources, { kind: 'owner', ref: null }]), confidence: 1, updated_at: new Date() })
+            .where('id', '=', kept)
+            .execute();
       } else {
-        const row = await trx.insertInto('knowledge_facts').values({ agent_id: agentId, question_id: review.question_id, text: choice.text!.trim(), sources: JSON.stringify([{ kind: 'owner', ref: null }]) }).returning('id').executeTakeFirstOrThrow();
+        const row = await trx
+          .insertInto('knowledge_facts')
+          .values({ agent_id: agentId, question_id: review.question_id, text: choice.text!.trim(), sources: JSON.stringify([{ kind: 'owner', ref: null }]) })
+          .returning('id')
+          .executeTakeFirstOrThrow();
         kept = row.id;
       }
       await trx.deleteFrom('knowledge_reviews').where('id', '=', reviewId).execute();
@@ -516,10 +633,23 @@ export class KnowledgeV2 {
         if (group.length < 2) continue;
         const [keep, ...rest] = group;
         const sources: FactSource[] = [];
-        for (const fact of group) for (const source of fact.sources as FactSource[]) if (!sources.some((s) => s.kind === source.kind && String(s.ref) === String(source.ref))) sources.push(source);
+        for (const fact of group)
+          for (const source of fact.sources as FactSource[])
+            if (!sources.some((s) => s.kind === source.kind && String(s.ref) === String(source.ref))) sources.push(source);
         const confidence = Math.max(...group.map((f) => f.confidence));
-        await trx.updateTable('knowledge_facts').set({ sources: JSON.stringify(sources), confidence, updated_at: new Date() }).where('id', '=', keep!.id).execute();
-        await trx.deleteFrom('knowledge_facts').where('id', 'in', rest.map((f) => f.id)).execute();
+        await trx
+          .updateTable('knowledge_facts')
+          .set({ sources: JSON.stringify(sources), confidence, updated_at: new Date() })
+          .where('id', '=', keep!.id)
+          .execute();
+        await trx
+          .deleteFrom('knowledge_facts')
+          .where(
+            'id',
+            'in',
+            rest.map((f) => f.id),
+          )
+          .execute();
         merged.push({ fact_id: keep!.id, merged_ids: rest.map((f) => f.id) });
       }
       await this.pruneReviews(trx, agentId);
@@ -546,12 +676,17 @@ export class KnowledgeV2 {
         const shown = (matches.length ? matches.map((m) => m.fact) : facts).slice(0, 40);
         const answer = await this.model.json(
           [
-            'A business owner corrects what their website assistant knows. Given the owner\'s sentence and the known facts, say which facts change and how each reads afterwards (a full sentence, keeping what stays true), or add a new fact when none is about it.',
+            "A business owner corrects what their website assistant knows. Given the owner's sentence and the known facts, say which facts change and how each reads afterwards (a full sentence, keeping what stays true), or add a new fact when none is about it.",
             'Answer JSON only: {"changes": [{"fact_id": 12, "after": "…"}, {"fact_id": null, "after": "…"}]}.',
             `\nThe owner says: ${sentence}`,
             `\nKnown facts:\n${shown.map((f) => `[${f.id}] ${f.text}`).join('\n')}`,
           ].join('\n'),
-          z.object({ changes: z.array(z.object({ fact_id: z.coerce.number().int().nullable(), after: z.string().min(1).max(2000) })).min(1).max(20) }),
+          z.object({
+            changes: z
+              .array(z.object({ fact_id: z.coerce.number().int().nullable(), after: z.string().min(1).max(2000) }))
+              .min(1)
+              .max(20),
+          }),
           AbortSignal.timeout(60_000),
         );
         const usable = answer.changes.filter((c) => c.fact_id === null || shown.some((f) => f.id === c.fact_id));
@@ -563,14 +698,27 @@ export class KnowledgeV2 {
           engine = 'llm';
         }
       } catch (error) {
-        this.logger.warn({ agent_id: agentId, err: (error as Error).message }, 'the language model could not read the correction; the offline match was previewed');
+        this.logger.warn(
+          { agent_id: agentId, err: (error as Error).message },
+          'the language model could not read the correction; the offline match was previewed',
+        );
       }
     }
-    for (const change of changes) if (change.fact_id === null && change.question_id === null) change.question_id = await this.questionFor(agentId, change.after);
+    for (const change of changes)
+      if (change.fact_id === null && change.question_id === null) change.question_id = await this.questionFor(agentId, change.after);
     const previewId = `prv_${crypto.randomBytes(12).toString('base64url')}`;
     const expires = new Date(Date.now() + PREVIEW_HOURS * 3600_000);
-    await this.db.insertInto('knowledge_previews').values({ id: previewId, agent_id: agentId, text: sentence, changes: JSON.stringify(changes), expires_at: expires }).execute();
-    return { preview_id: previewId, text: sentence, engine, expires_at: expires.toISOString(), changes: changes.map(({ fact_id, before, after, question_id, matched }) => ({ fact_id, before, after, question_id, ...(matched ? { matched } : {}) })) };
+    await this.db
+      .insertInto('knowledge_previews')
+      .values({ id: previewId, agent_id: agentId, text: sentence, changes: JSON.stringify(changes), expires_at: expires })
+      .execute();
+    return {
+      preview_id: previewId,
+      text: sentence,
+      engine,
+      expires_at: expires.toISOString(),
+      changes: changes.map(({ fact_id, before, after, question_id, matched }) => ({ fact_id, before, after, question_id, ...(matched ? { matched } : {}) })),
+    };
   }
 
   /** The schema question a new sentence answers (by intent, then by shared words), or null. */
@@ -591,22 +739,39 @@ export class KnowledgeV2 {
   async applyCorrection(accountId: number, agentId: number, previewId: string) {
     const agent = await this.knowledge.agents.get(accountId, agentId);
     return this.edit(agent, async (trx) => {
-      const preview = await trx.selectFrom('knowledge_previews').selectAll().where('agent_id', '=', agentId).where('id', '=', previewId).forUpdate().executeTakeFirst();
+      const preview = await trx
+        .selectFrom('knowledge_previews')
+        .selectAll()
+        .where('agent_id', '=', agentId)
+        .where('id', '=', previewId)
+        .forUpdate()
+        .executeTakeFirst();
       if (!preview || preview.applied_at || new Date(preview.expires_at).getTime() < Date.now()) {
         throw new ApiError(404, 'preview_not_found', `No correction preview ${previewId} to apply (unknown, already applied or expired)`);
       }
       const applied: Array<{ fact_id: number; before: string | null; after: string }> = [];
       const source: FactSource = { kind: 'correction', ref: previewId };
       for (const change of preview.changes) {
-        const fact = change.fact_id === null ? undefined : await trx.selectFrom('knowledge_facts').selectAll().where('agent_id', '=', agentId).where('id', '=', change.fact_id).executeTakeFirst();
+        const fact =
+          change.fact_id === null
+            ? undefined
+            : await trx.selectFrom('knowledge_facts').selectAll().where('agent_id', '=', agentId).where('id', '=', change.fact_id).executeTakeFirst();
         if (fact) {
           await overrule(trx, agentId, overruledWords(fact));
           const sources = (fact.sources as FactSource[]).filter((s) => !('gone' in s));
-          await trx.updateTable('knowledge_facts').set({ text: change.after, sources: JSON.stringify([...sources, source]), orphan: false, confidence: 1, updated_at: new Date() }).where('id', '=', fact.id).execute();
+          await trx
+            .updateTable('knowledge_facts')
+            .set({ text: change.after, sources: JSON.stringify([...sources, source]), orphan: false, confidence: 1, updated_at: new Date() })
+            .where('id', '=', fact.id)
+            .execute();
           applied.push({ fact_id: fact.id, before: change.before, after: change.after });
         } else {
           // A fact removed since the preview: the correction still says what the owner said, as a new fact.
-          const row = await trx.insertInto('knowledge_facts').values({ agent_id: agentId, question_id: change.question_id ?? null, text: change.after, sources: JSON.stringify([source]) }).returning('id').executeTakeFirstOrThrow();
+          const row = await trx
+            .insertInto('knowledge_facts')
+            .values({ agent_id: agentId, question_id: change.question_id ?? null, text: change.after, sources: JSON.stringify([source]) })
+            .returning('id')
+            .executeTakeFirstOrThrow();
           applied.push({ fact_id: row.id, before: null, after: change.after });
         }
       }
@@ -630,7 +795,11 @@ export class KnowledgeV2 {
       await ensureSettings(trx, agentId);
       const { behavior } = await settingsOf(trx, agentId);
       const next = { ...DEFAULT_BEHAVIOR, ...behavior, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) } as Behavior;
-      await trx.updateTable('knowledge_settings').set({ behavior: JSON.stringify(next), updated_at: new Date() }).where('agent_id', '=', agentId).execute();
+      await trx
+        .updateTable('knowledge_settings')
+        .set({ behavior: JSON.stringify(next), updated_at: new Date() })
+        .where('agent_id', '=', agentId)
+        .execute();
       return next;
     });
   }
@@ -671,12 +840,19 @@ export class KnowledgeV2 {
     const agent = await this.knowledge.agents.get(accountId, agentId);
     return this.edit(agent, async (trx) => {
       const orphans = new Set((await this.orphanRows(trx, agentId)).map((f) => f.id));
-      const problems = factIds.flatMap((raw, i) => (orphans.has(toId(raw)) ? [] : [validationItem(['body', 'fact_ids', i], 'Not an orphan fact of this agent', raw)]));
+      const problems = factIds.flatMap((raw, i) =>
+        orphans.has(toId(raw)) ? [] : [validationItem(['body', 'fact_ids', i], 'Not an orphan fact of this agent', raw)],
+      );
       if (problems.length) throw new ValidationFailed(problems);
       const ids = [...new Set(factIds.map(toId))];
       if (ids.length) {
         if (action === 'drop') await trx.deleteFrom('knowledge_facts').where('id', 'in', ids).execute();
-        else await trx.updateTable('knowledge_facts').set({ orphan: false, sources: JSON.stringify([{ kind: 'owner', ref: null }]), updated_at: new Date() }).where('id', 'in', ids).execute();
+        else
+          await trx
+            .updateTable('knowledge_facts')
+            .set({ orphan: false, sources: JSON.stringify([{ kind: 'owner', ref: null }]), updated_at: new Date() })
+            .where('id', 'in', ids)
+            .execute();
       }
       await this.pruneReviews(trx, agentId);
       return { orphans: (await this.orphanRows(trx, agentId)).map(factAnswer) };
@@ -711,7 +887,12 @@ export function factAnswer(row: Row<'knowledge_facts'>) {
     id: row.id,
     question_id: row.question_id,
     text: row.text,
-    sources: (row.sources as Array<FactSource & { gone?: boolean }>).map((s) => ({ kind: s.kind, ref: s.ref, ...(s.url ? { url: s.url } : {}), ...(s.gone ? { gone: true } : {}) })),
+    sources: (row.sources as Array<FactSource & { gone?: boolean }>).map((s) => ({
+      kind: s.kind,
+      ref: s.ref,
+      ...(s.url ? { url: s.url } : {}),
+      ...(s.gone ? { gone: true } : {}),
+    })),
     confidence: round2(row.confidence),
     orphan: row.orphan,
     owner: isOwned(row.sources as FactSource[]),
@@ -809,4 +990,3 @@ export function robotsRules(text: string): { disallow: string[]; sitemaps: strin
   const group = groups.find((g) => g.agents.some((a) => a !== '*' && me.includes(a))) ?? groups.find((g) => g.agents.includes('*'));
   return { disallow: group?.disallow ?? [], sitemaps };
 }
-

@@ -73,7 +73,14 @@ export function parseBlocks(markdown: string): Block[] {
       // header when it reads like one, not like data ("Monday | Closed", "Latte | $4.25").
       if (headers.every((h) => !h) && rows.length > 1 && !rows[0]!.some((cell) => DATA_CELL.test(cell))) headers = rows.shift()!;
       const body = rows.filter((r) => r.some((c) => c));
-      blocks.push({ kind: 'table', text: [headers.join(' | '), ...body.map((r) => r.join(' | '))].join('\n'), headings: headings(), headers, rows: body, markdown: lines.slice(start, i).join('\n') });
+      blocks.push({
+        kind: 'table',
+        text: [headers.join(' | '), ...body.map((r) => r.join(' | '))].join('\n'),
+        headings: headings(),
+        headers,
+        rows: body,
+        markdown: lines.slice(start, i).join('\n'),
+      });
       continue;
     }
     if (/^\s*([-*+]|\d+[.)])\s+/.test(line)) {

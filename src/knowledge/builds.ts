@@ -60,12 +60,19 @@ export class BrainBuilds {
   }
 
   async start(): Promise<void> {
-    await this.knowledge.jobs.work<{ agentId: number; buildId: string }>(BUILD_QUEUE, { retryLimit: BUILD_RETRIES, retryDelay: 3, concurrency: 2 }, (data, job) =>
-      this.serial(data.agentId, () => this.step(data.agentId, data.buildId, job.retryCount)),
+    await this.knowledge.jobs.work<{ agentId: number; buildId: string }>(
+      BUILD_QUEUE,
+      { retryLimit: BUILD_RETRIES, retryDelay: 3, concurrency: 2 },
+      (data, job) => this.serial(data.agentId, () => this.step(data.agentId, data.buildId, job.retryCount)),
     );
-    await this.knowledge.jobs.work<{ agentId: number; pageId: number }>(PAGE_QUEUE, { retryLimit: 2, retryDelay: 3, concurrency: 2 }, (data) => this.readAddedPage(data.agentId, data.pageId));
+    await this.knowledge.jobs.work<{ agentId: number; pageId: number }>(PAGE_QUEUE, { retryLimit: 2, retryDelay: 3, concurrency: 2 }, (data) =>
+      this.readAddedPage(data.agentId, data.pageId),
+    );
     await this.sweep();
-    this.sweepTimer = setInterval(() => void this.sweep().catch((error) => this.logger.warn({ err: error }, 'brain build sweep failed')), Math.min(30, Math.max(1, this.stallSeconds / 2)) * 1000);
+    this.sweepTimer = setInterval(
+      () => void this.sweep().catch((error) => this.logger.warn({ err: error }, 'brain build sweep failed')),
+      Math.min(30, Math.max(1, this.stallSeconds / 2)) * 1000,
+    );
     this.sweepTimer.unref();
   }
 
@@ -91,7 +98,11 @@ export class BrainBuilds {
    * their next step; after a few tries without progress they are failed, never left running.
    */
   async sweep(): Promise<void> {
-    const rows = await this.db.selectFrom('knowledge_brains').select(['agent_id', 'build_id', 'status', 'updated_at']).where('status', 'in', ['pending', 'processing']).execute();
+    const rows = await this.db
+      .selectFrom('knowledge_brains')
+      .select(['agent_id', 'build_id', 'status', 'updated_at'])
+      .where('status', 'in', ['pending', 'processing'])
+      .execute();
     for (const row of rows) {
       if (Date.now() - new Date(row.updated_at).getTime() < this.stallSeconds * 1000 || !row.build_id) continue;
       const tries = (this.resumed.get(row.build_id) ?? 0) + 1;
@@ -101,7 +112,12 @@ export class BrainBuilds {
         continue;
       }
       this.resumed.set(row.build_id, tries);
-      await this.db.updateTable('knowledge_brains').set({ updated_at: new Date() }).where('agent_id', '=', row.agent_id).where('build_id', '=', row.build_id).execute();
+      await this.db
+        .updateTable('knowledge_brains')
+        .set({ updated_at: new Date() })
+        .where('agent_id', '=', row.agent_id)
+        .where('build_id', '=', row.build_id)
+        .execute();
       await this.knowledge.jobs.send(BUILD_QUEUE, { agentId: row.agent_id, buildId: row.build_id });
       this.logger.warn({ agent_id: row.agent_id }, 'a brain build had stopped making progress; its next step was sent again');
     }
@@ -129,7 +145,12 @@ export class BrainBuilds {
     if (!brain) return; // superseded, finished, or the agent is gone
     try {
       if (brain.status === 'pending') {
-        await this.db.updateTable('knowledge_brains').set({ status: 'processing', started_at: new Date(), updated_at: new Date() }).where('agent_id', '=', agentId).where('build_id', '=', buildId).execute();
+        await this.db
+          .updateTable('knowledge_brains')
+          .set({ status: 'processing', started_at: new Date(), updated_at: new Date() })
+          .where('agent_id', '=', agentId)
+          .where('build_id', '=', buildId)
+          .execute();
       }
       const agent = await this.knowledge.agents.byId(agentId);
       if (!agent) return;
@@ -141,7 +162,8 @@ export class BrainBuilds {
         try {
           discovery = await this.knowledge.reader.discover(agent.website_url, AbortSignal.timeout(STEP_SECONDS * 2 * 1000));
         } catch (error) {
-          if (error instanceof ReaderError) throw new BuildFailure(error.code === 'private_address' ? `private_address: ${error.message}` : `The website could not be read: ${error.message}`);
+          if (error instanceof ReaderError)
+            throw new BuildFailure(error.code === 'private_address' ? `private_address: ${error.message}` : `The website could not be read: ${error.message}`);
           throw error;
         }
         const chosen = discovery.links.slice(0, this.maxPages).map((l) => ({ url: l.url, is_primary: l.default_category === 'primary' }));
@@ -149,7 +171,14 @@ export class BrainBuilds {
           const ids = await this.knowledge.upsertPages(trx, agent, chosen, true);
           await trx
             .updateTable('knowledge_brains')
-            .set({ phase: 'read', build_pages: ids as never, pages_total: ids.length, pages_done: 0, site: JSON.stringify({ homepage: discovery.homepageUrl }), updated_at: new Date() })
+            .set({
+              phase: 'read',
+              build_pages: ids as never,
+              pages_total: ids.length,
+              pages_done: 0,
+              site: JSON.stringify({ homepage: discovery.homepageUrl }),
+              updated_at: new Date(),
+            })
             .where('agent_id', '=', agentId)
             .where('build_id', '=', buildId)
             .execute();
@@ -184,7 +213,12 @@ export class BrainBuilds {
           await this.knowledge.jobs.send(BUILD_QUEUE, { agentId, buildId });
           return;
         }
-        await this.db.updateTable('knowledge_brains').set({ phase: 'compile', updated_at: new Date() }).where('agent_id', '=', agentId).where('build_id', '=', buildId).execute();
+        await this.db
+          .updateTable('knowledge_brains')
+          .set({ phase: 'compile', updated_at: new Date() })
+          .where('agent_id', '=', agentId)
+          .where('build_id', '=', buildId)
+          .execute();
         brain = await this.current(agentId, buildId);
         if (!brain) return;
       }
@@ -218,9 +252,19 @@ export class BrainBuilds {
     const brain = await this.current(agentId, buildId);
     if (!brain) return;
     const done = brain.build_pages.length
-      ? await this.db.selectFrom('knowledge_pages').select((eb) => eb.fn.countAll<number>().as('n')).where('id', 'in', brain.build_pages).where('read_build_id', '=', buildId).executeTakeFirstOrThrow()
+      ? await this.db
+          .selectFrom('knowledge_pages')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('id', 'in', brain.build_pages)
+          .where('read_build_id', '=', buildId)
+          .executeTakeFirstOrThrow()
       : { n: 0 };
-    await this.db.updateTable('knowledge_brains').set({ pages_done: Number(done.n), updated_at: new Date() }).where('agent_id', '=', agentId).where('build_id', '=', buildId).execute();
+    await this.db
+      .updateTable('knowledge_brains')
+      .set({ pages_done: Number(done.n), updated_at: new Date() })
+      .where('agent_id', '=', agentId)
+      .where('build_id', '=', buildId)
+      .execute();
   }
 
   /** The homepage names and describes the business; another page only fills what is still unknown. */
@@ -230,7 +274,11 @@ export class BrainBuilds {
     const found = Object.fromEntries(Object.entries(site).filter(([, v]) => v)) as SiteInfo;
     if (!homepage && known.name) return;
     const merged = homepage ? { ...known, ...found } : { ...found, ...known, name: known.name ?? found.name };
-    await this.db.updateTable('knowledge_brains').set({ site: JSON.stringify(merged) }).where('agent_id', '=', agentId).execute();
+    await this.db
+      .updateTable('knowledge_brains')
+      .set({ site: JSON.stringify(merged) })
+      .where('agent_id', '=', agentId)
+      .execute();
   }
 
   /** Reads one page: fetched politely, checked, its readable text extracted. */
@@ -243,9 +291,15 @@ export class BrainBuilds {
       return { ok: false, error: `The page could not be read: ${(error as Error).message}` };
     }
     const finalUrl = canonicalUrl(response.url) ?? response.url;
-    if (response.status >= 400) return { ok: false, finalUrl, error: `The page answered HTTP ${response.status}${response.status === 404 ? ' (not found)' : ''}` };
+    if (response.status >= 400)
+      return { ok: false, finalUrl, error: `The page answered HTTP ${response.status}${response.status === 404 ? ' (not found)' : ''}` };
     if (dedupeKey(finalUrl) !== dedupeKey(url)) {
-      const twin = await this.db.selectFrom('knowledge_pages').select(['id', 'url']).where('agent_id', '=', agentId).where('url', '=', finalUrl).executeTakeFirst();
+      const twin = await this.db
+        .selectFrom('knowledge_pages')
+        .select(['id', 'url'])
+        .where('agent_id', '=', agentId)
+        .where('url', '=', finalUrl)
+        .executeTakeFirst();
       if (twin && twin.id !== pageId) return { ok: false, finalUrl, error: `The page redirects to ${finalUrl}, which is already one of this agent's pages` };
     }
     const type = response.contentType.split(';')[0]!.trim();
@@ -258,7 +312,13 @@ export class BrainBuilds {
     const { extractPage } = await loadExtractor.get();
     const page = extractPage(decodeBody(response.body, response.contentType), finalUrl);
     if (!page.ok) return { ok: false, finalUrl, title: page.title, error: page.reason };
-    return { ok: true, title: page.title, extracted: page.markdown, finalUrl, site: { name: page.siteName || undefined, description: page.description || undefined, homepage: finalUrl } };
+    return {
+      ok: true,
+      title: page.title,
+      extracted: page.markdown,
+      finalUrl,
+      site: { name: page.siteName || undefined, description: page.description || undefined, homepage: finalUrl },
+    };
   }
 
   private async store(page: PageRow, result: ReadResult, buildId: string | null, boilerplate?: Boilerplate): Promise<void> {
@@ -267,14 +327,37 @@ export class BrainBuilds {
       .updateTable('knowledge_pages')
       .set(
         result.ok
-          ? { status: 'read', title: result.title.slice(0, 500), extracted: result.extracted, content: boilerplate ? removeBoilerplate(page.url, result.extracted, boilerplate) : result.extracted, final_url: result.finalUrl, error: null, read_at: now, read_build_id: buildId, updated_at: now }
-          : { status: 'failed', title: result.title?.slice(0, 500) ?? page.title, final_url: result.finalUrl ?? null, error: result.error.slice(0, 1000), read_at: now, read_build_id: buildId, updated_at: now },
+          ? {
+              status: 'read',
+              title: result.title.slice(0, 500),
+              extracted: result.extracted,
+              content: boilerplate ? removeBoilerplate(page.url, result.extracted, boilerplate) : result.extracted,
+              final_url: result.finalUrl,
+              error: null,
+              read_at: now,
+              read_build_id: buildId,
+              updated_at: now,
+            }
+          : {
+              status: 'failed',
+              title: result.title?.slice(0, 500) ?? page.title,
+              final_url: result.finalUrl ?? null,
+              error: result.error.slice(0, 1000),
+              read_at: now,
+              read_build_id: buildId,
+              updated_at: now,
+            },
       )
       .where('id', '=', page.id)
       .execute();
   }
 
-  private async compile(agentId: number, buildId: string, agent: { id: number; account_id: number; name: string; website_url: string | null; system_prompt: string | null }, buildPages: number[]): Promise<void> {
+  private async compile(
+    agentId: number,
+    buildId: string,
+    agent: { id: number; account_id: number; name: string; website_url: string | null; system_prompt: string | null },
+    buildPages: number[],
+  ): Promise<void> {
     const rows = await this.db.selectFrom('knowledge_pages').selectAll().where('agent_id', '=', agentId).orderBy('id').execute();
     // Reading order: this build's pages as listed (homepage first), then the others.
     const order = new Map(buildPages.map((id, index) => [id, index]));
@@ -296,7 +379,13 @@ export class BrainBuilds {
     const brain = await this.knowledge.brain(agentId);
     const site = { ...(brain?.site as SiteInfo), homepage: (brain?.site as SiteInfo)?.homepage ?? agent.website_url ?? undefined };
     const documents: KnowledgeDocument[] = [
-      ...read.map((r) => ({ kind: 'page' as const, title: r.title ?? r.url, url: r.url, markdown: r.content_override ?? r.content ?? '', isPrimary: r.is_primary })),
+      ...read.map((r) => ({
+        kind: 'page' as const,
+        title: r.title ?? r.url,
+        url: r.url,
+        markdown: r.content_override ?? r.content ?? '',
+        isPrimary: r.is_primary,
+      })),
       ...sections.map((s) => ({ kind: 'section' as const, title: s.title, markdown: `## ${s.title}\n\n${s.content}`, isPrimary: true })),
     ];
     const input = { agentName: agent.name, site, documents, systemPrompt: agent.system_prompt };
@@ -314,7 +403,13 @@ export class BrainBuilds {
     const overruled = (await this.v2?.overruled(agentId)) ?? [];
     if (overruled.length) {
       const silenced = (text: string) => overruled.some((o) => text.toLowerCase().includes(o));
-      output = { instructions: output.instructions.split('\n').filter((line) => !line.startsWith('- ') || !silenced(line)).join('\n'), facts: output.facts.filter((f) => !silenced(f.text)) };
+      output = {
+        instructions: output.instructions
+          .split('\n')
+          .filter((line) => !line.startsWith('- ') || !silenced(line))
+          .join('\n'),
+        facts: output.facts.filter((f) => !silenced(f.text)),
+      };
     }
     if (addendum) output = { ...output, instructions: `${output.instructions}\n\n${addendum}` };
     const failedPages = built.filter((r) => r.status === 'failed').length;

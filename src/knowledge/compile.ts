@@ -57,8 +57,10 @@ export interface InstructionsWriter {
 const PER_TOPIC: Record<FactTopic, number> = { about: 3, hours: 12, prices: 40, contact: 8, services: 20, areas: 6, policies: 12 };
 const SERVICES_PAGE = /service|product|menu|treatment|what-?we-?do|catering|offer|shop|pricing|prices|packages|cakes/i;
 const ABOUT_PAGE = /about|story|who-?we-?are|team/i;
-const AREAS = /\b(we (serve|cover|deliver to|travel to)|service areas?|areas? (we|served|covered)|deliver(y|ies)? (to|within|in)|within \d+ (miles|km|kilometres|kilometers))\b/i;
-const POLICIES = /\b(cancel(l?ation)?|refunds?|returns?|deposit|policy|guarantee|warranty|notice|in advance|book(ing)? ahead|minimum order|we accept|payment)\b/i;
+const AREAS =
+  /\b(we (serve|cover|deliver to|travel to)|service areas?|areas? (we|served|covered)|deliver(y|ies)? (to|within|in)|within \d+ (miles|km|kilometres|kilometers))\b/i;
+const POLICIES =
+  /\b(cancel(l?ation)?|refunds?|returns?|deposit|policy|guarantee|warranty|notice|in advance|book(ing)? ahead|minimum order|we accept|payment)\b/i;
 const LEGAL_PAGE = /privacy|terms|legal|cookie|imprint|impressum|disclaimer/i;
 
 /** Abbreviations a sentence does not end on ("Dr. Cole", "St. Mary's", "approx. 20"). */
@@ -101,7 +103,14 @@ export function compileFacts(documents: KnowledgeDocument[], site: SiteInfo): Fa
       const heading = block.headings[block.headings.length - 1] ?? '';
       const hoursHeading = /hours|opening|open/i.test(heading);
       if (block.kind === 'heading') {
-        if (servicesPage && (block.level ?? 9) >= 2 && (block.level ?? 9) <= 3 && !block.text.endsWith('?') && !/contact|details|faq|question/i.test(block.text)) add('services', block.text, source);
+        if (
+          servicesPage &&
+          (block.level ?? 9) >= 2 &&
+          (block.level ?? 9) <= 3 &&
+          !block.text.endsWith('?') &&
+          !/contact|details|faq|question/i.test(block.text)
+        )
+          add('services', block.text, source);
         continue;
       }
       if (block.kind === 'table') {
@@ -120,7 +129,8 @@ export function compileFacts(documents: KnowledgeDocument[], site: SiteInfo): Fa
         if (AREAS.test(unit)) add('areas', unit, source);
         if (POLICIES.test(unit) && !PRICE.test(unit) && unit.length > 25) add('policies', unit, source);
       }
-      if (block.kind === 'paragraph' && firstParagraph && doc.kind === 'page' && ABOUT_PAGE.test(where)) add('about', sentences(block.text).slice(0, 2).join(' '), source);
+      if (block.kind === 'paragraph' && firstParagraph && doc.kind === 'page' && ABOUT_PAGE.test(where))
+        add('about', sentences(block.text).slice(0, 2).join(' '), source);
       if (block.kind === 'paragraph') firstParagraph = false;
     }
   }

@@ -23,7 +23,8 @@ export type ExtractedPage =
   | { ok: true; title: string; description: string; siteName: string; markdown: string; canonical?: string }
   | { ok: false; reason: string; code: 'javascript' | 'empty' | 'error_page'; title: string };
 
-const NEVER_CONTENT = 'script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, input, select, textarea, dialog, [hidden], [aria-hidden="true"], [role="dialog"], [role="alertdialog"]';
+const NEVER_CONTENT =
+  'script, style, noscript, template, svg, canvas, iframe, object, embed, form, button, input, select, textarea, dialog, [hidden], [aria-hidden="true"], [role="dialog"], [role="alertdialog"]';
 const BANNER = /(^|[\s_-])(cookie|cookies|consent|gdpr|cmp|onetrust|cookiebot|truste|popup|modal|newsletter-popup)([\s_-]|$)/i;
 
 let turndown: TurndownService | undefined;
@@ -33,7 +34,15 @@ function markdownWriter(): TurndownService {
   turndown.use(gfm);
   // The agent speaks this text: a link is its words, an image is nothing.
   turndown.addRule('linkText', { filter: 'a', replacement: (content) => content });
-  turndown.addRule('noImages', { filter: ['img', 'picture', 'figure'] as any, replacement: (_content, node) => ((node as HTMLElement).nodeName === 'FIGURE' ? (node as HTMLElement).textContent?.trim() ? `\n\n${(node as HTMLElement).textContent!.trim()}\n\n` : '' : '') });
+  turndown.addRule('noImages', {
+    filter: ['img', 'picture', 'figure'] as any,
+    replacement: (_content, node) =>
+      (node as HTMLElement).nodeName === 'FIGURE'
+        ? (node as HTMLElement).textContent?.trim()
+          ? `\n\n${(node as HTMLElement).textContent!.trim()}\n\n`
+          : ''
+        : '',
+  });
   return turndown;
 }
 
@@ -200,17 +209,24 @@ export function extractPage(html: string, url: string): ExtractedPage {
   // content, unless they are all the page has (then the page is read as it is rather than failed).
   const linkLists = Array.from(document.querySelectorAll('ul, ol')).filter((list) => {
     const items = Array.from(list.querySelectorAll('li'));
-    return items.length > 0 && items.every((li) => {
-      const linked = Array.from(li.querySelectorAll('a')).map((a) => text(a)).join(' ');
-      return linked && linked.length >= text(li).length - 1;
-    });
+    return (
+      items.length > 0 &&
+      items.every((li) => {
+        const linked = Array.from(li.querySelectorAll('a'))
+          .map((a) => text(a))
+          .join(' ');
+        return linked && linked.length >= text(li).length - 1;
+      })
+    );
   });
   const listed = linkLists.reduce((sum, list) => sum + text(list).length, 0);
   if (text(document.body).length - listed >= 80) for (const list of linkLists) list.remove();
   // Paragraphs that are only links ("See today's menu", "Parking · Directions") are calls to action, not content.
   for (const el of Array.from(document.querySelectorAll('p'))) {
     const all = text(el);
-    const linked = Array.from(el.querySelectorAll('a')).map((a) => text(a)).join('');
+    const linked = Array.from(el.querySelectorAll('a'))
+      .map((a) => text(a))
+      .join('');
     if (all && linked && all.replace(/[\s·|•,/-]+/g, '').length <= linked.replace(/\s+/g, '').length) el.remove();
   }
 
@@ -240,10 +256,18 @@ export function extractPage(html: string, url: string): ExtractedPage {
   // Readability takes the page's first heading as the title and drops it; keep it when it says more.
   if (h1 && h1 !== title && !markdown.includes(h1) && !title.includes(h1)) markdown = `# ${h1}\n\n${markdown}`;
 
-  const readable = markdown.replace(/[#>*_|`-]/g, ' ').replace(/\s+/g, ' ').trim();
+  const readable = markdown
+    .replace(/[#>*_|`-]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (readable.length < 40 || readable.split(' ').length < 6) {
     if (jsShell) {
-      return { ok: false, code: 'javascript', title, reason: 'This page is drawn by JavaScript in the browser: its HTML has no readable text. Paste its text as a knowledge-base section instead.' };
+      return {
+        ok: false,
+        code: 'javascript',
+        title,
+        reason: 'This page is drawn by JavaScript in the browser: its HTML has no readable text. Paste its text as a knowledge-base section instead.',
+      };
     }
     return { ok: false, code: 'empty', title, reason: 'The page has no readable text.' };
   }

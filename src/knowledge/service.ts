@@ -88,7 +88,11 @@ export class KnowledgeService {
   }
 
   async ensureBrain(agent: Pick<KnowledgeAgent, 'id' | 'account_id'>, trx: Transaction<Database> | Db = this.db): Promise<void> {
-    await trx.insertInto('knowledge_brains').values({ agent_id: agent.id, account_id: agent.account_id }).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
+    await trx
+      .insertInto('knowledge_brains')
+      .values({ agent_id: agent.id, account_id: agent.account_id })
+      .onConflict((oc) => oc.column('agent_id').doNothing())
+      .execute();
   }
 
   /** Marks the agent's knowledge changed: a new version, and local caches told at once. */
@@ -119,10 +123,21 @@ export class KnowledgeService {
   async snapshot(agentId: number): Promise<KnowledgeSnapshot> {
     const [brain, pages, sections, answers, v2] = await Promise.all([
       this.brain(agentId),
-      this.db.selectFrom('knowledge_pages').select(['id', 'url', 'title', 'is_primary', 'content', 'content_override']).where('agent_id', '=', agentId).orderBy('id').execute(),
+      this.db
+        .selectFrom('knowledge_pages')
+        .select(['id', 'url', 'title', 'is_primary', 'content', 'content_override'])
+        .where('agent_id', '=', agentId)
+        .orderBy('id')
+        .execute(),
       this.db.selectFrom('knowledge_sections').select(['topic', 'title', 'content']).where('agent_id', '=', agentId).orderBy('id').execute(),
       // Gap answers are facts with source gap (knownFacts), so an owner's later edit of one holds.
-      this.db.selectFrom('knowledge_answers').select(['id', 'question', 'answer']).where('agent_id', '=', agentId).where('gap_id', 'is', null).orderBy('id').execute(),
+      this.db
+        .selectFrom('knowledge_answers')
+        .select(['id', 'question', 'answer'])
+        .where('agent_id', '=', agentId)
+        .where('gap_id', 'is', null)
+        .orderBy('id')
+        .execute(),
       engineView(this.db, agentId),
     ]);
     return {
@@ -194,7 +209,11 @@ export class KnowledgeService {
         const existing = await trx.selectFrom('knowledge_pages').select('id').where('agent_id', '=', agent.id).orderBy('id').execute();
         const sections = await trx.selectFrom('knowledge_sections').select('id').where('agent_id', '=', agent.id).limit(1).execute();
         if (!existing.length && !sections.length && !agent.system_prompt?.trim()) {
-          throw new ApiError(422, 'no_website', 'The agent has no website_url and no pages were given; set website_url, pass pages, or write a system_prompt or knowledge-base sections');
+          throw new ApiError(
+            422,
+            'no_website',
+            'The agent has no website_url and no pages were given; set website_url, pass pages, or write a system_prompt or knowledge-base sections',
+          );
         }
         ids = existing.map((p) => p.id).slice(0, this.limits.maxPages);
       }
@@ -214,12 +233,18 @@ export class KnowledgeService {
     if (requested.length > this.limits.maxPages) {
       throw new ApiError(422, 'too_many_pages', `A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
     }
-    if (step === 'schema' && !agent.website_url) throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
+    if (step === 'schema' && !agent.website_url)
+      throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
     const buildId = crypto.randomUUID();
     await this.db.transaction().execute(async (trx) => {
       await this.lockIdleBrain(trx, agent);
       const ids = requested.length ? await this.upsertPages(trx, agent, requested, true) : [];
-      await this.queueBuild(trx, agent.id, buildId, { phase: step === 'schema' ? 'schema' : ids.length ? 'read' : 'compile', v2Step: step, discover: false, ids });
+      await this.queueBuild(trx, agent.id, buildId, {
+        phase: step === 'schema' ? 'schema' : ids.length ? 'read' : 'compile',
+        v2Step: step,
+        discover: false,
+        ids,
+      });
     });
     return this.statusAnswer(agent.id, await this.brain(agent.id));
   }
@@ -263,19 +288,34 @@ export class KnowledgeService {
   }
 
   /** Inserts new pages (pending) and returns the ids of all, existing ones included, in order. */
-  async upsertPages(trx: Transaction<Database>, agent: KnowledgeAgent, pages: Array<{ url: string; is_primary: boolean }>, keepExistingCategory: boolean): Promise<number[]> {
+  async upsertPages(
+    trx: Transaction<Database>,
+    agent: KnowledgeAgent,
+    pages: Array<{ url: string; is_primary: boolean }>,
+    keepExistingCategory: boolean,
+  ): Promise<number[]> {
     const ids: number[] = [];
     for (const page of pages) {
       const existing = await trx.selectFrom('knowledge_pages').select(['id']).where('agent_id', '=', agent.id).where('url', '=', page.url).executeTakeFirst();
       if (existing) {
-        if (!keepExistingCategory) await trx.updateTable('knowledge_pages').set({ is_primary: page.is_primary, updated_at: new Date() }).where('id', '=', existing.id).execute();
+        if (!keepExistingCategory)
+          await trx.updateTable('knowledge_pages').set({ is_primary: page.is_primary, updated_at: new Date() }).where('id', '=', existing.id).execute();
         else await trx.updateTable('knowledge_pages').set({ is_primary: page.is_primary }).where('id', '=', existing.id).execute();
         ids.push(existing.id);
         continue;
       }
-      const count = await trx.selectFrom('knowledge_pages').select((eb) => eb.fn.countAll<number>().as('n')).where('agent_id', '=', agent.id).executeTakeFirstOrThrow();
-      if (Number(count.n) >= MAX_PAGES_PER_AGENT) throw new ApiError(422, 'page_limit', `An agent holds at most ${MAX_PAGES_PER_AGENT} pages; delete some first`);
-      const row = await trx.insertInto('knowledge_pages').values({ agent_id: agent.id, url: page.url, is_primary: page.is_primary }).returning('id').executeTakeFirstOrThrow();
+      const count = await trx
+        .selectFrom('knowledge_pages')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('agent_id', '=', agent.id)
+        .executeTakeFirstOrThrow();
+      if (Number(count.n) >= MAX_PAGES_PER_AGENT)
+        throw new ApiError(422, 'page_limit', `An agent holds at most ${MAX_PAGES_PER_AGENT} pages; delete some first`);
+      const row = await trx
+        .insertInto('knowledge_pages')
+        .values({ agent_id: agent.id, url: page.url, is_primary: page.is_primary })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       ids.push(row.id);
     }
     return ids;
@@ -340,7 +380,13 @@ export class KnowledgeService {
       let query = trx.deleteFrom('knowledge_pages').where('agent_id', '=', agentId);
       if (isPrimary !== undefined) query = query.where('is_primary', '=', isPrimary);
       const gone = await query.returning('id').execute();
-      if (gone.length) await dropSources(trx, agent.id, 'page', gone.map((p) => p.id));
+      if (gone.length)
+        await dropSources(
+          trx,
+          agent.id,
+          'page',
+          gone.map((p) => p.id),
+        );
       await this.changed(agent, trx);
     });
     this.notify(agent.id);
@@ -368,8 +414,13 @@ export class KnowledgeService {
       await this.ensureBrain(agent, trx);
       // Serialises section writes of one agent, so the limit and the topic check hold under concurrency.
       await trx.selectFrom('knowledge_brains').select('agent_id').where('agent_id', '=', agent.id).forUpdate().execute();
-      const count = await trx.selectFrom('knowledge_sections').select((eb) => eb.fn.countAll<number>().as('n')).where('agent_id', '=', agent.id).executeTakeFirstOrThrow();
-      if (Number(count.n) >= MAX_SECTIONS_PER_AGENT) throw new ApiError(422, 'section_limit', `An agent holds at most ${MAX_SECTIONS_PER_AGENT} knowledge-base sections`);
+      const count = await trx
+        .selectFrom('knowledge_sections')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('agent_id', '=', agent.id)
+        .executeTakeFirstOrThrow();
+      if (Number(count.n) >= MAX_SECTIONS_PER_AGENT)
+        throw new ApiError(422, 'section_limit', `An agent holds at most ${MAX_SECTIONS_PER_AGENT} knowledge-base sections`);
       const existing = await trx.selectFrom('knowledge_sections').select('id').where('agent_id', '=', agent.id).where('topic', '=', topic).executeTakeFirst();
       if (existing) throw new ApiError(409, 'section_exists', `A section with topic "${topic}" exists; update it with PATCH …/kb-sections/${topic}`);
       await trx.insertInto('knowledge_sections').values({ agent_id: agent.id, topic, title: input.title, content: input.content }).execute();
@@ -384,7 +435,13 @@ export class KnowledgeService {
     const changes: Record<string, unknown> = { updated_at: new Date() };
     if (input.title !== undefined) changes.title = input.title;
     if (input.content !== undefined) changes.content = input.content;
-    const row = await this.db.updateTable('knowledge_sections').set(changes).where('agent_id', '=', agentId).where('topic', '=', topic).returning('id').executeTakeFirst();
+    const row = await this.db
+      .updateTable('knowledge_sections')
+      .set(changes)
+      .where('agent_id', '=', agentId)
+      .where('topic', '=', topic)
+      .returning('id')
+      .executeTakeFirst();
     if (!row) throw new ApiError(404, 'section_not_found', `No knowledge-base section "${topic}" for this agent`);
     await this.changed(agent);
     return this.sectionsAnswer(agentId);
@@ -407,7 +464,13 @@ export class KnowledgeService {
   /** The owner's answer to a question: known from the next answer on. One per gap (replaced). */
   async setAnswer(agent: Pick<KnowledgeAgent, 'id' | 'account_id'>, gapId: number, question: string, answer: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const updated = await trx.updateTable('knowledge_answers').set({ question, answer, updated_at: new Date() }).where('gap_id', '=', gapId).where('agent_id', '=', agent.id).returning('id').executeTakeFirst();
+      const updated = await trx
+        .updateTable('knowledge_answers')
+        .set({ question, answer, updated_at: new Date() })
+        .where('gap_id', '=', gapId)
+        .where('agent_id', '=', agent.id)
+        .returning('id')
+        .executeTakeFirst();
       if (!updated) await trx.insertInto('knowledge_answers').values({ agent_id: agent.id, question, answer, gap_id: gapId }).execute();
       await upsertGapFact(trx, agent.id, gapId, answer);
       await this.changed(agent, trx);
@@ -449,8 +512,12 @@ export class KnowledgeService {
         SELECT ${target.id}, url, is_primary, CASE WHEN status = 'pending' THEN 'failed' ELSE status END, title, extracted, content, content_override, final_url,
                CASE WHEN status = 'pending' THEN 'Not yet read when the agent was copied; add the page again' ELSE error END, read_at
         FROM knowledge_pages WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
-      await sql`INSERT INTO knowledge_sections (agent_id, topic, title, content) SELECT ${target.id}, topic, title, content FROM knowledge_sections WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
-      await sql`INSERT INTO knowledge_answers (agent_id, question, answer) SELECT ${target.id}, question, answer FROM knowledge_answers WHERE agent_id = ${sourceId} ORDER BY id`.execute(trx);
+      await sql`INSERT INTO knowledge_sections (agent_id, topic, title, content) SELECT ${target.id}, topic, title, content FROM knowledge_sections WHERE agent_id = ${sourceId} ORDER BY id`.execute(
+        trx,
+      );
+      await sql`INSERT INTO knowledge_answers (agent_id, question, answer) SELECT ${target.id}, question, answer FROM knowledge_answers WHERE agent_id = ${sourceId} ORDER BY id`.execute(
+        trx,
+      );
       await copyV2(trx, sourceId, target.id);
     });
     this.notify(target.id);

@@ -73,56 +73,92 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
         if (!body?.session_id) throw new ApiError(422, 'session_id_required', 'With an API key, send {"session_id": …} in the body');
         return { kind: 'key', accountId: principal.accountId, sessionId: body.session_id };
       }
-      if (!bearer) throw new ApiError(401, 'invalid_session_token', 'Missing session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', { 'WWW-Authenticate': 'Bearer' });
+      if (!bearer)
+        throw new ApiError(401, 'invalid_session_token', 'Missing session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
+          'WWW-Authenticate': 'Bearer',
+        });
       return { kind: 'token', token: bearer };
     };
 
     /** Start and DELETE take the session token only. */
     const sessionToken = (request: FastifyRequest): string => {
       const bearer = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-      if (!bearer || bearer.startsWith('sk_live_')) throw new ApiError(401, 'invalid_session_token', 'Send the session token from POST /v1/sessions/token: "Authorization: Bearer <session_token>"', { 'WWW-Authenticate': 'Bearer' });
+      if (!bearer || bearer.startsWith('sk_live_'))
+        throw new ApiError(401, 'invalid_session_token', 'Send the session token from POST /v1/sessions/token: "Authorization: Bearer <session_token>"', {
+          'WWW-Authenticate': 'Bearer',
+        });
       return bearer;
     };
 
     const open = { config: { public: true } };
-    app.post('/v1/sessions/token', {
-      ...open,
-      schema: { tags, summary: 'LiveAvatar: mint a session token (API key in X-API-KEY or Bearer; LITE only)', body: TokenRequest, response: { 200: Envelope(TokenAnswer) } },
-    }, async (request) => {
-      const principal = await keyPrincipal(request);
-      return ok(await liveAvatar.mint(principal.accountId, request.body as Record<string, unknown>));
-    });
+    app.post(
+      '/v1/sessions/token',
+      {
+        ...open,
+        schema: {
+          tags,
+          summary: 'LiveAvatar: mint a session token (API key in X-API-KEY or Bearer; LITE only)',
+          body: TokenRequest,
+          response: { 200: Envelope(TokenAnswer) },
+        },
+      },
+      async (request) => {
+        const principal = await keyPrincipal(request);
+        return ok(await liveAvatar.mint(principal.accountId, request.body as Record<string, unknown>));
+      },
+    );
 
-    app.post('/v1/sessions/start', {
-      ...open,
-      schema: { tags, summary: 'LiveAvatar: start the session of a session token (Bearer)', response: { 200: Envelope(StartAnswer) } },
-    }, async (request) => {
-      return ok(await liveAvatar.start(sessionToken(request)));
-    });
+    app.post(
+      '/v1/sessions/start',
+      {
+        ...open,
+        schema: { tags, summary: 'LiveAvatar: start the session of a session token (Bearer)', response: { 200: Envelope(StartAnswer) } },
+      },
+      async (request) => {
+        return ok(await liveAvatar.start(sessionToken(request)));
+      },
+    );
 
-    app.post('/v1/sessions/keep-alive', {
-      ...open,
-      schema: { tags, summary: 'LiveAvatar: the session is in use (restarts its idle clock)', body: KeepAliveBody, response: { 200: Envelope(z.object({})) } },
-    }, async (request) => {
-      await liveAvatar.keepAlive(await caller(request, request.body ?? undefined));
-      return ok({});
-    });
+    app.post(
+      '/v1/sessions/keep-alive',
+      {
+        ...open,
+        schema: {
+          tags,
+          summary: 'LiveAvatar: the session is in use (restarts its idle clock)',
+          body: KeepAliveBody,
+          response: { 200: Envelope(z.object({})) },
+        },
+      },
+      async (request) => {
+        await liveAvatar.keepAlive(await caller(request, request.body ?? undefined));
+        return ok({});
+      },
+    );
 
-    app.post('/v1/sessions/stop', {
-      ...open,
-      schema: { tags, summary: 'LiveAvatar: stop the session (idempotent)', body: StopBody, response: { 200: Envelope(z.object({})) } },
-    }, async (request) => {
-      await liveAvatar.stop(await caller(request, request.body ?? undefined));
-      return ok({});
-    });
+    app.post(
+      '/v1/sessions/stop',
+      {
+        ...open,
+        schema: { tags, summary: 'LiveAvatar: stop the session (idempotent)', body: StopBody, response: { 200: Envelope(z.object({})) } },
+      },
+      async (request) => {
+        await liveAvatar.stop(await caller(request, request.body ?? undefined));
+        return ok({});
+      },
+    );
 
-    app.delete('/v1/sessions', {
-      ...open,
-      schema: { tags, summary: 'LiveAvatar: stop the session of a session token (the same as stop)', response: { 200: Envelope(z.object({})) } },
-    }, async (request) => {
-      await liveAvatar.stop({ kind: 'token', token: sessionToken(request) });
-      return ok({});
-    });
+    app.delete(
+      '/v1/sessions',
+      {
+        ...open,
+        schema: { tags, summary: 'LiveAvatar: stop the session of a session token (the same as stop)', response: { 200: Envelope(z.object({})) } },
+      },
+      async (request) => {
+        await liveAvatar.stop({ kind: 'token', token: sessionToken(request) });
+        return ok({});
+      },
+    );
 
     // Preflights of the browser-called routes: the request's origin echoed, with credentials.
     for (const path of BROWSER_PATHS) {

@@ -30,4 +30,7 @@ export const StartAnswer = z.object({
 
 const SessionId = z.uuid();
 export const KeepAliveBody = z.object({ session_id: SessionId.optional() }).nullable().optional();
-export const StopBody = z.object({ session_id: SessionId.optional(), reason: z.string().max(200).optional() }).nullable().optional();
+export const StopBody = z
+  .object({ session_id: SessionId.optional(), reason: z.string().max(200).optional() })
+  .nullable()
+  .optional();

@@ -15,7 +15,11 @@ export interface LiveAvatarHooks {
   /** The account's agent named by `avatar_id` (its id as digits, or its liveavatar_avatar_id). */
   agentFor(accountId: number, avatarId: string): Promise<{ id: number } | undefined>;
   /** Starts the render-mode session (every check of POST /v1/sessions applies). */
-  startSession(accountId: number, agentId: number, options: { id: string; idleSeconds: number; maxSessionSeconds?: number; playerKey: string }): Promise<{ renderToken: string; maxSessionSeconds: number | null }>;
+  startSession(
+    accountId: number,
+    agentId: number,
+    options: { id: string; idleSeconds: number; maxSessionSeconds?: number; playerKey: string },
+  ): Promise<{ renderToken: string; maxSessionSeconds: number | null }>;
   /** A session's state, if it exists in the account. */
   session(accountId: number, sessionId: string): Promise<{ status: 'active' | 'ended' } | undefined>;
   endSession(sessionId: string, reason: string): Promise<void>;
@@ -38,7 +42,8 @@ const READ_FIELDS = new Set(['mode', 'avatar_id', 'max_session_duration']);
 /** Tokens kept after their start window (for stop and keep-alive of their sessions' lifetime). */
 const TOKEN_ROWS_KEPT_DAYS = 30;
 
-export const FULL_MODE_MESSAGE = 'Presence serves LiveAvatar LITE; for a managed conversation start a conversation-mode session (POST /v1/sessions) and show its player_url.';
+export const FULL_MODE_MESSAGE =
+  'Presence serves LiveAvatar LITE; for a managed conversation start a conversation-mode session (POST /v1/sessions) and show its player_url.';
 
 /** Who calls keep-alive or stop: the session token's holder, or an API key naming the session. */
 export type Caller = { kind: 'token'; token: string } | { kind: 'key'; accountId: number; sessionId: string };
@@ -60,15 +65,22 @@ export class LiveAvatarService {
   }
 
   /** POST /v1/sessions/token. */
-  async mint(accountId: number, body: Record<string, unknown>): Promise<{ session_id: string; session_token: string; player_url: string; warnings?: string[] }> {
+  async mint(
+    accountId: number,
+    body: Record<string, unknown>,
+  ): Promise<{ session_id: string; session_token: string; player_url: string; warnings?: string[] }> {
     if (body.mode !== 'LITE') throw new ApiError(422, 'mode_not_supported', FULL_MODE_MESSAGE);
     const avatarId = String(body.avatar_id);
     const agent = await this.hooks.agentFor(accountId, avatarId);
-    if (!agent) throw new ApiError(404, 'agent_not_found', `No agent with id or liveavatar_avatar_id ${JSON.stringify(avatarId.slice(0, 100))} in this account`);
+    if (!agent)
+      throw new ApiError(404, 'agent_not_found', `No agent with id or liveavatar_avatar_id ${JSON.stringify(avatarId.slice(0, 100))} in this account`);
     const maxSeconds = typeof body.max_session_duration === 'number' ? body.max_session_duration : undefined;
     const sessionId = crypto.randomUUID();
     const playerKey = randomToken('', 24);
-    await this.db.insertInto('liveavatar_tokens').values({ session_id: sessionId, account_id: accountId, agent_id: agent.id, player_key: playerKey, max_session_seconds: maxSeconds ?? null }).execute();
+    await this.db
+      .insertInto('liveavatar_tokens')
+      .values({ session_id: sessionId, account_id: accountId, agent_id: agent.id, player_key: playerKey, max_session_seconds: maxSeconds ?? null })
+      .execute();
     await this.forgetOld();
     const data: StartSessionData = { mode: 'LITE', avatar_id: avatarId, ...(maxSeconds !== undefined && { max_session_duration: maxSeconds }) };
     const token = await this.tokens.mint({ session_id: sessionId, start_session_data: data });
@@ -93,11 +105,23 @@ export class LiveAvatarService {
       throw new ApiError(401, 'token_expired', `A session token starts its session within ${this.settings.tokenSeconds} seconds of being made; make a new one`);
     }
     // Claimed before the session starts, so two starts at once cannot both start it.
-    const claimed = await this.db.updateTable('liveavatar_tokens').set({ started_at: new Date() }).where('session_id', '=', row.session_id).where('started_at', 'is', null).where('stopped_at', 'is', null).returning('session_id').executeTakeFirst();
+    const claimed = await this.db
+      .updateTable('liveavatar_tokens')
+      .set({ started_at: new Date() })
+      .where('session_id', '=', row.session_id)
+      .where('started_at', 'is', null)
+      .where('stopped_at', 'is', null)
+      .returning('session_id')
+      .executeTakeFirst();
     if (!claimed) throw new ApiError(409, 'session_already_started', 'This session token has already started its session');
     let started: { renderToken: string; maxSessionSeconds: number | null };
     try {
-      started = await this.hooks.startSession(row.account_id, row.agent_id, { id: row.session_id, idleSeconds: this.settings.idleSeconds, ...(row.max_session_seconds !== null && { maxSessionSeconds: row.max_session_seconds }), playerKey: row.player_key });
+      started = await this.hooks.startSession(row.account_id, row.agent_id, {
+        id: row.session_id,
+        idleSeconds: this.settings.idleSeconds,
+        ...(row.max_session_seconds !== null && { maxSessionSeconds: row.max_session_seconds }),
+        playerKey: row.player_key,
+      });
     } catch (error) {
       // Refused (no capacity, balance, …): the token may try again.
       await this.db.updateTable('liveavatar_tokens').set({ started_at: null }).where('session_id', '=', row.session_id).execute();
@@ -125,7 +149,12 @@ export class LiveAvatarService {
   async stop(caller: Caller): Promise<void> {
     const { accountId, sessionId, started } = await this.target(caller);
     if (!started) {
-      await this.db.updateTable('liveavatar_tokens').set({ stopped_at: new Date() }).where('session_id', '=', sessionId).where('stopped_at', 'is', null).execute();
+      await this.db
+        .updateTable('liveavatar_tokens')
+        .set({ stopped_at: new Date() })
+        .where('session_id', '=', sessionId)
+        .where('stopped_at', 'is', null)
+        .execute();
       return;
     }
     const state = await this.hooks.session(accountId, sessionId);
@@ -136,7 +165,11 @@ export class LiveAvatarService {
   async pendingPlayer(playerKey: string): Promise<{ agentId: number; accountId: number } | undefined> {
     // Keys are randomToken's base64url: anything else is no link (and never reaches SQL).
     if (!PLAYER_KEY.test(playerKey)) return undefined;
-    const row = await this.db.selectFrom('liveavatar_tokens').select(['agent_id', 'account_id', 'created_at', 'started_at', 'stopped_at']).where('player_key', '=', playerKey).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('liveavatar_tokens')
+      .select(['agent_id', 'account_id', 'created_at', 'started_at', 'stopped_at'])
+      .where('player_key', '=', playerKey)
+      .executeTakeFirst();
     if (!row || row.started_at || row.stopped_at) return undefined;
     if (new Date(row.created_at).getTime() + this.settings.tokenSeconds * 1000 < Date.now()) return undefined;
     return { agentId: row.agent_id, accountId: row.account_id };
@@ -154,19 +187,31 @@ export class LiveAvatarService {
       const row = await this.tokenRow(caller.token);
       return { accountId: row.account_id, sessionId: row.session_id, started: row.started_at !== null };
     }
-    const row = await this.db.selectFrom('liveavatar_tokens').select(['started_at']).where('session_id', '=', caller.sessionId).where('account_id', '=', caller.accountId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('liveavatar_tokens')
+      .select(['started_at'])
+      .where('session_id', '=', caller.sessionId)
+      .where('account_id', '=', caller.accountId)
+      .executeTakeFirst();
     if (row) return { accountId: caller.accountId, sessionId: caller.sessionId, started: row.started_at !== null };
     // Any of the account's sessions may be stopped or kept alive with a key.
-    if (!(await this.hooks.session(caller.accountId, caller.sessionId))) throw new ApiError(404, 'session_not_found', `No session ${caller.sessionId} in this account`);
+    if (!(await this.hooks.session(caller.accountId, caller.sessionId)))
+      throw new ApiError(404, 'session_not_found', `No session ${caller.sessionId} in this account`);
     return { accountId: caller.accountId, sessionId: caller.sessionId, started: true };
   }
 
   /** Token rows go a while after their start window (their sessions have their own records). */
   private async forgetOld(): Promise<void> {
     if (Math.random() > 0.01) return;
-    await this.db.deleteFrom('liveavatar_tokens').where('created_at', '<', new Date(Date.now() - TOKEN_ROWS_KEPT_DAYS * 86_400_000)).execute();
+    await this.db
+      .deleteFrom('liveavatar_tokens')
+      .where('created_at', '<', new Date(Date.now() - TOKEN_ROWS_KEPT_DAYS * 86_400_000))
+      .execute();
   }
 }
 
-const invalidToken = () => new ApiError(401, 'invalid_session_token', 'Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', { 'WWW-Authenticate': 'Bearer' });
+const invalidToken = () =>
+  new ApiError(401, 'invalid_session_token', 'Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
+    'WWW-Authenticate': 'Bearer',
+  });
 const sessionEnded = () => new ApiError(409, 'session_ended', 'This session has ended; make a new session token');

@@ -35,7 +35,20 @@ export const SUGGESTED_CATEGORIES = ['lead', 'support', 'complaint', 'urgent', '
 
 // ---------- offline ----------
 
-const NUMBER_WORDS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, twenty: 20, thirty: 30 };
+const NUMBER_WORDS: Record<string, number> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  twenty: 20,
+  thirty: 30,
+};
 const num = (raw: string) => NUMBER_WORDS[raw.toLowerCase()] ?? Number(raw);
 const NUM = '(\\d+(?:\\.\\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|a|an)';
 
@@ -88,7 +101,8 @@ export function parseRequest(message: string, draft?: Partial<ProposedRule>): Bu
     understood = true;
   }
   // "asks about X", "mentions X or Y", "talks about X", "keywords: X, Y"
-  const topic = /\b(?:ask(?:s|ed|ing)?|talk(?:s|ed|ing)?|speak(?:s|ing)?|mention(?:s|ed|ing)?|say(?:s|ing)?|said|inquir(?:es|ed|ing)?|enquir(?:es|ed|ing)?|want(?:s|ed|ing)?|complain(?:s|ed|ing)?|keywords?:?|words?:?|brings? up|requests?)\s+(?:about\s+|for\s+|of\s+|regarding\s+|a\s+|an\s+)?(.+?)(?=$|[.;!?]|,?\s+(?:and\s+)?(?:if|when|but|who|that|with|after|lasting|longer|more than|over|at least|in category|as (?:a|an)\b|category|and (?:gives|leaves|shares|provides|stays|talks|speaks|lasts)))/gi;
+  const topic =
+    /\b(?:ask(?:s|ed|ing)?|talk(?:s|ed|ing)?|speak(?:s|ing)?|mention(?:s|ed|ing)?|say(?:s|ing)?|said|inquir(?:es|ed|ing)?|enquir(?:es|ed|ing)?|want(?:s|ed|ing)?|complain(?:s|ed|ing)?|keywords?:?|words?:?|brings? up|requests?)\s+(?:about\s+|for\s+|of\s+|regarding\s+|a\s+|an\s+)?(.+?)(?=$|[.;!?]|,?\s+(?:and\s+)?(?:if|when|but|who|that|with|after|lasting|longer|more than|over|at least|in category|as (?:a|an)\b|category|and (?:gives|leaves|shares|provides|stays|talks|speaks|lasts)))/gi;
   for (const match of text.matchAll(topic)) {
     // A quoted topic ("mentions "cake" in a call…") was taken as written above: what follows the
     // quote is the rest of the sentence, not more of the keyword.
@@ -103,7 +117,10 @@ export function parseRequest(message: string, draft?: Partial<ProposedRule>): Bu
   }
 
   // Durations need a unit ("longer than 2 minutes", "over 90 s", "at least an hour").
-  const duration = new RegExp(`\\b(?:longer than|more than|over|at least|above|exceeds?|lasts?|lasting)\\s+(?:more than\\s+|over\\s+|at least\\s+)?${NUM}\\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\\b`, 'i').exec(text);
+  const duration = new RegExp(
+    `\\b(?:longer than|more than|over|at least|above|exceeds?|lasts?|lasting)\\s+(?:more than\\s+|over\\s+|at least\\s+)?${NUM}\\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\\b`,
+    'i',
+  ).exec(text);
   if (duration) {
     const amount = /^an?$/i.test(duration[1]) ? 1 : num(duration[1]);
     const unit = UNIT_SECONDS.find(([re]) => re.test(duration[2]))![1];
@@ -112,7 +129,10 @@ export function parseRequest(message: string, draft?: Partial<ProposedRule>): Bu
   }
 
   // Visitor turns ("more than 3 messages", "at least 5 turns").
-  const turns = new RegExp(`\\b(more than|over|at least|)\\s*${NUM}\\+?\\s*(?:or more\\s+)?(?:visitor\\s+)?(?:turns?|messages?|times|questions|replies|exchanges)\\b`, 'i').exec(text);
+  const turns = new RegExp(
+    `\\b(more than|over|at least|)\\s*${NUM}\\+?\\s*(?:or more\\s+)?(?:visitor\\s+)?(?:turns?|messages?|times|questions|replies|exchanges)\\b`,
+    'i',
+  ).exec(text);
   if (turns && !/^an?$/i.test(turns[2])) {
     const n = num(turns[2]);
     when.min_visitor_turns = /more than|over/i.test(turns[1]) ? n + 1 : n;
@@ -120,14 +140,20 @@ export function parseRequest(message: string, draft?: Partial<ProposedRule>): Bu
   }
 
   // A detail collected ("leaves their email", "gives a phone number").
-  const detail = /\b(?:leaves?|left|gives?|gave|shares?|shared|provides?|provided|enters?|entered|collect(?:s|ed)?|with)\s+(?:their|his|her|an?|the|a|my)?\s*(e-?mail(?: address)?|mail|phone(?: number)?|mobile(?: number)?|telephone(?: number)?|number|full name|name|postal address|address|company(?: name)?)\b/i.exec(text);
+  const detail =
+    /\b(?:leaves?|left|gives?|gave|shares?|shared|provides?|provided|enters?|entered|collect(?:s|ed)?|with)\s+(?:their|his|her|an?|the|a|my)?\s*(e-?mail(?: address)?|mail|phone(?: number)?|mobile(?: number)?|telephone(?: number)?|number|full name|name|postal address|address|company(?: name)?)\b/i.exec(
+      text,
+    );
   if (detail) {
     when.detail_collected = DETAILS.find(([re]) => re.test(detail[1].trim()))?.[1] ?? detail[1].toLowerCase();
     understood = true;
   }
 
   const explicit = /\b(?:category|as (?:a|an))\s+["']?([a-z][a-z0-9_-]{0,39})\b/i.exec(text);
-  const category = explicit && CATEGORY.test(explicit[1].toLowerCase()) ? explicit[1].toLowerCase() : draft?.category ?? CATEGORY_HINTS.find(([re]) => re.test(text))?.[1] ?? 'alert';
+  const category =
+    explicit && CATEGORY.test(explicit[1].toLowerCase())
+      ? explicit[1].toLowerCase()
+      : (draft?.category ?? CATEGORY_HINTS.find(([re]) => re.test(text))?.[1] ?? 'alert');
 
   const rule: ProposedRule = {
     name: draft?.name && !understood ? draft.name : ruleName(when),
@@ -221,7 +247,9 @@ export async function buildWithModel(settings: BuilderLlm, message: string, draf
     const understood = answer.understood ?? Object.keys(when).length > 0;
     return {
       rule: { name: answer.name.trim(), category: answer.category, when, destination_ids: draft?.destination_ids ?? [], enabled: draft?.enabled ?? true },
-      reply: answer.reply?.trim() || (understood ? `I'll notify you when ${describe(when)} (category "${answer.category}"). Save this rule to confirm it.` : NOT_UNDERSTOOD),
+      reply:
+        answer.reply?.trim() ||
+        (understood ? `I'll notify you when ${describe(when)} (category "${answer.category}"). Save this rule to confirm it.` : NOT_UNDERSTOOD),
       understood,
       engine: 'llm',
     };

@@ -47,7 +47,10 @@ export interface Evaluation {
 
 /** Lower case without accents, so "Rückerstattung" matches "ruckerstattung" and "REFUND" "refund". */
 export function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -91,16 +94,28 @@ export async function evaluate(when: AlertConditions, conversation: Conversation
   }
   if (when.min_duration_seconds !== undefined) {
     const passed = conversation.durationSeconds >= when.min_duration_seconds;
-    checks.push({ condition: 'min_duration_seconds', passed, explanation: `The conversation lasted ${formatDuration(conversation.durationSeconds)} (${passed ? 'at least' : 'less than'} ${formatDuration(when.min_duration_seconds)})` });
+    checks.push({
+      condition: 'min_duration_seconds',
+      passed,
+      explanation: `The conversation lasted ${formatDuration(conversation.durationSeconds)} (${passed ? 'at least' : 'less than'} ${formatDuration(when.min_duration_seconds)})`,
+    });
   }
   if (when.min_visitor_turns !== undefined) {
     const passed = conversation.visitorTurns >= when.min_visitor_turns;
-    checks.push({ condition: 'min_visitor_turns', passed, explanation: `The visitor spoke ${conversation.visitorTurns} time${conversation.visitorTurns === 1 ? '' : 's'} (${passed ? 'at least' : 'fewer than'} ${when.min_visitor_turns})` });
+    checks.push({
+      condition: 'min_visitor_turns',
+      passed,
+      explanation: `The visitor spoke ${conversation.visitorTurns} time${conversation.visitorTurns === 1 ? '' : 's'} (${passed ? 'at least' : 'fewer than'} ${when.min_visitor_turns})`,
+    });
   }
   if (when.detail_collected) {
     const value = await findDetail(conversation, when.detail_collected);
     if (value) result.detail = { name: when.detail_collected, value };
-    checks.push({ condition: 'detail_collected', passed: !!value, explanation: value ? `The visitor gave their ${when.detail_collected}: ${value}` : `No ${when.detail_collected} was found in the conversation` });
+    checks.push({
+      condition: 'detail_collected',
+      passed: !!value,
+      explanation: value ? `The visitor gave their ${when.detail_collected}: ${value}` : `No ${when.detail_collected} was found in the conversation`,
+    });
   }
   result.fires = checks.every((c) => c.passed);
   return result;

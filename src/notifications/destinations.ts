@@ -58,7 +58,7 @@ export function destinationView(row: DestinationRow, showSecret: boolean): Desti
   };
   if (row.type === 'webhook') {
     view.url = row.url ?? '';
-    view.headers = showSecret ? row.headers ?? {} : maskHeaders(row.headers ?? {});
+    view.headers = showSecret ? (row.headers ?? {}) : maskHeaders(row.headers ?? {});
     view.secret = showSecret ? row.secret! : maskSecret(row.secret!);
   } else {
     view.chat = { id: row.chat_id!, title: row.chat_title };
@@ -120,7 +120,11 @@ export class Destinations {
   }
 
   private async roomFor(accountId: number): Promise<void> {
-    const { count } = await this.db.selectFrom('notification_destinations').select((eb) => eb.fn.countAll<string>().as('count')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const { count } = await this.db
+      .selectFrom('notification_destinations')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
     if (Number(count) >= LIMITS.destinationsPerAccount) {
       throw new ApiError(409, 'destination_limit', `An account has at most ${LIMITS.destinationsPerAccount} notification destinations; delete one first`);
     }
@@ -183,7 +187,11 @@ export class Destinations {
     }
     const row = await db
       .updateTable('notification_destinations')
-      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), last_error: error, ...(outcome === 'rejected' ? { state: 'needs_attention' as const } : {}) }))
+      .set((eb) => ({
+        consecutive_failures: eb('consecutive_failures', '+', 1),
+        last_error: error,
+        ...(outcome === 'rejected' ? { state: 'needs_attention' as const } : {}),
+      }))
       .where('id', '=', id)
       .returning(['consecutive_failures'])
       .executeTakeFirst();
@@ -195,13 +203,22 @@ export class Destinations {
 
   /** A successful test send resumes a paused destination. */
   async resume(id: number): Promise<void> {
-    await this.db.updateTable('notification_destinations').set({ state: 'active', consecutive_failures: 0, last_error: null, updated_at: new Date() }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('notification_destinations')
+      .set({ state: 'active', consecutive_failures: 0, last_error: null, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
   }
 
   // ---------- Telegram ----------
 
   private requireBot(): TelegramBot {
-    if (!this.bot) throw new ApiError(503, 'telegram_not_configured', 'Telegram is not set up on this server: the operator sets TELEGRAM_BOT_TOKEN to a bot token from @BotFather');
+    if (!this.bot)
+      throw new ApiError(
+        503,
+        'telegram_not_configured',
+        'Telegram is not set up on this server: the operator sets TELEGRAM_BOT_TOKEN to a bot token from @BotFather',
+      );
     return this.bot;
   }
 
@@ -216,7 +233,11 @@ export class Destinations {
       await this.pollUpdates(true);
     } catch (error) {
       if (bot.isWebhookConflict(error)) {
-        throw new ApiError(409, 'telegram_webhook_set', 'The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)');
+        throw new ApiError(
+          409,
+          'telegram_webhook_set',
+          'The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)',
+        );
       }
       throw new ApiError(502, 'telegram_unavailable', `The Telegram Bot API did not answer: ${(error as Error).message}`);
     }
@@ -225,19 +246,42 @@ export class Destinations {
     const expiresAt = new Date(Date.now() + LIMITS.linkSeconds * 1000);
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('notification_telegram_links').where('account_id', '=', accountId).where('expires_at', '<', new Date()).execute();
-      await trx.insertInto('notification_telegram_links').values({ token_hash: sha256Hex(token), account_id: accountId, expires_at: expiresAt }).execute();
+      await trx
+        .insertInto('notification_telegram_links')
+        .values({ token_hash: sha256Hex(token), account_id: accountId, expires_at: expiresAt })
+        .execute();
       // Bounded: the oldest pending links go when an account asks for more than ten.
-      const pending = await trx.selectFrom('notification_telegram_links').select('token_hash').where('account_id', '=', accountId).where('connected_at', 'is', null).orderBy('created_at', 'desc').offset(LIMITS.pendingLinksPerAccount).limit(1000).execute();
-      if (pending.length) await trx.deleteFrom('notification_telegram_links').where('token_hash', 'in', pending.map((p) => p.token_hash)).execute();
+      const pending = await trx
+        .selectFrom('notification_telegram_links')
+        .select('token_hash')
+        .where('account_id', '=', accountId)
+        .where('connected_at', 'is', null)
+        .orderBy('created_at', 'desc')
+        .offset(LIMITS.pendingLinksPerAccount)
+        .limit(1000)
+        .execute();
+      if (pending.length)
+        await trx
+          .deleteFrom('notification_telegram_links')
+          .where(
+            'token_hash',
+            'in',
+            pending.map((p) => p.token_hash),
+          )
+          .execute();
     });
     this.watch();
     return { token, url: `https://t.me/${username}?start=${token}`, bot: username, expires_at: expiresAt.toISOString(), status: 'pending' };
   }
 
   /** Whether the chat connected (reads the bot's new messages first). */
-  async telegramLink(accountId: number, token: string): Promise<{ status: 'pending' | 'connected' | 'expired'; expires_at: string; destination: DestinationRow | null }> {
+  async telegramLink(
+    accountId: number,
+    token: string,
+  ): Promise<{ status: 'pending' | 'connected' | 'expired'; expires_at: string; destination: DestinationRow | null }> {
     const hash = sha256Hex(token);
-    const find = () => this.db.selectFrom('notification_telegram_links').selectAll().where('token_hash', '=', hash).where('account_id', '=', accountId).executeTakeFirst();
+    const find = () =>
+      this.db.selectFrom('notification_telegram_links').selectAll().where('token_hash', '=', hash).where('account_id', '=', accountId).executeTakeFirst();
     let link = await find();
     if (!link) throw new ApiError(404, 'connect_token_not_found', 'No Telegram connect link with this token in this account');
     if (!link.connected_at && new Date(link.expires_at) > new Date()) {
@@ -272,11 +316,18 @@ export class Destinations {
       const token = startToken(message.text);
       if (!token) continue;
       const connected = await this.connectChat(token, message.chatId, message.chatTitle);
-      const reply = connected ? `Connected. Notifications from Presence will arrive in this chat (${connected}).` : 'This link has expired or was already used. Create a new one in the console.';
+      const reply = connected
+        ? `Connected. Notifications from Presence will arrive in this chat (${connected}).`
+        : 'This link has expired or was already used. Create a new one in the console.';
       const outcome = await bot.send(message.chatId, reply);
       if (!outcome.delivered) this.logger.warn({ chat: message.chatId, error: outcome.error }, 'could not answer a Telegram /start');
     }
-    if (nextOffset !== offset) await this.db.updateTable('settings').set({ value: String(nextOffset) }).where('key', '=', 'telegram_update_offset').execute();
+    if (nextOffset !== offset)
+      await this.db
+        .updateTable('settings')
+        .set({ value: String(nextOffset) })
+        .where('key', '=', 'telegram_update_offset')
+        .execute();
   }
 
   /** Takes the link once; answers the destination's name, or undefined for a bad or used token. */
@@ -292,11 +343,26 @@ export class Destinations {
         .executeTakeFirst();
       if (!link) return undefined;
       // The same chat connected twice is one destination, its title refreshed.
-      const existing = await trx.selectFrom('notification_destinations').select('id').where('account_id', '=', link.account_id).where('type', '=', 'telegram').where('chat_id', '=', chatId).executeTakeFirst();
+      const existing = await trx
+        .selectFrom('notification_destinations')
+        .select('id')
+        .where('account_id', '=', link.account_id)
+        .where('type', '=', 'telegram')
+        .where('chat_id', '=', chatId)
+        .executeTakeFirst();
       const name = `Telegram: ${chatTitle}`.slice(0, 100);
       const destination = existing
-        ? await trx.updateTable('notification_destinations').set({ chat_title: chatTitle, name, state: 'active', consecutive_failures: 0, last_error: null, updated_at: new Date() }).where('id', '=', existing.id).returning(['id', 'name']).executeTakeFirstOrThrow()
-        : await trx.insertInto('notification_destinations').values({ account_id: link.account_id, type: 'telegram', name, chat_id: chatId, chat_title: chatTitle }).returning(['id', 'name']).executeTakeFirstOrThrow();
+        ? await trx
+            .updateTable('notification_destinations')
+            .set({ chat_title: chatTitle, name, state: 'active', consecutive_failures: 0, last_error: null, updated_at: new Date() })
+            .where('id', '=', existing.id)
+            .returning(['id', 'name'])
+            .executeTakeFirstOrThrow()
+        : await trx
+            .insertInto('notification_destinations')
+            .values({ account_id: link.account_id, type: 'telegram', name, chat_id: chatId, chat_title: chatTitle })
+            .returning(['id', 'name'])
+            .executeTakeFirstOrThrow();
       await trx.updateTable('notification_telegram_links').set({ destination_id: destination.id }).where('token_hash', '=', link.token_hash).execute();
       this.logger.info({ account_id: link.account_id, destination_id: destination.id }, 'Telegram chat connected');
       return destination.name;
@@ -312,7 +378,13 @@ export class Destinations {
     if (this.timer || !this.bot) return;
     this.timer = setInterval(() => {
       void (async () => {
-        const pending = await this.db.selectFrom('notification_telegram_links').select('token_hash').where('connected_at', 'is', null).where('expires_at', '>', new Date()).limit(1).executeTakeFirst();
+        const pending = await this.db
+          .selectFrom('notification_telegram_links')
+          .select('token_hash')
+          .where('connected_at', 'is', null)
+          .where('expires_at', '>', new Date())
+          .limit(1)
+          .executeTakeFirst();
         if (!pending) return this.stop();
         await this.pollUpdates();
       })().catch((error) => this.logger.warn({ err: error }, 'could not read the Telegram bot updates'));

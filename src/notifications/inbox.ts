@@ -21,7 +21,10 @@ export interface NotificationValues {
 export class Inbox {
   constructor(private readonly db: Db) {}
 
-  async list(accountId: number, filters: { status: 'all' | 'unread'; agent_id?: number; category?: string; limit: number; offset: number }): Promise<{ items: NotificationItem[]; total: number; unread: number; limit: number; offset: number }> {
+  async list(
+    accountId: number,
+    filters: { status: 'all' | 'unread'; agent_id?: number; category?: string; limit: number; offset: number },
+  ): Promise<{ items: NotificationItem[]; total: number; unread: number; limit: number; offset: number }> {
     let query = this.db.selectFrom('notifications').where('account_id', '=', accountId);
     if (filters.agent_id !== undefined) query = query.where('agent_id', '=', filters.agent_id);
     if (filters.category) query = query.where('category', '=', filters.category);
@@ -50,14 +53,20 @@ export class Inbox {
     return { marked: Number(result.numUpdatedRows ?? 0), ...(await this.unreadCount(accountId)) };
   }
 
-
   /** Inserts a notification once per key; keeps the newest RULE_LIMITS.inboxPerAccount. */
   async insert(trx: Kysely<Database>, values: NotificationValues): Promise<string | undefined> {
-    const row = await trx.insertInto('notifications').values(values).onConflict((oc) => oc.columns(['account_id', 'dedupe_key']).doNothing()).returning('id').executeTakeFirst();
+    const row = await trx
+      .insertInto('notifications')
+      .values(values)
+      .onConflict((oc) => oc.columns(['account_id', 'dedupe_key']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
     if (!row) return undefined;
     // Ordered as the inbox index is (account, created_at, id), so the bound costs one index walk.
     await sql`DELETE FROM notifications WHERE account_id = ${values.account_id} AND (created_at, id) <= (
-      SELECT created_at, id FROM notifications WHERE account_id = ${values.account_id} ORDER BY created_at DESC, id DESC OFFSET ${RULE_LIMITS.inboxPerAccount} LIMIT 1)`.execute(trx);
+      SELECT created_at, id FROM notifications WHERE account_id = ${values.account_id} ORDER BY created_at DESC, id DESC OFFSET ${RULE_LIMITS.inboxPerAccount} LIMIT 1)`.execute(
+      trx,
+    );
     return row.id;
   }
 
@@ -76,7 +85,12 @@ export class Inbox {
     };
     const id = await this.db.transaction().execute((trx) => this.insert(trx, values));
     if (id) return { id: Number(id), created: true };
-    const existing = await this.db.selectFrom('notifications').select('id').where('account_id', '=', post.accountId).where('dedupe_key', '=', values.dedupe_key).executeTakeFirstOrThrow();
+    const existing = await this.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('account_id', '=', post.accountId)
+      .where('dedupe_key', '=', values.dedupe_key)
+      .executeTakeFirstOrThrow();
     return { id: Number(existing.id), created: false };
   }
 }

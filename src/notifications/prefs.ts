@@ -35,7 +35,11 @@ export class NotificationPrefs {
     await this.db
       .insertInto('notification_prefs')
       .values({ agent_id: agentId, account_id: accountId, categories: JSON.stringify(categories), quiet_hours: quiet ? JSON.stringify(quiet) : null })
-      .onConflict((oc) => oc.column('agent_id').doUpdateSet({ categories: JSON.stringify(categories), quiet_hours: quiet ? JSON.stringify(quiet) : null, updated_at: new Date() }))
+      .onConflict((oc) =>
+        oc
+          .column('agent_id')
+          .doUpdateSet({ categories: JSON.stringify(categories), quiet_hours: quiet ? JSON.stringify(quiet) : null, updated_at: new Date() }),
+      )
       .execute();
     return this.load(agentId);
   }

@@ -4,7 +4,15 @@ import { ApiError, ValidationFailed, validationItem } from '../core/errors.js';
 import { evaluate, type ConversationFacts } from './conditions.js';
 import { buildWithModel, parseRequest, type BuilderAnswer, type ProposedRule } from './builder.js';
 import { notificationText, ruleView } from './texts.js';
-import { RULE_LIMITS, type AlertRuleInput, type NotificationHooks, type NotificationSettings, type RuleRow, type SampleConversation, type TestAnswer } from './types.js';
+import {
+  RULE_LIMITS,
+  type AlertRuleInput,
+  type NotificationHooks,
+  type NotificationSettings,
+  type RuleRow,
+  type SampleConversation,
+  type TestAnswer,
+} from './types.js';
 
 export class AlertRules {
   constructor(
@@ -20,11 +28,16 @@ export class AlertRules {
 
   async get(accountId: number, agentId: number, ruleId: number): Promise<RuleRow> {
     await this.hooks.agent(accountId, agentId);
-    const row = await this.db.selectFrom('notification_rules').selectAll().where('account_id', '=', accountId).where('agent_id', '=', agentId).where('id', '=', ruleId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('notification_rules')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .where('id', '=', ruleId)
+      .executeTakeFirst();
     if (!row) throw new ApiError(404, 'rule_not_found', `No alert rule with id ${ruleId} for this agent`);
     return row;
   }
-
 
   /** Destination ids must be the account's own: 422 naming the first unknown one. */
   private async checkDestinations(accountId: number, ids: number[], loc: Array<string | number>): Promise<void> {
@@ -32,17 +45,33 @@ export class AlertRules {
     const rows = await this.db.selectFrom('notification_destinations').select('id').where('account_id', '=', accountId).where('id', 'in', ids).execute();
     const known = new Set(rows.map((r) => r.id));
     const index = ids.findIndex((id) => !known.has(id));
-    if (index >= 0) throw new ValidationFailed([validationItem([...loc, index], `No notification destination with id ${ids[index]} in this account`, ids[index], 'unknown_destination')]);
+    if (index >= 0)
+      throw new ValidationFailed([
+        validationItem([...loc, index], `No notification destination with id ${ids[index]} in this account`, ids[index], 'unknown_destination'),
+      ]);
   }
 
   async create(accountId: number, agentId: number, input: AlertRuleInput): Promise<RuleRow> {
     await this.hooks.agent(accountId, agentId);
     await this.checkDestinations(accountId, input.destination_ids, ['body', 'destination_ids']);
-    const { count } = await this.db.selectFrom('notification_rules').select((eb) => eb.fn.countAll<string>().as('count')).where('agent_id', '=', agentId).executeTakeFirstOrThrow();
-    if (Number(count) >= RULE_LIMITS.rulesPerAgent) throw new ApiError(409, 'rule_limit', `An agent has at most ${RULE_LIMITS.rulesPerAgent} alert rules; delete one first`);
+    const { count } = await this.db
+      .selectFrom('notification_rules')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('agent_id', '=', agentId)
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= RULE_LIMITS.rulesPerAgent)
+      throw new ApiError(409, 'rule_limit', `An agent has at most ${RULE_LIMITS.rulesPerAgent} alert rules; delete one first`);
     return this.db
       .insertInto('notification_rules')
-      .values({ account_id: accountId, agent_id: agentId, name: input.name, category: input.category, conditions: JSON.stringify(input.when), destination_ids: input.destination_ids, enabled: input.enabled })
+      .values({
+        account_id: accountId,
+        agent_id: agentId,
+        name: input.name,
+        category: input.category,
+        conditions: JSON.stringify(input.when),
+        destination_ids: input.destination_ids,
+        enabled: input.enabled,
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
   }
@@ -52,7 +81,14 @@ export class AlertRules {
     await this.checkDestinations(accountId, input.destination_ids, ['body', 'destination_ids']);
     return this.db
       .updateTable('notification_rules')
-      .set({ name: input.name, category: input.category, conditions: JSON.stringify(input.when), destination_ids: input.destination_ids, enabled: input.enabled, updated_at: new Date() })
+      .set({
+        name: input.name,
+        category: input.category,
+        conditions: JSON.stringify(input.when),
+        destination_ids: input.destination_ids,
+        enabled: input.enabled,
+        updated_at: new Date(),
+      })
       .where('id', '=', ruleId)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -66,11 +102,22 @@ export class AlertRules {
 
   /** The enabled rules of an agent, in order (the ended hook evaluates them). */
   enabledFor(accountId: number, agentId: number): Promise<RuleRow[]> {
-    return this.db.selectFrom('notification_rules').selectAll().where('account_id', '=', accountId).where('agent_id', '=', agentId).where('enabled', '=', true).orderBy('id').execute();
+    return this.db
+      .selectFrom('notification_rules')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .where('enabled', '=', true)
+      .orderBy('id')
+      .execute();
   }
 
   /** Whether a rule (saved, or as given) would fire for a sample or a past conversation. */
-  async test(accountId: number, agentId: number, request: { rule_id?: number; rule?: AlertRuleInput; conversation_id?: string; sample?: SampleConversation }): Promise<TestAnswer> {
+  async test(
+    accountId: number,
+    agentId: number,
+    request: { rule_id?: number; rule?: AlertRuleInput; conversation_id?: string; sample?: SampleConversation },
+  ): Promise<TestAnswer> {
     const agent = await this.hooks.agent(accountId, agentId);
     const rule = request.rule_id !== undefined ? ruleView(await this.get(accountId, agentId, request.rule_id)) : request.rule!;
     let facts: ConversationFacts & { conversationId: string | null; agentName: string };

@@ -14,7 +14,15 @@ import type { Destinations, DestinationRow, Logger } from './destinations.js';
 import type { AlertRules } from './rules.js';
 import type { TelegramBot } from './telegram.js';
 import { telegramText } from './texts.js';
-import { SEND_QUEUE, type DeliveryLogEntry, type NotificationHooks, type NotificationSettings, type TelegramPost, type WebhookDelivery, type WebhookSender } from './types.js';
+import {
+  SEND_QUEUE,
+  type DeliveryLogEntry,
+  type NotificationHooks,
+  type NotificationSettings,
+  type TelegramPost,
+  type WebhookDelivery,
+  type WebhookSender,
+} from './types.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -38,12 +46,22 @@ export class Sends {
   ) {}
 
   async start(): Promise<void> {
-    await this.jobs.work<{ sendId: string; attempt: number; round?: number }>(SEND_QUEUE, { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 120, concurrency: 2 }, (data) => this.runSend(data.sendId, data.attempt, data.round ?? 0));
+    await this.jobs.work<{ sendId: string; attempt: number; round?: number }>(
+      SEND_QUEUE,
+      { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 120, concurrency: 2 },
+      (data) => this.runSend(data.sendId, data.attempt, data.round ?? 0),
+    );
   }
 
   /** One of the account's Telegram chats, or undefined. */
   telegramDestination(accountId: number, destinationId: number) {
-    return this.db.selectFrom('notification_destinations').selectAll().where('id', '=', destinationId).where('account_id', '=', accountId).where('type', '=', 'telegram').executeTakeFirst();
+    return this.db
+      .selectFrom('notification_destinations')
+      .selectAll()
+      .where('id', '=', destinationId)
+      .where('account_id', '=', accountId)
+      .where('type', '=', 'telegram')
+      .executeTakeFirst();
   }
 
   async sendTelegram(post: TelegramPost): Promise<boolean> {
@@ -63,7 +81,13 @@ export class Sends {
   }
 
   /** One send of a notification to a destination, written with the notification. */
-  async queue(trx: Kysely<Database>, destination: DestinationRow, notificationId: string, item: Record<string, unknown> & { title: string; body: string; conversation_id: string | null }, hold: Date | undefined): Promise<void> {
+  async queue(
+    trx: Kysely<Database>,
+    destination: DestinationRow,
+    notificationId: string,
+    item: Record<string, unknown> & { title: string; body: string; conversation_id: string | null },
+    hold: Date | undefined,
+  ): Promise<void> {
     const payload = { type: 'notification', notification: item };
     if (destination.type === 'webhook' && !this.webhooks) {
       // Never a reason to lose the inbox entry (or to fail the ended job for every hook).
@@ -78,7 +102,15 @@ export class Sends {
     const sendId = keyedUuid(`notification:${notificationId}:${destination.id}`);
     const inserted = await trx
       .insertInto('notification_sends')
-      .values({ id: sendId, account_id: destination.account_id, notification_id: notificationId, destination_id: destination.id, text: telegramText(item.title, item.body), payload: JSON.stringify(payload), next_attempt_at: hold ?? null })
+      .values({
+        id: sendId,
+        account_id: destination.account_id,
+        notification_id: notificationId,
+        destination_id: destination.id,
+        text: telegramText(item.title, item.body),
+        payload: JSON.stringify(payload),
+        next_attempt_at: hold ?? null,
+      })
       .onConflict((oc) => oc.column('id').doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -116,18 +148,33 @@ export class Sends {
       if (!this.webhooks) throw new Error('webhook deliveries are not available');
       const payload = send.payload as { notification?: { conversation_id?: string | null } };
       await this.db.transaction().execute(async (trx) => {
-        await this.webhooks!.enqueue({ ...this.webhookDelivery(destination, String(send.notification_id), payload.notification?.conversation_id ?? null, JSON.stringify(send.payload)), id: sendId }, trx);
+        await this.webhooks!.enqueue(
+          {
+            ...this.webhookDelivery(destination, String(send.notification_id), payload.notification?.conversation_id ?? null, JSON.stringify(send.payload)),
+            id: sendId,
+          },
+          trx,
+        );
         await trx.deleteFrom('notification_sends').where('id', '=', sendId).execute();
       });
       return;
     }
     if (!this.bot) throw new Error('TELEGRAM_BOT_TOKEN is not set');
     const outcome = await this.bot.send(destination.chat_id!, send.text);
-    const record: SendAttempt = { at: new Date().toISOString(), status_code: outcome.statusCode, error: outcome.delivered ? null : outcome.error, duration_ms: outcome.durationMs };
+    const record: SendAttempt = {
+      at: new Date().toISOString(),
+      status_code: outcome.statusCode,
+      error: outcome.delivered ? null : outcome.error,
+      duration_ms: outcome.durationMs,
+    };
     const attempts = [...send.attempts, record];
     const delays = this.settings.retryDelays;
     if (outcome.delivered) {
-      await this.db.updateTable('notification_sends').set({ status: 'delivered', attempts: JSON.stringify(attempts), next_attempt_at: null }).where('id', '=', sendId).execute();
+      await this.db
+        .updateTable('notification_sends')
+        .set({ status: 'delivered', attempts: JSON.stringify(attempts), next_attempt_at: null })
+        .where('id', '=', sendId)
+        .execute();
       await this.destinations.recordOutcome(destination.id, 'delivered', null);
       return;
     }
@@ -136,12 +183,20 @@ export class Sends {
       const wait = Math.max(delays[inRound - 1]!, outcome.retryAfterSeconds ?? 0);
       const next = new Date(Date.now() + wait * 1000);
       await this.db.transaction().execute(async (trx) => {
-        await trx.updateTable('notification_sends').set({ status: 'retrying', attempts: JSON.stringify(attempts), next_attempt_at: next }).where('id', '=', sendId).execute();
+        await trx
+          .updateTable('notification_sends')
+          .set({ status: 'retrying', attempts: JSON.stringify(attempts), next_attempt_at: next })
+          .where('id', '=', sendId)
+          .execute();
         await this.jobs.send(SEND_QUEUE, { sendId, attempt: attempt + 1, round }, { startAfter: next }, trx);
       });
       return;
     }
-    await this.db.updateTable('notification_sends').set({ status: 'failed', attempts: JSON.stringify(attempts), next_attempt_at: null }).where('id', '=', sendId).execute();
+    await this.db
+      .updateTable('notification_sends')
+      .set({ status: 'failed', attempts: JSON.stringify(attempts), next_attempt_at: null })
+      .where('id', '=', sendId)
+      .execute();
     await this.destinations.recordOutcome(destination.id, outcome.retry ? 'failed' : 'rejected', outcome.error);
     this.logger.warn({ send_id: sendId, destination_id: destination.id, error: outcome.error }, 'a Telegram notification could not be delivered');
   }
@@ -149,8 +204,21 @@ export class Sends {
   /** The sends of a destination, newest first (its delivery log; a webhook's from the engine). */
   async log(accountId: number, destinationId: number, limit = 50): Promise<DeliveryLogEntry[]> {
     const destination = await this.destinations.get(accountId, destinationId);
-    const rows = await this.db.selectFrom('notification_sends').selectAll().where('destination_id', '=', destinationId).orderBy('created_at', 'desc').limit(limit).execute();
-    const own: DeliveryLogEntry[] = rows.map((r) => ({ delivery_id: r.id, notification_id: r.notification_id === null ? null : Number(r.notification_id), status: r.status, attempts: r.attempts, next_attempt_at: r.next_attempt_at ? iso(r.next_attempt_at) : null, created_at: iso(r.created_at) }));
+    const rows = await this.db
+      .selectFrom('notification_sends')
+      .selectAll()
+      .where('destination_id', '=', destinationId)
+      .orderBy('created_at', 'desc')
+      .limit(limit)
+      .execute();
+    const own: DeliveryLogEntry[] = rows.map((r) => ({
+      delivery_id: r.id,
+      notification_id: r.notification_id === null ? null : Number(r.notification_id),
+      status: r.status,
+      attempts: r.attempts,
+      next_attempt_at: r.next_attempt_at ? iso(r.next_attempt_at) : null,
+      created_at: iso(r.created_at),
+    }));
     if (destination.type !== 'webhook' || !this.webhooks) return own;
     return [...own, ...(await this.webhooks.list(destinationId, limit))].sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, limit);
   }
@@ -172,7 +240,12 @@ export class Sends {
       if (!replayed) throw missing();
       return replayed;
     }
-    const send = await this.db.selectFrom('notification_sends').selectAll().where('id', '=', deliveryId).where('destination_id', '=', destinationId).executeTakeFirst();
+    const send = await this.db
+      .selectFrom('notification_sends')
+      .selectAll()
+      .where('id', '=', deliveryId)
+      .where('destination_id', '=', destinationId)
+      .executeTakeFirst();
     if (!send) throw missing();
     if (send.status !== 'failed') throw new ApiError(409, 'delivery_not_failed', 'Only a failed delivery can be replayed');
     await this.db.transaction().execute(async (trx) => {
@@ -186,7 +259,11 @@ export class Sends {
    * Sends a sample notification now to one destination (or each of a rule's) and says what
 
    */
-  async testDelivery(accountId: number, agentId: number, request: { destination_id?: number; rule_id?: number }): Promise<{ results: Array<{ destination_id: number; type: string; delivered: boolean; status_code: number | null; error: string | null }> }> {
+  async testDelivery(
+    accountId: number,
+    agentId: number,
+    request: { destination_id?: number; rule_id?: number },
+  ): Promise<{ results: Array<{ destination_id: number; type: string; delivered: boolean; status_code: number | null; error: string | null }> }> {
     const agent = await this.hooks.agent(accountId, agentId);
     let ids: number[];
     let ruleName = 'Test notification';
@@ -205,11 +282,30 @@ export class Sends {
       if (!destination) continue;
       const title = `${ruleName} (test)`;
       const body = `This is a test notification from ${agent.name}. Real ones tell what the visitor said.`;
-      const item = { id: 0, agent_id: agent.id, agent_name: agent.name, conversation_id: null, rule_id: request.rule_id ?? null, rule_name: ruleName, category, title, body, created_at: new Date().toISOString(), test: true };
+      const item = {
+        id: 0,
+        agent_id: agent.id,
+        agent_name: agent.name,
+        conversation_id: null,
+        rule_id: request.rule_id ?? null,
+        rule_name: ruleName,
+        category,
+        title,
+        body,
+        created_at: new Date().toISOString(),
+        test: true,
+      };
       let result: { delivered: boolean; status_code: number | null; error: string | null };
       if (destination.type === 'webhook') {
         if (!this.webhooks) throw new ApiError(503, 'webhooks_unavailable', 'Webhook deliveries are not available on this server');
-        result = await this.webhooks.sendNow({ accountId, destinationId: destination.id, url: destination.url!, secret: destination.secret!, headers: destination.headers ?? {}, body: JSON.stringify({ type: 'notification', notification: item }) });
+        result = await this.webhooks.sendNow({
+          accountId,
+          destinationId: destination.id,
+          url: destination.url!,
+          secret: destination.secret!,
+          headers: destination.headers ?? {},
+          body: JSON.stringify({ type: 'notification', notification: item }),
+        });
       } else {
         if (!this.bot) throw new ApiError(503, 'telegram_not_configured', 'Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)');
         const outcome = await this.bot.send(destination.chat_id!, telegramText(title, body));

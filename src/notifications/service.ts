@@ -96,13 +96,28 @@ export class NotificationService {
         });
         if (!id || prefs.categories[rule.category] === false || !rule.destination_ids.length) return;
         const hold = quietUntil(prefs.quiet_hours, new Date());
-        const destinations = await trx.selectFrom('notification_destinations').selectAll().where('account_id', '=', conversation.accountId).where('id', 'in', rule.destination_ids).where('enabled', '=', true).execute();
-        const item = { id: Number(id), agent_id: conversation.agentId, agent_name: conversation.agentName, conversation_id: conversation.conversationId, rule_id: rule.id, rule_name: rule.name, category: rule.category, ...text, created_at: new Date().toISOString() };
+        const destinations = await trx
+          .selectFrom('notification_destinations')
+          .selectAll()
+          .where('account_id', '=', conversation.accountId)
+          .where('id', 'in', rule.destination_ids)
+          .where('enabled', '=', true)
+          .execute();
+        const item = {
+          id: Number(id),
+          agent_id: conversation.agentId,
+          agent_name: conversation.agentName,
+          conversation_id: conversation.conversationId,
+          rule_id: rule.id,
+          rule_name: rule.name,
+          category: rule.category,
+          ...text,
+          created_at: new Date().toISOString(),
+        };
         for (const destination of destinations) await this.sends.queue(trx, destination, id, item, hold);
       });
     }
   }
-
 
   view(row: DestinationRow, showSecret: boolean) {
     return destinationView(row, showSecret);

@@ -69,7 +69,14 @@ export class TelegramBot {
       if (error instanceof this.errors.GrammyError) {
         const code = error.error_code;
         const retry = code === 429 || code >= 500;
-        return { delivered: false, retry, retryAfterSeconds: error.parameters?.retry_after, statusCode: code, error: error.description.slice(0, 300), durationMs };
+        return {
+          delivered: false,
+          retry,
+          retryAfterSeconds: error.parameters?.retry_after,
+          statusCode: code,
+          error: error.description.slice(0, 300),
+          durationMs,
+        };
       }
       const message = error instanceof this.errors.HttpError ? `unreachable: ${(error.error as Error)?.message ?? error.message}` : (error as Error).message;
       return { delivered: false, retry: true, statusCode: null, error: message.slice(0, 300), durationMs };

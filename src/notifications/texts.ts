@@ -39,7 +39,12 @@ export function itemView(row: NotificationRow): NotificationItem {
 }
 
 /** The inbox entry's words: the rule's name, then what happened and what the visitor said. */
-export function notificationText(ruleName: string, agentName: string, conversation: ConversationFacts, evaluation: Evaluation): { title: string; body: string } {
+export function notificationText(
+  ruleName: string,
+  agentName: string,
+  conversation: ConversationFacts,
+  evaluation: Evaluation,
+): { title: string; body: string } {
   const lines: string[] = [];
   if (evaluation.matched) lines.push(`Visitor said: "${evaluation.matched.excerpt}"`);
   else {
@@ -47,7 +52,9 @@ export function notificationText(ruleName: string, agentName: string, conversati
     if (first) lines.push(`Visitor said: "${excerpt(first.text, 200)}"`);
   }
   if (evaluation.detail) lines.push(`${evaluation.detail.name}: ${evaluation.detail.value}`);
-  lines.push(`${agentName} · ${formatDuration(conversation.durationSeconds)} · ${conversation.visitorTurns} visitor turn${conversation.visitorTurns === 1 ? '' : 's'}`);
+  lines.push(
+    `${agentName} · ${formatDuration(conversation.durationSeconds)} · ${conversation.visitorTurns} visitor turn${conversation.visitorTurns === 1 ? '' : 's'}`,
+  );
   return { title: ruleName.slice(0, 200), body: lines.join('\n') };
 }
 

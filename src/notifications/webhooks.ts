@@ -36,7 +36,12 @@ export function notificationWebhooks(engine: DeliveryEngine, destinations: () =>
       return row && row.enabled && row.state !== 'paused' ? row.secret : null;
     },
     outcome: async (event, trx) => {
-      await destinations().recordOutcome(Number(event.owner.id), event.outcome === 'delivered' ? 'delivered' : event.outcome === 'rejected' ? 'rejected' : 'failed', event.error, trx);
+      await destinations().recordOutcome(
+        Number(event.owner.id),
+        event.outcome === 'delivered' ? 'delivered' : event.outcome === 'rejected' ? 'rejected' : 'failed',
+        event.error,
+        trx,
+      );
     },
   });
   return {
@@ -61,7 +66,17 @@ export function notificationWebhooks(engine: DeliveryEngine, destinations: () =>
       );
     },
     async sendNow(delivery) {
-      const result = await engine.sendNow({ accountId: delivery.accountId, owner: owner(delivery.destinationId), url: delivery.url, method: 'POST', contentType: 'application/json; charset=utf-8', headers: delivery.headers, payload: delivery.body, secret: delivery.secret, userAgent: USER_AGENT });
+      const result = await engine.sendNow({
+        accountId: delivery.accountId,
+        owner: owner(delivery.destinationId),
+        url: delivery.url,
+        method: 'POST',
+        contentType: 'application/json; charset=utf-8',
+        headers: delivery.headers,
+        payload: delivery.body,
+        secret: delivery.secret,
+        userAgent: USER_AGENT,
+      });
       return { delivered: result.delivered, status_code: result.status_code, error: result.error };
     },
     async list(destinationId, limit) {

@@ -25,7 +25,11 @@ export interface PlayerBuild {
   files: Record<string, { bytes: number }>;
 }
 
-interface Manifest { source: string; version: string; files: Record<string, { bytes: number }> }
+interface Manifest {
+  source: string;
+  version: string;
+  files: Record<string, { bytes: number }>;
+}
 
 function sourceHash(): string {
   const h = crypto.createHash('sha256');
@@ -90,7 +94,11 @@ async function buildPlayer(dir: string, force: boolean): Promise<PlayerBuild> {
     writeAtomic(o.path, o.contents);
     files[path.basename(o.path)] = { bytes: o.contents.byteLength };
   }
-  const licenses = bundledLicences(REPO_ROOT, [page.metafile, worklet.metafile].flatMap((m) => Object.keys(m?.inputs ?? {})), 'player page');
+  const licenses = bundledLicences(
+    REPO_ROOT,
+    [page.metafile, worklet.metafile].flatMap((m) => Object.keys(m?.inputs ?? {})),
+    'player page',
+  );
   writeAtomic(path.join(dir, LICENSES_FILE), licenses);
   files[LICENSES_FILE] = { bytes: Buffer.byteLength(licenses) };
   writeAtomic(path.join(dir, 'manifest.json'), JSON.stringify({ source, version, files } satisfies Manifest, null, 2));

@@ -61,10 +61,12 @@ body[data-mode=conversation] #sound{bottom:calc(max(18px,env(safe-area-inset-bot
 @media (prefers-reduced-motion:reduce){.spin{animation-duration:3s}#indicator .dot{animation:none!important}}
 `;
 
-const MIC = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11h-2z"/></svg>';
+const MIC =
+  '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11h-2z"/></svg>';
 const SEND = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 20.5 21 12 3 3.5v6.6l12 1.9-12 1.9z"/></svg>';
 
-const SPEAKER = '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 9v6h4l5 5V4L7 9H3zm13.5 3A4.5 4.5 0 0 0 14 8v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z"/></svg>';
+const SPEAKER =
+  '<svg width="18" height="18" viewBox="0 0 24 24" aria-hidden="true"><path fill="currentColor" d="M3 9v6h4l5 5V4L7 9H3zm13.5 3A4.5 4.5 0 0 0 14 8v8a4.5 4.5 0 0 0 2.5-4zM14 3.2v2.1a7 7 0 0 1 0 13.4v2.1a9 9 0 0 0 0-17.6z"/></svg>';
 
 export interface PageOptions {
   wsPath: string;
@@ -100,7 +102,11 @@ export function playerPage(o: PageOptions): string {
   const s = o.still;
   const stillPreload = s ? `\n<link rel="preload" href="${esc(s.url)}" as="image" fetchpriority="high">` : '';
   const stillImg = s
-    ? `\n<img id="still" src="${esc(s.url)}" width="${s.width}" height="${s.height}" alt="" aria-hidden="true" fetchpriority="high" elementtiming="face-still" style="${Object.entries(s.placement).map(([k, v]) => `--${k}:${Number(v)}`).join(';')}">`
+    ? `\n<img id="still" src="${esc(s.url)}" width="${s.width}" height="${s.height}" alt="" aria-hidden="true" fetchpriority="high" elementtiming="face-still" style="${Object.entries(
+        s.placement,
+      )
+        .map(([k, v]) => `--${k}:${Number(v)}`)
+        .join(';')}">`
     : '';
   return `${head(o.title ?? 'Presence', `${stillPreload}\n<link rel="preload" href="${esc(o.scriptUrl)}" as="script">\n${preload}`)}
 <body data-state="loading"${s ? ' data-still="shown"' : ''}>

@@ -115,30 +115,38 @@ export async function playerRoutes(app: FastifyInstance, deps: PlayerRouteDeps):
       return reply.code(410).type('text/html; charset=utf-8').send(invalidPage('The conversation has ended.', 'Thanks for talking with us.'));
     }
     const { version } = await bundle();
-    return reply.type('text/html; charset=utf-8').send(playerPage({
-      wsPath: `/p/${encodeURIComponent(key)}/ws`,
-      scriptUrl: `/assets/player/main.js?v=${version}`,
-      workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
-      faceUrl: link.faceUrl ?? null,
-      still: stillFor(link.faceUrl),
-      title: link.title,
-    }));
+    return reply.type('text/html; charset=utf-8').send(
+      playerPage({
+        wsPath: `/p/${encodeURIComponent(key)}/ws`,
+        scriptUrl: `/assets/player/main.js?v=${version}`,
+        workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
+        faceUrl: link.faceUrl ?? null,
+        still: stillFor(link.faceUrl),
+        title: link.title,
+      }),
+    );
   });
 
   // The same page for an agent's preview link; its channel is /preview/:token/ws (realtime/agent-preview.ts).
   app.get<{ Params: { token: string } }>('/preview/:token', { schema: { hide: true } }, async (request, reply) => {
     reply.headers(FRAME_HEADERS);
     const found = deps.preview ? await deps.preview(request.params.token) : null;
-    if (!found) return reply.code(404).type('text/html; charset=utf-8').send(invalidPage('This preview link is invalid or has expired.', 'Ask for a new one from the console or the API.'));
+    if (!found)
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send(invalidPage('This preview link is invalid or has expired.', 'Ask for a new one from the console or the API.'));
     const { version } = await bundle();
-    return reply.type('text/html; charset=utf-8').send(playerPage({
-      wsPath: `/preview/${encodeURIComponent(request.params.token)}/ws`,
-      scriptUrl: `/assets/player/main.js?v=${version}`,
-      workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
-      faceUrl: found.faceUrl,
-      still: stillFor(found.faceUrl),
-      title: found.title,
-    }));
+    return reply.type('text/html; charset=utf-8').send(
+      playerPage({
+        wsPath: `/preview/${encodeURIComponent(request.params.token)}/ws`,
+        scriptUrl: `/assets/player/main.js?v=${version}`,
+        workletUrl: `/assets/player/audio-worklet.js?v=${version}`,
+        faceUrl: found.faceUrl,
+        still: stillFor(found.faceUrl),
+        title: found.title,
+      }),
+    );
   });
 
   app.get<{ Params: { file: string }; Querystring: { v?: string } }>('/assets/player/:file', { schema: { hide: true } }, async (request, reply) => {

@@ -14,7 +14,13 @@ import { helloFor } from './attach.js';
 /** A preview plays for at most this long. */
 const PREVIEW_SECONDS = 120;
 
-export function registerPreviewSocket(app: FastifyInstance, previews: PreviewLinks, agents: AgentService, realtime: RealtimeService, studio: StudioCatalog): void {
+export function registerPreviewSocket(
+  app: FastifyInstance,
+  previews: PreviewLinks,
+  agents: AgentService,
+  realtime: RealtimeService,
+  studio: StudioCatalog,
+): void {
   app.get<{ Params: { token: string } }>('/preview/:token/ws', { websocket: true, schema: { hide: true } }, (socket, request) => {
     void (async () => {
       const agentId = previews.verify(request.params.token);
@@ -25,7 +31,14 @@ export function registerPreviewSocket(app: FastifyInstance, previews: PreviewLin
       }
       const id = `preview_${crypto.randomUUID()}`;
       const look = { backdrop: agent.studio.backdrop, cameras: agent.studio.cameras, camera: 'auto' as const, face_light: agent.studio.face_light };
-      const row = { id, mode: 'conversation' as const, status: 'active' as const, max_session_seconds: PREVIEW_SECONDS, avatar_id: agent.avatar_id, account_id: agent.account_id };
+      const row = {
+        id,
+        mode: 'conversation' as const,
+        status: 'active' as const,
+        max_session_seconds: PREVIEW_SECONDS,
+        avatar_id: agent.avatar_id,
+        account_id: agent.account_id,
+      };
       const session = realtime.open({ id, voice_provider: agent.tts_primary, voice_id: agent.voice_id, look });
       session.player.add(socket);
       socket.send(JSON.stringify(helloFor(session, row, studio)));

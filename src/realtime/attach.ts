@@ -12,7 +12,16 @@ import type { RealtimeSession } from './session.js';
 import { dispatch, AudioDecodeError } from './commands.js';
 import { PlayerInput, PlayerInputState } from './player-in.js';
 import type { VisitorInputs } from './visitor-input.js';
-import { CLOSE_BAD_SAMPLE_RATE, CLOSE_BAD_TOKEN, CLOSE_INTERNAL_ERROR, CLOSE_RATE_LIMITED, CLOSE_REPLACED, MAX_FRAME_BYTES, RenderCommand, SAMPLE_RATES } from './protocol.js';
+import {
+  CLOSE_BAD_SAMPLE_RATE,
+  CLOSE_BAD_TOKEN,
+  CLOSE_INTERNAL_ERROR,
+  CLOSE_RATE_LIMITED,
+  CLOSE_REPLACED,
+  MAX_FRAME_BYTES,
+  RenderCommand,
+  SAMPLE_RATES,
+} from './protocol.js';
 import { MessageRateLimiter, MESSAGE_RATE_PER_SECOND } from './rate-limit.js';
 import type { HelloMessage } from './player-protocol.js';
 
@@ -47,14 +56,18 @@ export interface SocketDeps {
   activity?: (row: SessionRow, connected: boolean) => void;
 }
 
-export function helloFor(session: RealtimeSession, row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>, studio: HelloStudio): HelloMessage {
+export function helloFor(
+  session: RealtimeSession,
+  row: Pick<SessionRow, 'id' | 'mode' | 'status' | 'max_session_seconds' | 'avatar_id' | 'account_id'>,
+  studio: HelloStudio,
+): HelloMessage {
   const stage = session.stage;
   return {
     type: 'hello',
     session: { session_id: row.id, mode: row.mode, status: row.status, max_session_seconds: row.max_session_seconds },
     face: studio.face(row.avatar_id, row.account_id) ?? null,
     studio: {
-      backdrop: stage.backdrop ? studio.backdrop(stage.backdrop) ?? null : null,
+      backdrop: stage.backdrop ? (studio.backdrop(stage.backdrop) ?? null) : null,
       cameras: stage.cameras,
       camera: stage.camera,
       camera_mode: stage.camera_mode,
@@ -77,7 +90,11 @@ export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<Sessi
   let earlyBytes = 0;
   let onMessage: (data: RawData, isBinary: boolean) => void = (data, isBinary) => {
     earlyBytes += toBuffer(data).byteLength;
-    if (early.length >= MAX_EARLY_MESSAGES || earlyBytes > MAX_EARLY_BYTES) socket.close(CLOSE_RATE_LIMITED, `more than ${MAX_EARLY_MESSAGES} messages or ${MAX_EARLY_BYTES / 1048576} MB before connected; wait for session.state_updated`);
+    if (early.length >= MAX_EARLY_MESSAGES || earlyBytes > MAX_EARLY_BYTES)
+      socket.close(
+        CLOSE_RATE_LIMITED,
+        `more than ${MAX_EARLY_MESSAGES} messages or ${MAX_EARLY_BYTES / 1048576} MB before connected; wait for session.state_updated`,
+      );
     else early.push([data, isBinary]);
   };
   const limiter = new MessageRateLimiter();
@@ -106,7 +123,10 @@ export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<Sessi
     if (requestedRate !== undefined) {
       const rate = Number(requestedRate);
       if (!validRate(rate) || (session.audioStarted && rate !== session.sampleRate)) {
-        socket.close(CLOSE_BAD_SAMPLE_RATE, `bad sample_rate; use one of ${SAMPLE_RATES.join(', ')}${session.audioStarted ? ' (and the rate audio started with)' : ''}`);
+        socket.close(
+          CLOSE_BAD_SAMPLE_RATE,
+          `bad sample_rate; use one of ${SAMPLE_RATES.join(', ')}${session.audioStarted ? ' (and the rate audio started with)' : ''}`,
+        );
         return;
       }
       if (rate !== session.sampleRate) {
@@ -127,7 +147,11 @@ export function serveRenderSocket(socket: WebSocket, lookup: () => Promise<Sessi
       socket.send(JSON.stringify(event));
     };
     session.emit = send;
-    reportRefusal = () => session.error('invalid_request_error', `message rate limit: at most ${MESSAGE_RATE_PER_SECOND} messages a second (bursts of a few thousand); messages are being dropped, and the socket closes with ${CLOSE_RATE_LIMITED} if this continues`);
+    reportRefusal = () =>
+      session.error(
+        'invalid_request_error',
+        `message rate limit: at most ${MESSAGE_RATE_PER_SECOND} messages a second (bursts of a few thousand); messages are being dropped, and the socket closes with ${CLOSE_RATE_LIMITED} if this continues`,
+      );
     send({ type: 'session.state_updated', event_id: `evt_${crypto.randomUUID()}`, state: 'connected', session_id: row.id, sample_rate: session.sampleRate });
 
     deps.activity?.(row, true);
@@ -210,7 +234,12 @@ function handle(session: RealtimeSession, row: SessionRow, socket: WebSocket, da
  * player key; an unknown key is closed with 4004, an ended session is told so. `opened` records
  * that the page opened (the main process; a shard is handed sockets already recorded).
  */
-export function servePlayerSocket(socket: WebSocket, lookup: () => Promise<SessionRow | undefined>, opened: (row: SessionRow) => Promise<void>, deps: SocketDeps): void {
+export function servePlayerSocket(
+  socket: WebSocket,
+  lookup: () => Promise<SessionRow | undefined>,
+  opened: (row: SessionRow) => Promise<void>,
+  deps: SocketDeps,
+): void {
   const { realtime, studio, log, inputs } = deps;
   // Frames that arrive while the session is looked up wait (bounded: a page sends ~10 a second).
   const early: Array<[Buffer, boolean]> = [];

@@ -21,26 +21,39 @@ export interface ConversationCommands {
   commanded(row: SessionRow, command: { type: string; text?: string }): void;
 }
 
-export function commandRoute(server: FastifyInstance, sessions: SessionService, realtime: Pick<RealtimeService, 'command'>, conversations?: ConversationCommands): void {
+export function commandRoute(
+  server: FastifyInstance,
+  sessions: SessionService,
+  realtime: Pick<RealtimeService, 'command'>,
+  conversations?: ConversationCommands,
+): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Sessions'];
-  app.post('/v1/sessions/:session_id/commands', {
-    schema: {
-      tags, summary: 'Direct a session with one render-protocol command (both modes), or visitor.message (conversation mode); 202', params: SessionIdParams, body: HttpCommand,
-      response: { 202: z.object({ event_id: z.string() }) },
+  app.post(
+    '/v1/sessions/:session_id/commands',
+    {
+      schema: {
+        tags,
+        summary: 'Direct a session with one render-protocol command (both modes), or visitor.message (conversation mode); 202',
+        params: SessionIdParams,
+        body: HttpCommand,
+        response: { 202: z.object({ event_id: z.string() }) },
+      },
     },
-  }, async (request, reply) => {
-    const row = await sessions.get(request.principal.accountId, request.params.session_id);
-    if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
-    const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
-    const command = request.body;
-    if (command.type === 'visitor.message') {
-      if (row.mode !== 'conversation') throw new ApiError(422, 'wrong_mode', 'visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor');
-      conversations?.message(row, command.text);
+    async (request, reply) => {
+      const row = await sessions.get(request.principal.accountId, request.params.session_id);
+      if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
+      const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
+      const command = request.body;
+      if (command.type === 'visitor.message') {
+        if (row.mode !== 'conversation')
+          throw new ApiError(422, 'wrong_mode', 'visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor');
+        conversations?.message(row, command.text);
+        return reply.code(202).send({ event_id: eventId });
+      }
+      realtime.command(row, command, eventId);
+      if (row.mode === 'conversation') conversations?.commanded(row, command);
       return reply.code(202).send({ event_id: eventId });
-    }
-    realtime.command(row, command, eventId);
-    if (row.mode === 'conversation') conversations?.commanded(row, command);
-    return reply.code(202).send({ event_id: eventId });
-  });
+    },
+  );
 }

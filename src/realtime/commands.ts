@@ -28,14 +28,20 @@ export function dispatch(session: RealtimeSession, command: RenderCommand, event
       session.stopListening();
       return;
     case 'agent.cue':
-      session.action({ kind: 'cue', atSeconds: command.at_seconds ?? 0, payload: { name: command.cue, intensity: command.intensity ?? 0.8 }, eventId }, command.at_seconds);
+      session.action(
+        { kind: 'cue', atSeconds: command.at_seconds ?? 0, payload: { name: command.cue, intensity: command.intensity ?? 0.8 }, eventId },
+        command.at_seconds,
+      );
       return;
     case 'stage.camera':
       if (command.camera !== 'auto' && !session.stage.cameras.includes(command.camera)) {
         session.error('stage_error', `camera "${command.camera}" is not enabled for this session (cameras: ${session.stage.cameras.join(', ')})`, eventId);
         return;
       }
-      session.action({ kind: 'camera', atSeconds: command.at_seconds ?? 0, payload: { camera: command.camera, hold: command.hold ?? false }, eventId }, command.at_seconds);
+      session.action(
+        { kind: 'camera', atSeconds: command.at_seconds ?? 0, payload: { camera: command.camera, hold: command.hold ?? false }, eventId },
+        command.at_seconds,
+      );
       return;
     case 'stage.backdrop':
       if (command.backdrop !== null && !context.hasBackdrop(command.backdrop)) {

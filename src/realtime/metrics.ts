@@ -109,7 +109,8 @@ function added(histogram: Histogram, others: HistogramCounts[]): Histogram {
  */
 export function metricsText(liveSessions: number, more: string[] = [], shards: RealtimeSnapshot[] = []): string {
   const memory = process.memoryUsage();
-  const total = (key: 'liveSessions' | 'framesRelayed' | 'lateUtterances' | 'playerLagSpells' | 'playerFramesSkipped', own: number) => shards.reduce((sum, s) => sum + s[key], own);
+  const total = (key: 'liveSessions' | 'framesRelayed' | 'lateUtterances' | 'playerLagSpells' | 'playerFramesSkipped', own: number) =>
+    shards.reduce((sum, s) => sum + s[key], own);
   const shardMemory = shards.length
     ? [
         '# HELP presence_shard_resident_memory_bytes Resident set size of each real-time shard process.',
@@ -133,8 +134,14 @@ export function metricsText(liveSessions: number, more: string[] = [], shards: R
     '# HELP presence_player_lag_spells_total Times a player page fell behind and had its frames skipped.',
     '# TYPE presence_player_lag_spells_total counter',
     `presence_player_lag_spells_total ${total('playerLagSpells', realtimeMetrics.playerLagSpells)}`,
-    added(realtimeMetrics.relayDelay, shards.map((s) => s.relayDelay)).prometheus('presence_relay_delay_seconds', 'Time from a frame being both arrived and due to its release toward the player.'),
-    added(realtimeMetrics.tickLag, shards.map((s) => s.tickLag)).prometheus('presence_clock_tick_lag_seconds', 'Lateness of the playback clock timer.'),
+    added(
+      realtimeMetrics.relayDelay,
+      shards.map((s) => s.relayDelay),
+    ).prometheus('presence_relay_delay_seconds', 'Time from a frame being both arrived and due to its release toward the player.'),
+    added(
+      realtimeMetrics.tickLag,
+      shards.map((s) => s.tickLag),
+    ).prometheus('presence_clock_tick_lag_seconds', 'Lateness of the playback clock timer.'),
     '# HELP presence_heap_used_bytes JavaScript heap in use.',
     '# TYPE presence_heap_used_bytes gauge',
     `presence_heap_used_bytes ${memory.heapUsed}`,

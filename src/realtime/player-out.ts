@@ -52,7 +52,6 @@ export const playerLimits = {
 };
 export const CLOSE_PLAYER_TOO_SLOW = 4008;
 
-
 /**
  * Frames are packed here (slab.ts): shared by every session, since a frame lives only until the
  * kernel takes it (longer only for a page that is falling behind, at most `highWaterBytes`). A
@@ -176,7 +175,15 @@ export class PlayerOut {
 }
 
 /** The track of one frame: its part of the piece's 10 ms grid, viseme changes only. */
-function trackContent(into: ReturnType<typeof scratchContent>, utterance: string, t: number, offset: number, length: number, sampleRate: number, track: PieceTrack): TrackContent {
+function trackContent(
+  into: ReturnType<typeof scratchContent>,
+  utterance: string,
+  t: number,
+  offset: number,
+  length: number,
+  sampleRate: number,
+  track: PieceTrack,
+): TrackContent {
   const frameLength = Math.round(sampleRate * FRAME_SECONDS);
   const first = Math.floor(offset / frameLength);
   const last = Math.min(track.mouth.length, Math.ceil((offset + length) / frameLength), first + 255);

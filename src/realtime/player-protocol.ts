@@ -68,22 +68,73 @@ export interface TrackMessage {
   words?: [number, number, string][];
 }
 
-export interface ExpressionMessage { type: 'expression'; t: number; name: string; intensity: number; duration?: number }
-export interface CameraMessage { type: 'camera'; t: number; camera: CameraName; hold?: boolean }
-export interface BackdropMessage { type: 'backdrop'; t: number; backdrop: BackdropRecord | null }
-export interface StateMessage { type: 'state'; t: number; state: PlayerState }
-export interface UtteranceEndMessage { type: 'utterance_end'; t: number; utterance: string | number }
-export interface InterruptMessage { type: 'interrupt'; t: number }
-export interface EndedMessage { type: 'ended'; reason?: string }
+export interface ExpressionMessage {
+  type: 'expression';
+  t: number;
+  name: string;
+  intensity: number;
+  duration?: number;
+}
+export interface CameraMessage {
+  type: 'camera';
+  t: number;
+  camera: CameraName;
+  hold?: boolean;
+}
+export interface BackdropMessage {
+  type: 'backdrop';
+  t: number;
+  backdrop: BackdropRecord | null;
+}
+export interface StateMessage {
+  type: 'state';
+  t: number;
+  state: PlayerState;
+}
+export interface UtteranceEndMessage {
+  type: 'utterance_end';
+  t: number;
+  utterance: string | number;
+}
+export interface InterruptMessage {
+  type: 'interrupt';
+  t: number;
+}
+export interface EndedMessage {
+  type: 'ended';
+  reason?: string;
+}
 /** What the agent is saying, shown as a caption from `t` (conversation mode). */
-export interface CaptionMessage { type: 'caption'; t: number; utterance: string | number; text: string }
+export interface CaptionMessage {
+  type: 'caption';
+  t: number;
+  utterance: string | number;
+  text: string;
+}
 /** What the recogniser heard the visitor say so far (`final`: the turn is complete). */
-export interface VisitorTranscriptMessage { type: 'visitor_transcript'; text: string; final: boolean }
+export interface VisitorTranscriptMessage {
+  type: 'visitor_transcript';
+  text: string;
+  final: boolean;
+}
 /** The server refused something the page sent (see docs/player-protocol.md). */
-export interface ErrorMessage { type: 'error'; code: string; message: string }
+export interface ErrorMessage {
+  type: 'error';
+  code: string;
+  message: string;
+}
 
 /** Every JSON message the server sends the page. */
 export type PlayerMessage =
-  | HelloMessage | TrackMessage | ExpressionMessage | CameraMessage | BackdropMessage
-  | StateMessage | UtteranceEndMessage | InterruptMessage | EndedMessage
-  | CaptionMessage | VisitorTranscriptMessage | ErrorMessage;
+  | HelloMessage
+  | TrackMessage
+  | ExpressionMessage
+  | CameraMessage
+  | BackdropMessage
+  | StateMessage
+  | UtteranceEndMessage
+  | InterruptMessage
+  | EndedMessage
+  | CaptionMessage
+  | VisitorTranscriptMessage
+  | ErrorMessage;

@@ -33,31 +33,76 @@ const atSeconds = z.number().min(0).max(3600).optional();
 
 export const SpeakCommand = z.object({ type: z.literal('agent.speak'), event_id: eventId, audio: z.string(), text: z.string().max(MAX_SPEAK_TEXT).optional() });
 export const SpeakEndCommand = z.object({ type: z.literal('agent.speak_end'), event_id: eventId, audio: z.string().optional() });
-export const SpeakTextCommand = z.object({ type: z.literal('agent.speak_text'), event_id: eventId, text: z.string().min(1).max(MAX_SPEAK_TEXT), cue: z.enum(CUES).optional() });
+export const SpeakTextCommand = z.object({
+  type: z.literal('agent.speak_text'),
+  event_id: eventId,
+  text: z.string().min(1).max(MAX_SPEAK_TEXT),
+  cue: z.enum(CUES).optional(),
+});
 export const InterruptCommand = z.object({ type: z.literal('agent.interrupt'), event_id: eventId });
 export const StartListeningCommand = z.object({ type: z.literal('agent.start_listening'), event_id: eventId });
 export const StopListeningCommand = z.object({ type: z.literal('agent.stop_listening'), event_id: eventId });
-export const CueCommand = z.object({ type: z.literal('agent.cue'), event_id: eventId, cue: z.enum(CUES), intensity: z.number().min(0).max(1).optional(), at_seconds: atSeconds });
-export const CameraCommand = z.object({ type: z.literal('stage.camera'), event_id: eventId, camera: z.enum(CAMERA_CHOICES), hold: z.boolean().optional(), at_seconds: atSeconds });
-export const BackdropCommand = z.object({ type: z.literal('stage.backdrop'), event_id: eventId, backdrop: z.string().min(1).max(64).nullable(), at_seconds: atSeconds });
+export const CueCommand = z.object({
+  type: z.literal('agent.cue'),
+  event_id: eventId,
+  cue: z.enum(CUES),
+  intensity: z.number().min(0).max(1).optional(),
+  at_seconds: atSeconds,
+});
+export const CameraCommand = z.object({
+  type: z.literal('stage.camera'),
+  event_id: eventId,
+  camera: z.enum(CAMERA_CHOICES),
+  hold: z.boolean().optional(),
+  at_seconds: atSeconds,
+});
+export const BackdropCommand = z.object({
+  type: z.literal('stage.backdrop'),
+  event_id: eventId,
+  backdrop: z.string().min(1).max(64).nullable(),
+  at_seconds: atSeconds,
+});
 export const StageGetCommand = z.object({ type: z.literal('stage.get'), event_id: eventId });
 export const ConfigureCommand = z.object({ type: z.literal('session.configure'), event_id: eventId, sample_rate: z.number().int() });
 export const KeepAliveCommand = z.object({ type: z.literal('session.keep_alive'), event_id: eventId });
 
 export const RenderCommand = z.discriminatedUnion('type', [
-  SpeakCommand, SpeakEndCommand, SpeakTextCommand, InterruptCommand, StartListeningCommand, StopListeningCommand,
-  CueCommand, CameraCommand, BackdropCommand, StageGetCommand, ConfigureCommand, KeepAliveCommand,
+  SpeakCommand,
+  SpeakEndCommand,
+  SpeakTextCommand,
+  InterruptCommand,
+  StartListeningCommand,
+  StopListeningCommand,
+  CueCommand,
+  CameraCommand,
+  BackdropCommand,
+  StageGetCommand,
+  ConfigureCommand,
+  KeepAliveCommand,
 ]);
 export type RenderCommand = z.infer<typeof RenderCommand>;
 
 /** Conversation mode only (contract.md, Conversations): a visitor turn, exactly as if typed in the player. */
 export const MAX_VISITOR_MESSAGE = 2000;
-export const VisitorMessageCommand = z.object({ type: z.literal('visitor.message'), event_id: eventId, text: z.string().trim().min(1).max(MAX_VISITOR_MESSAGE) });
+export const VisitorMessageCommand = z.object({
+  type: z.literal('visitor.message'),
+  event_id: eventId,
+  text: z.string().trim().min(1).max(MAX_VISITOR_MESSAGE),
+});
 
 /** Commands accepted by POST /v1/sessions/{id}/commands (contract.md): no audio, no socket settings. */
-export const HttpCommand = z.discriminatedUnion('type', [
-  SpeakTextCommand, InterruptCommand, CueCommand, StartListeningCommand, StopListeningCommand, CameraCommand, BackdropCommand, VisitorMessageCommand,
-]).meta({ id: 'SessionCommand' });
+export const HttpCommand = z
+  .discriminatedUnion('type', [
+    SpeakTextCommand,
+    InterruptCommand,
+    CueCommand,
+    StartListeningCommand,
+    StopListeningCommand,
+    CameraCommand,
+    BackdropCommand,
+    VisitorMessageCommand,
+  ])
+  .meta({ id: 'SessionCommand' });
 export type HttpCommand = z.infer<typeof HttpCommand>;
 /** The commands the real-time path itself carries out (visitor.message goes to the conversation). */
 export type RealtimeHttpCommand = Exclude<HttpCommand, { type: 'visitor.message' }>;

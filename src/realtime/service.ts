@@ -40,7 +40,10 @@ export class RealtimeService {
   /** Where faults are logged (the server's logger once sockets are registered). */
   log: { error(details: object, message: string): void } = { error: (details, message) => console.error(message, details) };
 
-  constructor(private readonly studio: HelloStudio, private readonly speakerFor: SpeakerFactory) {
+  constructor(
+    private readonly studio: HelloStudio,
+    private readonly speakerFor: SpeakerFactory,
+  ) {
     void preloadDictionary().catch(() => {});
     this.hub.onFault = (session, error) => {
       this.log.error({ err: error, session_id: session.id }, 'playback clock failed for one session; its queue was dropped and its render socket closed');

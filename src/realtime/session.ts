@@ -10,7 +10,19 @@ import { TimedActions } from './timed-actions.js';
 import { PlayerOut } from './player-out.js';
 import { Slab } from './slab.js';
 import { parseExpressionTags } from './expression-tags.js';
-import { CUES, MAX_QUEUED_SECONDS, MAX_FRAME_BYTES, MAX_TIMED_ACTIONS, MAX_QUEUED_UTTERANCES, MAX_QUEUED_PIECES, MAX_QUEUED_TEXT_CHARS, type AvatarState, type ErrorType, type RenderCommand, type RenderEvent } from './protocol.js';
+import {
+  CUES,
+  MAX_QUEUED_SECONDS,
+  MAX_FRAME_BYTES,
+  MAX_TIMED_ACTIONS,
+  MAX_QUEUED_UTTERANCES,
+  MAX_QUEUED_PIECES,
+  MAX_QUEUED_TEXT_CHARS,
+  type AvatarState,
+  type ErrorType,
+  type RenderCommand,
+  type RenderEvent,
+} from './protocol.js';
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
 import type { PlayerState } from './player-protocol.js';
@@ -220,7 +232,8 @@ export class RealtimeSession {
 
   /** Why more cannot be queued (pieces, characters, utterances past their caps), or undefined. */
   private admit(waiting: ReturnType<UtteranceQueue['waiting']>, pieces: number, chars: number, utterances: number): string | undefined {
-    if (utterances && this.queue.items.length + utterances > MAX_QUEUED_UTTERANCES) return `more than ${MAX_QUEUED_UTTERANCES} utterances would be waiting to play`;
+    if (utterances && this.queue.items.length + utterances > MAX_QUEUED_UTTERANCES)
+      return `more than ${MAX_QUEUED_UTTERANCES} utterances would be waiting to play`;
     if (waiting.pieces + pieces > MAX_QUEUED_PIECES) return `more than ${MAX_QUEUED_PIECES} pieces would be waiting to play; send larger pieces or wait`;
     if (waiting.chars + chars > MAX_QUEUED_TEXT_CHARS) return `more than ${MAX_QUEUED_TEXT_CHARS} characters of text would be waiting to play`;
     return undefined;
@@ -241,7 +254,9 @@ export class RealtimeSession {
   private starved(u: Utterance): void {
     if (!u.starving) {
       u.starving = true;
-      this.event('warning', { warning: { type: 'audio_starvation', message: 'audio arrives slower than it plays; the avatar paused mid-utterance', source_event_id: u.id } });
+      this.event('warning', {
+        warning: { type: 'audio_starvation', message: 'audio arrives slower than it plays; the avatar paused mid-utterance', source_event_id: u.id },
+      });
     }
   }
 
@@ -270,7 +285,11 @@ export class RealtimeSession {
     if (cue) utterance.actions.push({ kind: 'cue', atSeconds: 0, payload: { name: cue, intensity: 0.8 }, eventId });
     this.queue.push(utterance);
     if (tagged.unknown.length) {
-      this.error('invalid_request_error', `unknown expression tag(s) ${tagged.unknown.map((t) => `[${t}]`).join(', ')} were not spoken; known tags: ${CUES.map((c) => `[${c}]`).join(', ')}`, eventId);
+      this.error(
+        'invalid_request_error',
+        `unknown expression tag(s) ${tagged.unknown.map((t) => `[${t}]`).join(', ')} were not spoken; known tags: ${CUES.map((c) => `[${c}]`).join(', ')}`,
+        eventId,
+      );
     }
     void this.synthesise(utterance, tagged);
     this.wake();
@@ -330,7 +349,12 @@ export class RealtimeSession {
             tagsDropped++;
             continue;
           }
-          utterance.actions.push({ kind: 'cue', atSeconds: startSeconds + within * pieceSeconds, payload: { name: tag.cue, intensity: tag.intensity }, eventId: utterance.id });
+          utterance.actions.push({
+            kind: 'cue',
+            atSeconds: startSeconds + within * pieceSeconds,
+            payload: { name: tag.cue, intensity: tag.intensity },
+            eventId: utterance.id,
+          });
         }
         spokenChars += pieceChars;
         produced += piece.pcm.length;
@@ -346,7 +370,12 @@ export class RealtimeSession {
       if (signal.aborted) return;
       this.error('tts_error', `text could not be voiced: ${(error as Error).message}`, utterance.id);
     } finally {
-      if (tagsDropped) this.error('queue_full', `${tagsDropped} expression tag(s) were not applied: more than ${MAX_TIMED_ACTIONS} timed actions would be waiting`, utterance.id);
+      if (tagsDropped)
+        this.error(
+          'queue_full',
+          `${tagsDropped} expression tag(s) were not applied: more than ${MAX_TIMED_ACTIONS} timed actions would be waiting`,
+          utterance.id,
+        );
       utterance.sealed = true;
       utterance.waitingChars = 0;
       if (utterance.receivedSamples === 0 && !utterance.started) {
@@ -468,11 +497,14 @@ export class RealtimeSession {
     if (next === Infinity || (this.actionTimer && this.actionTimerAt === next)) return;
     if (this.actionTimer) clearTimeout(this.actionTimer);
     this.actionTimerAt = next;
-    this.actionTimer = setTimeout(() => {
-      this.actionTimer = undefined;
-      this.actionTimerAt = Infinity;
-      this.wake();
-    }, Math.max(0, (next - this.now()) * 1000));
+    this.actionTimer = setTimeout(
+      () => {
+        this.actionTimer = undefined;
+        this.actionTimerAt = Infinity;
+        this.wake();
+      },
+      Math.max(0, (next - this.now()) * 1000),
+    );
     this.actionTimer.unref?.();
   }
 
@@ -488,7 +520,7 @@ export class RealtimeSession {
     if (action.kind === 'camera') this.player.json({ type: 'camera', t: at, camera: action.payload.camera, hold: action.payload.hold });
     if (action.kind === 'backdrop') {
       const id = action.payload.backdrop;
-      this.player.json({ type: 'backdrop', t: at, backdrop: id ? this.findBackdrop(id) ?? null : null });
+      this.player.json({ type: 'backdrop', t: at, backdrop: id ? (this.findBackdrop(id) ?? null) : null });
     }
   }
 
@@ -589,7 +621,14 @@ export class RealtimeSession {
         // player's schedule absorbs it; the caller hears about it once per utterance.
         u.lateWarned = true;
         realtimeMetrics.lateUtterances++;
-        this.event('warning', { warning: { type: 'playback_late', message: `the server could not keep time: audio left ${Math.round((now - u.cursor) * 1000)} ms late (the node is overloaded); it caught up at once`, late_ms: Math.round((now - u.cursor) * 1000), source_event_id: u.id } });
+        this.event('warning', {
+          warning: {
+            type: 'playback_late',
+            message: `the server could not keep time: audio left ${Math.round((now - u.cursor) * 1000)} ms late (the node is overloaded); it caught up at once`,
+            late_ms: Math.round((now - u.cursor) * 1000),
+            source_event_id: u.id,
+          },
+        });
       }
       const frame = u.takeFrame(maxSamples);
       if (!frame) break;
@@ -642,7 +681,11 @@ export class RealtimeSession {
       });
     }
     if (droppedSeconds > 0) {
-      this.event('agent.audio_buffer_cleared', { dropped_utterances: queued.map((u) => u.id), dropped_seconds: round3(droppedSeconds), reason: 'session_ended' });
+      this.event('agent.audio_buffer_cleared', {
+        dropped_utterances: queued.map((u) => u.id),
+        dropped_seconds: round3(droppedSeconds),
+        reason: 'session_ended',
+      });
     }
     this.closed = true;
     this.reset();

@@ -39,7 +39,16 @@ const PAGE_POLL_MS = 500;
  * `pendingPlayer` says whether a player key was handed out for a session that has not started yet
  * (a LiveAvatar token's player_url): its page's socket waits for the session instead of closing.
  */
-export function registerSessionSockets(app: FastifyInstance, sessions: SessionService, realtime: RealtimeService, studio: StudioCatalog, inputs: VisitorInputs = () => null, liveFor: (row: SessionRow) => void = () => {}, shards?: ShardPool, pendingPlayer?: (playerKey: string) => Promise<boolean>): SessionSockets {
+export function registerSessionSockets(
+  app: FastifyInstance,
+  sessions: SessionService,
+  realtime: RealtimeService,
+  studio: StudioCatalog,
+  inputs: VisitorInputs = () => null,
+  liveFor: (row: SessionRow) => void = () => {},
+  shards?: ShardPool,
+  pendingPlayer?: (playerKey: string) => Promise<boolean>,
+): SessionSockets {
   realtime.log = app.log;
   const inputStates = new WeakMap<RealtimeSession, PlayerInputState>();
   // Idle-lifetime sessions (the LiveAvatar routes): the socket opening counts as the player opening,
@@ -83,7 +92,12 @@ export function registerSessionSockets(app: FastifyInstance, sessions: SessionSe
   };
 
   app.get<{ Params: { player_key: string } }>('/p/:player_key/ws', { websocket: true, schema: { hide: true } }, (socket, request) => {
-    servePlayerSocket(socket, () => playerSession(request.params.player_key, socket), (row) => sessions.markPlayerOpened(row.id), deps(request.log));
+    servePlayerSocket(
+      socket,
+      () => playerSession(request.params.player_key, socket),
+      (row) => sessions.markPlayerOpened(row.id),
+      deps(request.log),
+    );
   });
 
   if (shards) handOffUpgrades(app, sessions, shards);

@@ -47,7 +47,11 @@ export class Utterance {
   /** Aborts a speech synthesis feeding this utterance (agent.speak_text). */
   abort?: AbortController;
 
-  constructor(readonly id: string, readonly sampleRate: number, readonly source: 'audio' | 'text') {}
+  constructor(
+    readonly id: string,
+    readonly sampleRate: number,
+    readonly source: 'audio' | 'text',
+  ) {}
 
   add(piece: Piece): void {
     if (piece.pcm.length === 0 && !piece.text) return;

@@ -45,13 +45,21 @@ export const ReportFilters = {
     .regex(new RegExp(VISITOR_ID_PATTERN), { message: `String should match pattern '${VISITOR_ID_PATTERN}'` })
     .optional()
     .describe('The visitor (the widget keeps one per browser and site; a site may pass its own)'),
-  min_duration_seconds: z.coerce.number().int().min(0).max(INT32_MAX).optional().describe('Conversations that lasted at least this long (a running one: so far)'),
+  min_duration_seconds: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(INT32_MAX)
+    .optional()
+    .describe('Conversations that lasted at least this long (a running one: so far)'),
   q: z
     .string()
     .min(1)
     .max(200)
     .optional()
-    .describe('Words of the transcript (all must appear, in any turn; "a phrase" in quotes, -word to exclude, or). Words are matched whole, case-insensitively'),
+    .describe(
+      'Words of the transcript (all must appear, in any turn; "a phrase" in quotes, -word to exclude, or). Words are matched whole, case-insensitively',
+    ),
 };
 
 export const ConversationsQuery = z.object({
@@ -76,7 +84,7 @@ export const ConversationItem = z
     started_at: z.string(),
     ended_at: z.string().nullable().describe('null while running'),
     duration_seconds: z.number().describe('Seconds, to the millisecond; a running conversation: so far'),
-    end_reason: z.string().nullable().describe('Why it ended (the session\'s end_reason); null while running'),
+    end_reason: z.string().nullable().describe("Why it ended (the session's end_reason); null while running"),
     visitor_turns: z.number().int(),
     agent_turns: z.number().int(),
     notif_categories: z.array(z.string()).describe('Categories of the notifications it raised'),
@@ -88,7 +96,9 @@ export const ConversationsResponse = z.object({ items: z.array(ConversationItem)
 
 const Waterfall = z
   .record(z.string(), z.number().nullable())
-  .describe('Milliseconds from the end of the visitor\'s turn to each step, cumulative: end_of_turn, recognised, first_text, first_audio, heard; prepared when the answer was begun before the turn ended (preemptive generation, may be negative), filler when a thinking sound played');
+  .describe(
+    "Milliseconds from the end of the visitor's turn to each step, cumulative: end_of_turn, recognised, first_text, first_audio, heard; prepared when the answer was begun before the turn ended (preemptive generation, may be negative), filler when a thinking sound played",
+  );
 
 export const TranscriptTurn = z.object({
   role: z.enum(['visitor', 'agent']),
@@ -108,7 +118,7 @@ export const ConversationDetail = ConversationItem.extend({
   transcript_truncated: z.boolean().describe('true when the conversation has more turns than the answer carries (the transcript export has them all)'),
   latency: z.object({
     answers: z.number().int().describe('Agent answers with a waterfall'),
-    first_audio_ms: Percentiles.describe('From the end of the visitor\'s turn to the first audio of the answer'),
+    first_audio_ms: Percentiles.describe("From the end of the visitor's turn to the first audio of the answer"),
     heard_ms: Percentiles.describe('… to the visitor hearing it'),
   }),
 }).meta({ id: 'ConversationDetail' });
@@ -118,8 +128,18 @@ const Totals = {
   minutes: z.number().describe('Minutes, two decimals'),
   average_duration_seconds: z.number().describe('0 when there are no conversations'),
   visitor_turns: z.number().int(),
-  answers: z.number().int().describe("Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers)"),
-  answered: z.number().int().describe('Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap'),
+  answers: z
+    .number()
+    .int()
+    .describe(
+      "Answers the agents gave to visitors' questions (agent turns the answering engine produced; welcomes, goodbyes and the business's own words are not answers)",
+    ),
+  answered: z
+    .number()
+    .int()
+    .describe(
+      'Of those, the answers the agent knew (the engine found the answer in its knowledge, or it was small talk); the others said it did not know and raised a knowledge gap',
+    ),
   answer_rate: z.number().min(0).max(1).nullable().describe('answered / answers, 0 to 1 (four decimals); null when no answer was given'),
 };
 
@@ -129,7 +149,9 @@ const VoiceToVoice = z
     p95: z.number().int().nullable().describe('95th percentile, ms'),
   })
   .nullable()
-  .describe("Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies), given as the middle of that latency's histogram bucket: within 10 ms below 1.5 s, 50 ms below 5 s, 500 ms below 30 s; null when no answer was measured");
+  .describe(
+    "Voice-to-voice latency of the measured answers, ms: from the end of the visitor's speech (a typed turn: its arrival) to the first audio of the answer leaving the server (the waterfall's first_audio, as in a conversation's latency.first_audio_ms). Percentiles by nearest rank over every measured answer (the value at rank ceil(p x n) of the sorted latencies), given as the middle of that latency's histogram bucket: within 10 ms below 1.5 s, 50 ms below 5 s, 500 ms below 30 s; null when no answer was measured",
+  );
 
 export const StatsResponse = z.object({
   ...Totals,
@@ -139,8 +161,14 @@ export const StatsResponse = z.object({
   voice_to_voice_ms: VoiceToVoice,
   gaps_found: z.number().int().describe('Distinct knowledge gaps (questions the agents could not answer) raised in these conversations'),
   per_day: z
-    .array(z.object({ date: z.string().describe('YYYY-MM-DD (UTC)'), ...Totals, voice_to_voice_ms: VoiceToVoice.describe("The day's voice-to-voice percentiles over the day's measured answers; null when none was measured") }))
-    .describe('One entry per UTC day (of the conversation\'s start) from the first to the last conversation that matches, days without any included'),
+    .array(
+      z.object({
+        date: z.string().describe('YYYY-MM-DD (UTC)'),
+        ...Totals,
+        voice_to_voice_ms: VoiceToVoice.describe("The day's voice-to-voice percentiles over the day's measured answers; null when none was measured"),
+      }),
+    )
+    .describe("One entry per UTC day (of the conversation's start) from the first to the last conversation that matches, days without any included"),
 });
 
 export const AgentReport = z.object({

@@ -30,11 +30,34 @@ export interface FilterQuery {
 export const DETAIL_TURNS = 2000;
 const EXPORT_BATCH = 500;
 export const CSV_COLUMNS = [
-  'conversation_id', 'session_id', 'agent_id', 'agent_name', 'mode', 'visitor_id', 'started_at', 'ended_at', 'duration_seconds', 'end_reason',
-  'visitor_turns', 'agent_turns', 'notif_categories', 'handoffs_delivered',
+  'conversation_id',
+  'session_id',
+  'agent_id',
+  'agent_name',
+  'mode',
+  'visitor_id',
+  'started_at',
+  'ended_at',
+  'duration_seconds',
+  'end_reason',
+  'visitor_turns',
+  'agent_turns',
+  'notif_categories',
+  'handoffs_delivered',
 ] as const;
 
-const EMPTY: ConversationTotals = { conversations: 0, running: 0, seconds: 0, visitorTurns: 0, agentTurns: 0, handoffsDelivered: 0, answers: 0, answered: 0, first: null, last: null };
+const EMPTY: ConversationTotals = {
+  conversations: 0,
+  running: 0,
+  seconds: 0,
+  visitorTurns: 0,
+  agentTurns: 0,
+  handoffsDelivered: 0,
+  answers: 0,
+  answered: 0,
+  first: null,
+  last: null,
+};
 const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 const round = (n: number, places = 3) => Math.round(n * 10 ** places) / 10 ** places;
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

@@ -28,32 +28,48 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
     duration_seconds: row.duration_seconds === null ? null : Math.round(row.duration_seconds * 1000) / 1000,
   });
 
-  app.post('/v1/sessions', {
-    schema: { tags, summary: 'Start a live session (201)', body: SessionCreateRequest, response: { 201: SessionResponse } },
-  }, async (request, reply) => {
-    const { row, token } = await sessions.start(request.principal.accountId, request.body);
-    const answer: z.infer<typeof SessionResponse> = {
-      session_id: row.id,
-      status: 'active',
-      mode: row.mode,
-      agent_id: row.agent_id,
-      player_url: playerUrl(row),
-      ...(row.mode === 'render' && { ws_url: `${wsBase()}/v1/sessions/${row.id}/render?token=${token}` }),
-      max_session_seconds: row.max_session_seconds,
-      created_at: new Date(row.created_at).toISOString(),
-    };
-    return reply.code(201).send(answer);
-  });
+  app.post(
+    '/v1/sessions',
+    {
+      schema: { tags, summary: 'Start a live session (201)', body: SessionCreateRequest, response: { 201: SessionResponse } },
+    },
+    async (request, reply) => {
+      const { row, token } = await sessions.start(request.principal.accountId, request.body);
+      const answer: z.infer<typeof SessionResponse> = {
+        session_id: row.id,
+        status: 'active',
+        mode: row.mode,
+        agent_id: row.agent_id,
+        player_url: playerUrl(row),
+        ...(row.mode === 'render' && { ws_url: `${wsBase()}/v1/sessions/${row.id}/render?token=${token}` }),
+        max_session_seconds: row.max_session_seconds,
+        created_at: new Date(row.created_at).toISOString(),
+      };
+      return reply.code(201).send(answer);
+    },
+  );
 
-  app.get('/v1/sessions', { schema: { tags, summary: "The account's sessions, newest first", querystring: SessionListQuery, response: { 200: z.array(SessionRecord) } } }, async (request) => {
-    return (await sessions.list(request.principal.accountId, request.query)).map(record);
-  });
+  app.get(
+    '/v1/sessions',
+    { schema: { tags, summary: "The account's sessions, newest first", querystring: SessionListQuery, response: { 200: z.array(SessionRecord) } } },
+    async (request) => {
+      return (await sessions.list(request.principal.accountId, request.query)).map(record);
+    },
+  );
 
-  app.get('/v1/sessions/:session_id', { schema: { tags, summary: 'A session record', params: SessionIdParams, response: { 200: SessionRecord } } }, async (request) => {
-    return record(await sessions.get(request.principal.accountId, request.params.session_id));
-  });
+  app.get(
+    '/v1/sessions/:session_id',
+    { schema: { tags, summary: 'A session record', params: SessionIdParams, response: { 200: SessionRecord } } },
+    async (request) => {
+      return record(await sessions.get(request.principal.accountId, request.params.session_id));
+    },
+  );
 
-  app.post('/v1/sessions/:session_id/stop', { schema: { tags, summary: 'Stop a session (an ended one is answered unchanged)', params: SessionIdParams, response: { 200: SessionRecord } } }, async (request) => {
-    return record(await sessions.stop(request.principal.accountId, request.params.session_id));
-  });
+  app.post(
+    '/v1/sessions/:session_id/stop',
+    { schema: { tags, summary: 'Stop a session (an ended one is answered unchanged)', params: SessionIdParams, response: { 200: SessionRecord } } },
+    async (request) => {
+      return record(await sessions.stop(request.principal.accountId, request.params.session_id));
+    },
+  );
 }

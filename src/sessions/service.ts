@@ -101,7 +101,12 @@ export class SessionService {
    * agent_building, no_capacity (a draining node), then under a lock: free_concurrency,
    * concurrency_limit, no_capacity.
    */
-  async start(accountId: number, input: z.output<typeof SessionCreateRequest>, visitor?: SessionVisitor, options: SessionStartOptions = {}): Promise<{ row: SessionRow; token: string }> {
+  async start(
+    accountId: number,
+    input: z.output<typeof SessionCreateRequest>,
+    visitor?: SessionVisitor,
+    options: SessionStartOptions = {},
+  ): Promise<{ row: SessionRow; token: string }> {
     const agent = await this.agents.get(accountId, input.agent_id);
     if (agent.status !== 'active') throw new ApiError(409, 'agent_inactive', `Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
     const account = await this.accounts.require(accountId);
@@ -121,7 +126,11 @@ export class SessionService {
     if (account.plan === 'paid') {
       if (Number(account.balance) <= 0) throw new ApiError(402, 'insufficient_balance', 'The wallet balance is used up; top up to start sessions');
     } else if ((await this.secondsUsedThisMonth(accountId)) >= this.config.freeMonthlySeconds) {
-      throw new ApiError(402, 'free_minutes_exhausted', `The free plan's ${Math.round(this.config.freeMonthlySeconds / 60)} session minutes for this month are used up`);
+      throw new ApiError(
+        402,
+        'free_minutes_exhausted',
+        `The free plan's ${Math.round(this.config.freeMonthlySeconds / 60)} session minutes for this month are used up`,
+      );
     }
     if (input.mode === 'conversation' && (await this.hooks.building(agent.id))) {
       throw new ApiError(409, 'agent_building', "The agent's knowledge is being built; try again when brain-status is complete");
@@ -133,7 +142,8 @@ export class SessionService {
     const token = randomToken('st_', 32);
     const id = options.id ?? crypto.randomUUID();
     const planMax = account.plan === 'free' ? this.config.freeSessionSeconds : null;
-    const maxSeconds = options.maxSessionSeconds === undefined ? planMax : planMax === null ? options.maxSessionSeconds : Math.min(planMax, options.maxSessionSeconds);
+    const maxSeconds =
+      options.maxSessionSeconds === undefined ? planMax : planMax === null ? options.maxSessionSeconds : Math.min(planMax, options.maxSessionSeconds);
     const row = await this.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${START_LOCK})`.execute(trx);
       const counts = await trx
@@ -215,14 +225,27 @@ export class SessionService {
     const entry = this.activity.get(id);
     if (!entry) {
       // Watched by another node (or before a restart): its sweep reads the time written here.
-      void this.db.updateTable('sessions').set({ last_active_at: new Date() }).where('id', '=', id).where('status', '=', 'active').where('idle_seconds', 'is not', null).execute().catch(() => {});
+      void this.db
+        .updateTable('sessions')
+        .set({ last_active_at: new Date() })
+        .where('id', '=', id)
+        .where('status', '=', 'active')
+        .where('idle_seconds', 'is not', null)
+        .execute()
+        .catch(() => {});
       return;
     }
     const now = Date.now();
     entry.at = now;
     if (now - entry.written < ACTIVITY_WRITE_MS) return;
     entry.written = now;
-    void this.db.updateTable('sessions').set({ last_active_at: new Date(now) }).where('id', '=', id).where('status', '=', 'active').execute().catch(() => {});
+    void this.db
+      .updateTable('sessions')
+      .set({ last_active_at: new Date(now) })
+      .where('id', '=', id)
+      .where('status', '=', 'active')
+      .execute()
+      .catch(() => {});
   }
 
   /** Whether this node watches the session's idle clock (it started it here). */
@@ -334,7 +357,13 @@ export class SessionService {
 
   /** The active session a render token opens, if the token is right. */
   async byToken(id: string, token: string): Promise<SessionRow | undefined> {
-    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('token_hash', '=', sha256Hex(token)).where('status', '=', 'active').executeTakeFirst();
+    const row = await this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('token_hash', '=', sha256Hex(token))
+      .where('status', '=', 'active')
+      .executeTakeFirst();
     return row as unknown as SessionRow | undefined;
   }
 
@@ -375,9 +404,16 @@ export class SessionService {
         .where((eb) =>
           eb.or([
             eb.and([eb('max_session_seconds', 'is not', null), sql<boolean>`created_at + make_interval(secs => max_session_seconds) < now()`]),
-            eb.and([eb('idle_seconds', 'is', null), eb('player_opened_at', 'is', null), sql<boolean>`created_at + make_interval(secs => ${this.config.playerOpenSeconds}) < now()`]),
+            eb.and([
+              eb('idle_seconds', 'is', null),
+              eb('player_opened_at', 'is', null),
+              sql<boolean>`created_at + make_interval(secs => ${this.config.playerOpenSeconds}) < now()`,
+            ]),
             // Idle sessions this node does not watch (started before a restart, or on another node).
-            eb.and([eb('idle_seconds', 'is not', null), sql<boolean>`COALESCE(last_active_at, created_at) + make_interval(secs => idle_seconds + ${ACTIVITY_WRITE_MS / 1000}) < now()`]),
+            eb.and([
+              eb('idle_seconds', 'is not', null),
+              sql<boolean>`COALESCE(last_active_at, created_at) + make_interval(secs => idle_seconds + ${ACTIVITY_WRITE_MS / 1000}) < now()`,
+            ]),
           ]),
         )
         .execute();

@@ -119,6 +119,6 @@ export function rms(pcm: Int16Array): number {
 /** Zero crossings per second. */
 export function zeroCrossingRate(pcm: Int16Array, sampleRate: number): number {
   let crossings = 0;
-  for (let i = 1; i < pcm.length; i++) if ((pcm[i - 1] < 0) !== (pcm[i] < 0)) crossings++;
+  for (let i = 1; i < pcm.length; i++) if (pcm[i - 1] < 0 !== pcm[i] < 0) crossings++;
   return pcm.length ? (crossings * sampleRate) / pcm.length : 0;
 }

@@ -58,7 +58,10 @@ export class Resampler {
   private inFrames = 0;
   private outFrames = 0;
 
-  constructor(readonly inputRate: number, readonly outputRate: number) {}
+  constructor(
+    readonly inputRate: number,
+    readonly outputRate: number,
+  ) {}
 
   get passthrough(): boolean {
     return this.inputRate === this.outputRate;

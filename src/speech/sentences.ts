@@ -7,9 +7,50 @@
  */
 
 const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'vs', 'etc', 'inc', 'ltd', 'co', 'corp', 'dept', 'no',
-  'e.g', 'i.e', 'approx', 'fig', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct', 'nov', 'dec',
-  'sra', 'srta', 'mme', 'mlle', 'hr', 'fr', 'ca', 'bzw', 'usw', 'z.b', 'u.a',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'vs',
+  'etc',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'dept',
+  'no',
+  'e.g',
+  'i.e',
+  'approx',
+  'fig',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+  'sra',
+  'srta',
+  'mme',
+  'mlle',
+  'hr',
+  'fr',
+  'ca',
+  'bzw',
+  'usw',
+  'z.b',
+  'u.a',
 ]);
 
 const TERMINATORS = '.!?…。！？';
@@ -109,7 +150,13 @@ export class SentenceSplitter {
     const b = this.buffer;
     {
       const window = b.slice(0, this.maxChars);
-      const clause = Math.max(window.lastIndexOf(', '), window.lastIndexOf('; '), window.lastIndexOf(' – '), window.lastIndexOf(' — '), window.lastIndexOf(': '));
+      const clause = Math.max(
+        window.lastIndexOf(', '),
+        window.lastIndexOf('; '),
+        window.lastIndexOf(' – '),
+        window.lastIndexOf(' — '),
+        window.lastIndexOf(': '),
+      );
       if (clause > 20) return clause + 1;
       const space = window.lastIndexOf(' ');
       return space > 20 ? space + 1 : this.maxChars;

@@ -99,7 +99,11 @@ interface Route {
 }
 
 const FAMILY: Record<string, 'elevenlabs' | 'cartesia' | 'inworld'> = {
-  elevenlabs: 'elevenlabs', 'elevenlabs-flash': 'elevenlabs', cartesia: 'cartesia', inworld: 'inworld', 'inworld-flash': 'inworld',
+  elevenlabs: 'elevenlabs',
+  'elevenlabs-flash': 'elevenlabs',
+  cartesia: 'cartesia',
+  inworld: 'inworld',
+  'inworld-flash': 'inworld',
 };
 
 export class SpeechService {
@@ -114,7 +118,10 @@ export class SpeechService {
   private listPending = new Map<string, Promise<void>>();
   private started: Promise<void> | undefined;
 
-  constructor(readonly config: SpeechConfig, options: { voices?: VoiceCatalog; logger?: SpeechLogger; fliteWorkers?: number } = {}) {
+  constructor(
+    readonly config: SpeechConfig,
+    options: { voices?: VoiceCatalog; logger?: SpeechLogger; fliteWorkers?: number } = {},
+  ) {
     this.voices = options.voices ?? new VoiceCatalog();
     this.log = options.logger ?? pino({ level: process.env.LOG_LEVEL || 'info' });
     this.flite = new FliteEngine({ workers: options.fliteWorkers });
@@ -179,14 +186,24 @@ export class SpeechService {
           ? { kind: 'download', location: path.join(c.dataDir, 'models'), dtype: c.kokoroDtype as KokoroSource['dtype'] }
           : undefined;
       if (!source) {
-        if (announce && !this.kokoro) this.log.info({ engine: 'flite' }, 'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine');
+        if (announce && !this.kokoro)
+          this.log.info(
+            { engine: 'flite' },
+            'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine',
+          );
       } else if (!this.kokoro && announce) {
         const began = Date.now();
         try {
           this.kokoro = await KokoroLocalEngine.load(source);
-          this.log.info({ engine: 'kokoro', ms: Date.now() - began }, `speech: Kokoro model loaded from ${source.kind === 'dir' ? 'KOKORO_MODEL_DIR' : 'the download cache'}; English Kokoro voices speak with Kokoro, other languages with the offline flite engine`);
+          this.log.info(
+            { engine: 'kokoro', ms: Date.now() - began },
+            `speech: Kokoro model loaded from ${source.kind === 'dir' ? 'KOKORO_MODEL_DIR' : 'the download cache'}; English Kokoro voices speak with Kokoro, other languages with the offline flite engine`,
+          );
         } catch (error) {
-          this.log.error({ engine: 'flite', err: { message: (error as Error).message } }, `speech: the Kokoro model could not be loaded (${(error as Error).message}); speaking with the offline flite engine`);
+          this.log.error(
+            { engine: 'flite', err: { message: (error as Error).message } },
+            `speech: the Kokoro model could not be loaded (${(error as Error).message}); speaking with the offline flite engine`,
+          );
         }
       }
     }
@@ -195,7 +212,12 @@ export class SpeechService {
       this.log.info({ provider }, `speech: ${provider} voices are spoken by ${provider}`);
     }
     // flite speaks at 16 kHz, Kokoro and the premium providers at 24 kHz; players ask for 16/24/48 kHz.
-    await prewarmResamplers([[16000, 24000], [16000, 48000], [24000, 16000], [24000, 48000]]);
+    await prewarmResamplers([
+      [16000, 24000],
+      [16000, 48000],
+      [24000, 16000],
+      [24000, 48000],
+    ]);
     await warming;
     void this.refreshVoiceLists().catch(() => {});
   }
@@ -212,7 +234,10 @@ export class SpeechService {
     const engine = await KokoroLocalEngine.load({ kind: 'dir', location: dir, dtype: c.kokoroDtype as KokoroSource['dtype'] });
     if (this.kokoro) return void (await engine.close());
     this.kokoro = engine;
-    this.log.info({ engine: 'kokoro', ms: Date.now() - began }, `speech: Kokoro model loaded from ${dir}; English Kokoro voices now speak with Kokoro, other languages with the offline flite engine`);
+    this.log.info(
+      { engine: 'kokoro', ms: Date.now() - began },
+      `speech: Kokoro model loaded from ${dir}; English Kokoro voices now speak with Kokoro, other languages with the offline flite engine`,
+    );
   }
 
   /** Name of the engine that would speak this voice now: kokoro, kokoro-remote, flite, elevenlabs, ... */
@@ -245,7 +270,10 @@ export class SpeechService {
     const { voice: fv, pitch } = fliteVoiceFor(voice);
     if (language !== 'en' && !this.warned.has(`lang:${language}`)) {
       this.warned.add(`lang:${language}`);
-      this.log.warn({ language }, `speech: the offline flite engine speaks English only; "${language}" text is read with English rules (configure Kokoro or a premium provider for ${language})`);
+      this.log.warn(
+        { language },
+        `speech: the offline flite engine speaks English only; "${language}" text is read with English rules (configure Kokoro or a premium provider for ${language})`,
+      );
     }
     return { engine: this.flite, voiceId: pitch ? `${fv}@${pitch}` : fv, language };
   }
@@ -360,7 +388,10 @@ export class SpeechService {
       }
     } catch (error) {
       if (signal.aborted || isAbort(error)) return;
-      const e = error instanceof SpeechError ? error : new SpeechError('engine_failed', `speech failed: ${(error as Error)?.message ?? error}`, route.engine.name, undefined, { cause: error });
+      const e =
+        error instanceof SpeechError
+          ? error
+          : new SpeechError('engine_failed', `speech failed: ${(error as Error)?.message ?? error}`, route.engine.name, undefined, { cause: error });
       this.log.error({ provider: request.provider, engine: route.engine.name, code: e.code, status: e.status }, `speech: ${e.message}`);
       throw e;
     } finally {
@@ -391,7 +422,12 @@ export class SpeechService {
     const family = FAMILY[provider];
     if (!family || !this.config.providers[family]) return;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.refreshFamily(family, false), new Promise<void>((r) => { timer = setTimeout(r, waitMs); })]);
+    await Promise.race([
+      this.refreshFamily(family, false),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, waitMs);
+      }),
+    ]);
     clearTimeout(timer);
   }
 
@@ -408,7 +444,8 @@ export class SpeechService {
         const providers = Object.keys(FAMILY).filter((p) => FAMILY[p] === family);
         let count = 0;
         for (const provider of providers) {
-          const list = family === 'elevenlabs' ? normaliseElevenLabs(provider, body) : family === 'cartesia' ? normaliseCartesia(body) : normaliseInworld(provider, body);
+          const list =
+            family === 'elevenlabs' ? normaliseElevenLabs(provider, body) : family === 'cartesia' ? normaliseCartesia(body) : normaliseInworld(provider, body);
           count = list.length;
           if (list.length) this.voices.replace(provider as never, list);
         }
@@ -417,7 +454,10 @@ export class SpeechService {
       } catch (error) {
         // Retry after a minute rather than on every request.
         this.listFetchedAt.set(family, Date.now() - this.config.voiceListTtlMs + 60_000);
-        this.log.warn({ provider: family, code: (error as SpeechError).code }, `speech: could not fetch the ${family} voice list (${(error as Error).message}); keeping the current list`);
+        this.log.warn(
+          { provider: family, code: (error as SpeechError).code },
+          `speech: could not fetch the ${family} voice list (${(error as Error).message}); keeping the current list`,
+        );
       } finally {
         this.listPending.delete(family);
       }

@@ -38,14 +38,22 @@ export class PreviewCache {
   /** Synthesis runs (for tests and the log): a cache hit does not count. */
   synthesized = 0;
 
-  constructor(private readonly speech: SpeechService, dataDir: string, maxEntries = 500) {
+  constructor(
+    private readonly speech: SpeechService,
+    dataDir: string,
+    maxEntries = 500,
+  ) {
     this.memory = new LRUCache({ max: maxEntries });
     this.dir = path.join(dataDir, 'speech', 'previews');
   }
 
   async get(provider: string, voiceId: string, name: string, language: string): Promise<{ wav: Buffer; cached: boolean; engine: string }> {
     const engine = this.speech.engineFor(provider, voiceId);
-    const key = crypto.createHash('sha256').update(JSON.stringify([provider, voiceId, language, engine, name])).digest('hex').slice(0, 32);
+    const key = crypto
+      .createHash('sha256')
+      .update(JSON.stringify([provider, voiceId, language, engine, name]))
+      .digest('hex')
+      .slice(0, 32);
     const hit = this.memory.get(key);
     if (hit) return { wav: hit, cached: true, engine };
     const file = path.join(this.dir, `${key}.wav`);

@@ -6,8 +6,19 @@ import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 
 const AGENT_FIELDS = [
-  'id', 'name', 'avatar_id', 'voice_id', 'tts_primary', 'languages', 'studio', 'website_url', 'system_prompt',
-  'concurrency_limit', 'welcome_message', 'fillers_enabled', 'status',
+  'id',
+  'name',
+  'avatar_id',
+  'voice_id',
+  'tts_primary',
+  'languages',
+  'studio',
+  'website_url',
+  'system_prompt',
+  'concurrency_limit',
+  'welcome_message',
+  'fillers_enabled',
+  'status',
 ];
 
 forEachEngine('agents routes', (engine) => {
@@ -104,9 +115,21 @@ forEachEngine('agents routes', (engine) => {
       const a = await create({ name: 'One' }, account.key);
       const b = await create({ name: 'Two' }, account.key);
       const list = (await t.request('GET', '/v1/agent/list', { key: account.key })).body;
-      assert.deepEqual(list.map((x: any) => x.id).sort((x: number, y: number) => x - y), [a.id, b.id]);
-      assert.deepEqual(list.map((x: any) => [x.id, x.is_default]).sort(), [[a.id, true], [b.id, false]].sort());
-      assert.deepEqual(list.find((x: any) => x.id === b.id), b);
+      assert.deepEqual(
+        list.map((x: any) => x.id).sort((x: number, y: number) => x - y),
+        [a.id, b.id],
+      );
+      assert.deepEqual(
+        list.map((x: any) => [x.id, x.is_default]).sort(),
+        [
+          [a.id, true],
+          [b.id, false],
+        ].sort(),
+      );
+      assert.deepEqual(
+        list.find((x: any) => x.id === b.id),
+        b,
+      );
       const has = (await t.request('GET', '/v1/agent/has-agents', { key: account.key })).body;
       assert.deepEqual(has, { has_agents: true, count: 2, default_agent_id: a.id });
     });
@@ -121,7 +144,12 @@ forEachEngine('agents routes', (engine) => {
   describe('PATCH', () => {
     let agent: any;
     before(async () => {
-      agent = await create({ name: 'Patchable', studio: { backdrop: 'sunset', cameras: ['far', 'close'], face_light: 1.1 }, languages: { main: 'en', also: ['es'] }, website_url: 'https://a.example' });
+      agent = await create({
+        name: 'Patchable',
+        studio: { backdrop: 'sunset', cameras: ['far', 'close'], face_light: 1.1 },
+        languages: { main: 'en', also: ['es'] },
+        website_url: 'https://a.example',
+      });
     });
 
     it('changes only the fields sent', async () => {
@@ -242,8 +270,14 @@ forEachEngine('agents routes', (engine) => {
   describe('duplicate', () => {
     it('copies settings under a new id with its own embed key', async () => {
       const source = await create({
-        name: 'Original', avatar_id: 'face03', voice_id: 'af_heart', languages: { main: 'es', also: ['en'] },
-        studio: { backdrop: 'mint', cameras: ['mid', 'close'], face_light: 1.3 }, website_url: 'https://shop.example', system_prompt: 'Sell.', concurrency_limit: 3,
+        name: 'Original',
+        avatar_id: 'face03',
+        voice_id: 'af_heart',
+        languages: { main: 'es', also: ['en'] },
+        studio: { backdrop: 'mint', cameras: ['mid', 'close'], face_light: 1.3 },
+        website_url: 'https://shop.example',
+        system_prompt: 'Sell.',
+        concurrency_limit: 3,
       });
       await t.request('PATCH', `/v1/agent/${source.id}`, { body: { welcome_message: 'Hola', fillers_enabled: true } });
       await t.request('PATCH', `/v1/agent/${source.id}/embed`, { body: { button_text: 'Chat', primary_color: '#112233', position: 'bottom-left' } });
@@ -270,7 +304,9 @@ forEachEngine('agents routes', (engine) => {
       for (const field of ['button_text', 'primary_color', 'position', 'allowed_origins', 'width', 'height', 'auto_open']) {
         assert.deepEqual(copyEmbed[field], sourceEmbed[field], field);
       }
-      assert.deepEqual((await t.request('GET', `/v1/agent/${copy.id}/visitor-values`)).body.fields, [{ name: 'plan', description: '', required: true, max_length: 256 }]);
+      assert.deepEqual((await t.request('GET', `/v1/agent/${copy.id}/visitor-values`)).body.fields, [
+        { name: 'plan', description: '', required: true, max_length: 256 },
+      ]);
       assert.notEqual((await t.request('GET', `/v1/agent/${copy.id}/visitor-values/secret`)).body.secret, sourceSecret);
 
       // The source is untouched; changing the copy does not change the source.
@@ -344,7 +380,10 @@ forEachEngine('agents routes', (engine) => {
     });
 
     it("apply-to-all copies the widget settings, not the keys, to the account's other agents only", async () => {
-      await t.request('PATCH', `/v1/agent/${a.id}/embed`, { key: account.key, body: { position: 'inline', primary_color: '#abcdef', auto_open: true, height: 700 } });
+      await t.request('PATCH', `/v1/agent/${a.id}/embed`, {
+        key: account.key,
+        body: { position: 'inline', primary_color: '#abcdef', auto_open: true, height: 700 },
+      });
       const source = (await t.request('GET', `/v1/agent/${a.id}/embed`, { key: account.key })).body;
       const keysBefore = await Promise.all([b, c].map(async (x) => (await t.request('GET', `/v1/agent/${x.id}/embed`, { key: account.key })).body.embed_key));
       const outsider = await create({ name: 'Outsider' });
@@ -353,7 +392,10 @@ forEachEngine('agents routes', (engine) => {
       const res = await t.request('POST', `/v1/agent/${a.id}/embed/apply-to-all`, { key: account.key });
       assert.equal(res.status, 200);
       assert.equal(typeof res.body, 'object');
-      assert.deepEqual([...res.body.updated_agent_ids].sort((x: number, y: number) => x - y), [b.id, c.id]);
+      assert.deepEqual(
+        [...res.body.updated_agent_ids].sort((x: number, y: number) => x - y),
+        [b.id, c.id],
+      );
 
       for (const [i, agent] of [b, c].entries()) {
         const embed = (await t.request('GET', `/v1/agent/${agent.id}/embed`, { key: account.key })).body;

@@ -9,7 +9,10 @@ import { assertCoded, validationItems } from './helpers.js';
 
 function assertValidationAt(res: { status: number; body: any }, loc: Array<string | number>): void {
   const items = validationItems(res);
-  assert.ok(items.some((i) => JSON.stringify(i.loc) === JSON.stringify(loc)), `no item at ${JSON.stringify(loc)}: ${JSON.stringify(items)}`);
+  assert.ok(
+    items.some((i) => JSON.stringify(i.loc) === JSON.stringify(loc)),
+    `no item at ${JSON.stringify(loc)}: ${JSON.stringify(items)}`,
+  );
 }
 
 forEachEngine('agent rules and limits', (engine) => {
@@ -205,7 +208,7 @@ forEachEngine('agent rules and limits', (engine) => {
   });
 
   describe('voice and face', () => {
-    it('a woman\'s face with a man\'s voice (and the reverse) answers 422 voice_face_mismatch on create', async () => {
+    it("a woman's face with a man's voice (and the reverse) answers 422 voice_face_mismatch on create", async () => {
       const before = await count();
       const mismatch = await create({ name: 'M', avatar_id: 'face01', voice_id: 'am_adam' });
       assertCoded(mismatch, 422, 'voice_face_mismatch');
@@ -271,7 +274,10 @@ forEachEngine('agent rules and limits', (engine) => {
     it('10 simultaneous creates on a paid account create ten distinct agents with one default', async () => {
       const paid = await t.account('paid');
       const results = await Promise.all(Array.from({ length: 10 }, (_, i) => create({ name: `Burst ${i}` }, paid.key)));
-      assert.deepEqual(results.map((r) => r.status), Array(10).fill(200));
+      assert.deepEqual(
+        results.map((r) => r.status),
+        Array(10).fill(200),
+      );
       assert.equal(new Set(results.map((r) => r.body.id)).size, 10);
       const list = (await t.request('GET', '/v1/agent/list', { key: paid.key })).body as any[];
       assert.equal(list.length, 10);

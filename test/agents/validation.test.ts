@@ -75,8 +75,14 @@ forEachEngine('validation errors (FastAPI shape)', (engine) => {
   });
 
   it('concurrency_limit must be an integer of at least 1', async () => {
-    assert.equal(findItem(await t.request('POST', '/v1/agent/create', { body: { name: 'x', concurrency_limit: 1.5 } }), ['body', 'concurrency_limit']).input, 1.5);
-    assert.equal(findItem(await t.request('POST', '/v1/agent/create', { body: { name: 'x', concurrency_limit: 0 } }), ['body', 'concurrency_limit']).type, 'greater_than_equal');
+    assert.equal(
+      findItem(await t.request('POST', '/v1/agent/create', { body: { name: 'x', concurrency_limit: 1.5 } }), ['body', 'concurrency_limit']).input,
+      1.5,
+    );
+    assert.equal(
+      findItem(await t.request('POST', '/v1/agent/create', { body: { name: 'x', concurrency_limit: 0 } }), ['body', 'concurrency_limit']).type,
+      'greater_than_equal',
+    );
   });
 
   it('PATCH with wrong types answers 422 at body locs and changes nothing', async () => {
@@ -96,7 +102,13 @@ forEachEngine('validation errors (FastAPI shape)', (engine) => {
     ['overflow', '99999999999', undefined],
   ] as const) {
     it(`path agent_id ${label}: 422 at loc [path, agent_id]`, async () => {
-      for (const [method, suffix, body] of [['GET', '', undefined], ['PATCH', '', { name: 'x' }], ['DELETE', '?confirm=true', undefined], ['POST', '/duplicate', undefined], ['GET', '/embed', undefined]] as const) {
+      for (const [method, suffix, body] of [
+        ['GET', '', undefined],
+        ['PATCH', '', { name: 'x' }],
+        ['DELETE', '?confirm=true', undefined],
+        ['POST', '/duplicate', undefined],
+        ['GET', '/embed', undefined],
+      ] as const) {
         const res = await t.request(method, `/v1/agent/${raw}${suffix}`, { body });
         const item = findItem(res, ['path', 'agent_id']);
         if (type) assert.equal(item.type, type);
@@ -122,7 +134,11 @@ forEachEngine('validation errors (FastAPI shape)', (engine) => {
   });
 
   it('update-only fields on create: 422 at their body loc, nothing created', async () => {
-    for (const [field, value] of [['welcome_message', 'Hello'], ['fillers_enabled', true], ['status', 'active']] as const) {
+    for (const [field, value] of [
+      ['welcome_message', 'Hello'],
+      ['fillers_enabled', true],
+      ['status', 'active'],
+    ] as const) {
       const res = await t.request('POST', '/v1/agent/create', { body: { name: 'Early', [field]: value } });
       const item = findItem(res, ['body', field]);
       assert.equal(item.input, value);
@@ -145,7 +161,11 @@ forEachEngine('validation errors (FastAPI shape)', (engine) => {
 
   it('embed and visitor-values bodies report body locs too', async () => {
     findItem(await t.request('PATCH', `/v1/agent/${agentId}/embed`, { body: { primary_color: 'red' } }), ['body', 'primary_color']);
-    findItem(await t.request('PATCH', `/v1/agent/${agentId}/embed`, { body: { allowed_origins: ['https://ok.example', 'https://bad.example/path'] } }), ['body', 'allowed_origins', 1]);
+    findItem(await t.request('PATCH', `/v1/agent/${agentId}/embed`, { body: { allowed_origins: ['https://ok.example', 'https://bad.example/path'] } }), [
+      'body',
+      'allowed_origins',
+      1,
+    ]);
     findItem(await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: { require_signature: 'yes' } }), ['body', 'require_signature']);
     findItem(await t.request('POST', `/v1/agent/${agentId}/visitor-values/preview`, { body: {} }), ['body', 'values']);
   });

@@ -49,7 +49,14 @@ forEachEngine('visitor values', (engine) => {
     });
 
     it('PATCH declares fields with defaults and changes only what is sent', async () => {
-      const res = await t.request('PATCH', vv(), { body: { fields: [{ name: 'plan', required: true, max_length: 10 }, { name: 'customer_id', description: 'CRM id' }] } });
+      const res = await t.request('PATCH', vv(), {
+        body: {
+          fields: [
+            { name: 'plan', required: true, max_length: 10 },
+            { name: 'customer_id', description: 'CRM id' },
+          ],
+        },
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(res.body.fields, [
         { name: 'plan', description: '', required: true, max_length: 10 },
@@ -69,7 +76,14 @@ forEachEngine('visitor values', (engine) => {
     }
 
     it('accepts a 40-character name and the edge lengths', async () => {
-      const res = await t.request('PATCH', vv(), { body: { fields: [{ name: 'a'.repeat(40), max_length: 1 }, { name: 'b2_c', max_length: 2000 }] } });
+      const res = await t.request('PATCH', vv(), {
+        body: {
+          fields: [
+            { name: 'a'.repeat(40), max_length: 1 },
+            { name: 'b2_c', max_length: 2000 },
+          ],
+        },
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(itemAt(await t.request('PATCH', vv(), { body: { fields: [{ name: 'x', max_length: 0 }] } }), ['body', 'fields', 0, 'max_length']).input, 0);
     });
@@ -115,7 +129,11 @@ forEachEngine('visitor values', (engine) => {
   describe('preview', () => {
     before(async () => {
       const res = await t.request('PATCH', vv(), {
-        body: { fields: [{ name: 'plan', required: true, max_length: 10 }, { name: 'email' }, { name: 'note' }], require_signature: false, max_age_seconds: 300 },
+        body: {
+          fields: [{ name: 'plan', required: true, max_length: 10 }, { name: 'email' }, { name: 'note' }],
+          require_signature: false,
+          max_age_seconds: 300,
+        },
       });
       assert.equal(res.status, 200);
     });
@@ -147,7 +165,13 @@ forEachEngine('visitor values', (engine) => {
     it('a wrong signature is refused and nothing is accepted', async () => {
       const values = { plan: 'gold' };
       const ts = now();
-      for (const signature of [sign('vsec_wrong', ts, values), sign(await secret(), ts, { plan: 'silver' }), sign(await secret(), ts + 1, values), 'deadbeef', '']) {
+      for (const signature of [
+        sign('vsec_wrong', ts, values),
+        sign(await secret(), ts, { plan: 'silver' }),
+        sign(await secret(), ts + 1, values),
+        'deadbeef',
+        '',
+      ]) {
         const res = await preview({ values, timestamp: ts, signature });
         assert.equal(res.status, 200);
         assert.equal(res.body.valid, false, signature);
@@ -155,7 +179,10 @@ forEachEngine('visitor values', (engine) => {
         assert.equal(res.body.signature_valid, false);
         assert.deepEqual(res.body.accepted, {});
         assert.equal(res.body.variables['visitor.plan'], '', 'a refused value reaches no template');
-        assert.ok(res.body.problems.some((p: any) => p.code === 'bad_signature'), JSON.stringify(res.body.problems));
+        assert.ok(
+          res.body.problems.some((p: any) => p.code === 'bad_signature'),
+          JSON.stringify(res.body.problems),
+        );
       }
     });
 
@@ -172,7 +199,10 @@ forEachEngine('visitor values', (engine) => {
         const res = await preview({ values, timestamp: ts, signature: sign(s, ts, values) });
         assert.equal(res.body.valid, false, String(ts));
         assert.equal(res.body.signature_valid, false);
-        assert.ok(res.body.problems.some((p: any) => p.code === 'expired'), JSON.stringify(res.body.problems));
+        assert.ok(
+          res.body.problems.some((p: any) => p.code === 'expired'),
+          JSON.stringify(res.body.problems),
+        );
       }
       // Within max_age_seconds it passes.
       const ts = now() - 200;
@@ -192,13 +222,19 @@ forEachEngine('visitor values', (engine) => {
       const res = await preview({ values: { email: 'x@example.com' } });
       assert.equal(res.status, 200);
       assert.equal(res.body.valid, false);
-      assert.deepEqual(res.body.problems.map((p: any) => [p.name, p.code]), [['plan', 'missing']]);
+      assert.deepEqual(
+        res.body.problems.map((p: any) => [p.name, p.code]),
+        [['plan', 'missing']],
+      );
     });
 
     it('a value longer than its max_length is a problem; exactly max_length is fine', async () => {
       const long = await preview({ values: { plan: 'x'.repeat(11) } });
       assert.equal(long.body.valid, false);
-      assert.deepEqual(long.body.problems.map((p: any) => [p.name, p.code]), [['plan', 'too_long']]);
+      assert.deepEqual(
+        long.body.problems.map((p: any) => [p.name, p.code]),
+        [['plan', 'too_long']],
+      );
       const edge = await preview({ values: { plan: 'x'.repeat(10) } });
       assert.equal(edge.body.valid, true, JSON.stringify(edge.body.problems));
       assert.equal(edge.body.accepted.plan, 'x'.repeat(10));
@@ -226,7 +262,10 @@ forEachEngine('visitor values', (engine) => {
       const unsigned = await preview({ values: { plan: 'gold' } });
       assert.equal(unsigned.body.valid, false);
       assert.equal(unsigned.body.signature_checked, false);
-      assert.ok(unsigned.body.problems.some((p: any) => p.code === 'signature_required'), JSON.stringify(unsigned.body.problems));
+      assert.ok(
+        unsigned.body.problems.some((p: any) => p.code === 'signature_required'),
+        JSON.stringify(unsigned.body.problems),
+      );
       assert.deepEqual(unsigned.body.accepted, {});
       const ts = now();
       const signed = await preview({ values: { plan: 'gold' }, timestamp: ts, signature: sign(await secret(), ts, { plan: 'gold' }) });

@@ -112,7 +112,7 @@ forEachEngine('authentication and permissions', (engine) => {
       });
     }
 
-    it('the visitor signing secret is setup\'s to see: it needs read and setup (contract.md, Permissions)', async () => {
+    it("the visitor signing secret is setup's to see: it needs read and setup (contract.md, Permissions)", async () => {
       const path = `/v1/agent/${agentId}/visitor-values/secret`;
       const readOnly = await t.request('GET', path, { key: await keyWith(['read']) });
       assertCodedError(readOnly, 403, 'missing_permission');

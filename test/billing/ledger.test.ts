@@ -34,7 +34,11 @@ describe('money arithmetic', () => {
     assert.equal(centsFor(3600, 1000), 600);
     assert.equal(centsFor(0, 1000), 0);
     // Charging a session in steps adds up to the charge for its whole length.
-    for (const steps of [[5, 5, 5, 5, 7], [1, 1, 1, 1, 1, 1, 1], [59, 1, 0, 13]]) {
+    for (const steps of [
+      [5, 5, 5, 5, 7],
+      [1, 1, 1, 1, 1, 1, 1],
+      [59, 1, 0, 13],
+    ]) {
       let charged = 0;
       let total = 0;
       for (const s of steps) {
@@ -50,13 +54,20 @@ describe('money arithmetic', () => {
 
   test('premium speech is counted per session from the pieces a premium speaker voices', async () => {
     const seen: Array<[string, number]> = [];
-    const factory = meteredSpeakers(() => async function* () {
-      yield { pcm: new Int16Array(24_000) };
-      yield { pcm: new Int16Array(12_000) };
-    }, (id, ms) => seen.push([id, ms]));
+    const factory = meteredSpeakers(
+      () =>
+        async function* () {
+          yield { pcm: new Int16Array(24_000) };
+          yield { pcm: new Int16Array(12_000) };
+        },
+      (id, ms) => seen.push([id, ms]),
+    );
     for await (const _ of factory({ provider: 'elevenlabs', voiceId: 'v', sessionId: 's1' })({ text: 'hi', sampleRate: 24_000 } as any)) void _;
     for await (const _ of factory({ provider: 'kokoro', voiceId: 'af_bella', sessionId: 's2' })({ text: 'hi', sampleRate: 24_000 } as any)) void _;
-    assert.deepEqual(seen, [['s1', 1000], ['s1', 500]]);
+    assert.deepEqual(seen, [
+      ['s1', 1000],
+      ['s1', 500],
+    ]);
   });
 });
 
@@ -70,12 +81,18 @@ forEachEngine('ledger and charging', (engine) => {
   });
   after(() => t.close());
 
-  const balanceCents = async (accountId: number) => Number((await t.database.db.selectFrom('accounts').select('balance_cents').where('id', '=', accountId).executeTakeFirstOrThrow()).balance_cents);
+  const balanceCents = async (accountId: number) =>
+    Number((await t.database.db.selectFrom('accounts').select('balance_cents').where('id', '=', accountId).executeTakeFirstOrThrow()).balance_cents);
   const entries = (accountId: number) => t.database.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
   const settled = async (accountId: number) => {
     // The last step of every ended session has run when no meter of the account is open.
     for (let i = 0; i < 200; i++) {
-      const open = await t.database.db.selectFrom('billing_sessions').select('session_id').where('account_id', '=', accountId).where('ended_at', 'is', null).execute();
+      const open = await t.database.db
+        .selectFrom('billing_sessions')
+        .select('session_id')
+        .where('account_id', '=', accountId)
+        .where('ended_at', 'is', null)
+        .execute();
       if (!open.length) return;
       await sleep(50);
     }
@@ -93,8 +110,14 @@ forEachEngine('ledger and charging', (engine) => {
     const seconds = Math.ceil(stopped.duration_seconds);
     const rows = await entries(paid.id);
     const charges = rows.filter((r) => r.kind === 'session');
-    assert.equal(charges.reduce((a, r) => a + r.seconds, 0), seconds);
-    assert.equal(charges.reduce((a, r) => a + Number(r.amount_cents), 0), -seconds * 10);
+    assert.equal(
+      charges.reduce((a, r) => a + r.seconds, 0),
+      seconds,
+    );
+    assert.equal(
+      charges.reduce((a, r) => a + Number(r.amount_cents), 0),
+      -seconds * 10,
+    );
     assert.ok(charges.length >= 2, 'charged while running, then at the end');
     assert.ok(charges.every((r) => r.session_id === s.session_id && r.agent_id === agentId));
     assert.equal(await balanceCents(paid.id), 1000 - seconds * 10);
@@ -112,7 +135,11 @@ forEachEngine('ledger and charging', (engine) => {
     const sessions = await Promise.all(Array.from({ length: 8 }, () => started(t, { agent_id: agentId, mode: 'render' }, paid.key)));
     // Six checks: well short of a post, and the balance is far from running out.
     await sleep(6 * 250 + 100);
-    assert.deepEqual((await entries(paid.id)).map((r) => r.kind), ['adjustment'], 'nothing posted while running');
+    assert.deepEqual(
+      (await entries(paid.id)).map((r) => r.kind),
+      ['adjustment'],
+      'nothing posted while running',
+    );
     const stopped = await Promise.all(sessions.map((s) => stopSession(t, s.session_id, paid.key)));
     await settled(paid.id);
     const rows = (await entries(paid.id)).filter((r) => r.kind === 'session');
@@ -157,13 +184,18 @@ forEachEngine('ledger and charging', (engine) => {
     assert.equal((await socket.closed).code, 4001);
     await settled(free.id);
     assert.equal(await balanceCents(free.id), 500);
-    assert.deepEqual((await entries(free.id)).map((r) => r.kind), ['adjustment']);
+    assert.deepEqual(
+      (await entries(free.id)).map((r) => r.kind),
+      ['adjustment'],
+    );
     const meter = await t.database.db.selectFrom('billing_sessions').selectAll().where('session_id', '=', s.session_id).executeTakeFirstOrThrow();
     assert.equal(meter.seconds, Math.ceil(record.duration_seconds));
     assert.equal(meter.plan, 'free');
   });
 
-  test('a session whose end waits on a lock is billed for the duration it records, not for the wait', { skip: engine !== 'postgres' && 'needs a second connection holding the row lock (PostgreSQL)' }, async () => {
+  test('a session whose end waits on a lock is billed for the duration it records, not for the wait', {
+    skip: engine !== 'postgres' && 'needs a second connection holding the row lock (PostgreSQL)',
+  }, async () => {
     const paid = await t.account('paid', { balance: '10.00' });
     const agentId = await makeAgent(t, {}, paid.key);
     const s = await started(t, { agent_id: agentId, mode: 'render' }, paid.key);
@@ -182,7 +214,10 @@ forEachEngine('ledger and charging', (engine) => {
     const meter = await t.database.db.selectFrom('billing_sessions').selectAll().where('session_id', '=', s.session_id).executeTakeFirstOrThrow();
     assert.equal(meter.seconds, Math.ceil(stopped.duration_seconds));
     const charged = (await entries(paid.id)).filter((r) => r.kind === 'session');
-    assert.equal(charged.reduce((a, r) => a + r.seconds, 0), Math.ceil(stopped.duration_seconds));
+    assert.equal(
+      charged.reduce((a, r) => a + r.seconds, 0),
+      Math.ceil(stopped.duration_seconds),
+    );
     assert.equal(await balanceCents(paid.id), 1000 - Math.ceil(stopped.duration_seconds) * 10);
   });
 
@@ -198,8 +233,14 @@ forEachEngine('ledger and charging', (engine) => {
     await settled(paid.id);
     const rows = await entries(paid.id);
     const voice = rows.filter((r) => r.kind === 'premium_voice');
-    assert.equal(voice.reduce((a, r) => a + r.seconds, 0), 91);
-    assert.equal(voice.reduce((a, r) => a + Number(r.amount_cents), 0), -455);
+    assert.equal(
+      voice.reduce((a, r) => a + r.seconds, 0),
+      91,
+    );
+    assert.equal(
+      voice.reduce((a, r) => a + Number(r.amount_cents), 0),
+      -455,
+    );
     assert.ok(voice.every((r) => r.voice_provider === 'elevenlabs'));
     const sessionCents = Math.ceil(stopped.duration_seconds) * 10;
     assert.equal(await balanceCents(paid.id), 2000 - 455 - sessionCents);
@@ -213,10 +254,21 @@ forEachEngine('ledger and charging', (engine) => {
     assert.equal((await set('24.99')).balance, '24.99');
     await assert.rejects(set('-1.00'), (e: any) => e.statusCode === 422 && e.code === 'invalid_balance');
     const rows = await entries(paid.id);
-    assert.deepEqual(rows.map((r) => [r.kind, Number(r.amount_cents)]), [['adjustment', 300], ['adjustment', 2200], ['adjustment', -1]]);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, Number(r.amount_cents)]),
+      [
+        ['adjustment', 300],
+        ['adjustment', 2200],
+        ['adjustment', -1],
+      ],
+    );
     assert.equal(await sumOfEntries(t.database.db, paid.id), 2499);
     // The ledger is append-only: updates and deletes change nothing.
-    await t.database.db.updateTable('ledger_entries').set({ month: '1999-01' } as any).where('account_id', '=', paid.id).execute();
+    await t.database.db
+      .updateTable('ledger_entries')
+      .set({ month: '1999-01' } as any)
+      .where('account_id', '=', paid.id)
+      .execute();
     await t.database.db.deleteFrom('ledger_entries').where('account_id', '=', paid.id).execute();
     assert.equal((await entries(paid.id)).length, 3);
     // And the balance cannot go below zero even by a direct write.
@@ -238,7 +290,11 @@ forEachEngine('ledger and charging', (engine) => {
     const rows = await entries(paid.id);
     for (const s of stopped) {
       const mine = rows.filter((r) => r.session_id === s.session_id);
-      assert.equal(mine.reduce((a, r) => a + r.seconds, 0), Math.ceil(s.duration_seconds), `seconds of ${s.session_id}`);
+      assert.equal(
+        mine.reduce((a, r) => a + r.seconds, 0),
+        Math.ceil(s.duration_seconds),
+        `seconds of ${s.session_id}`,
+      );
     }
   });
 
@@ -248,11 +304,17 @@ forEachEngine('ledger and charging', (engine) => {
     const sessions = await Promise.all(Array.from({ length: 16 }, () => started(t, { agent_id: agentId, mode: 'render' }, paid.key)));
     // 16 sessions at 10 cents a second take 1.00 in well under a second.
     const records = await Promise.all(sessions.map((s) => waitEnded(t, s.session_id, paid.key, 20_000)));
-    assert.ok(records.every((r) => r.end_reason === 'insufficient_balance'), records.map((r) => r.end_reason).join());
+    assert.ok(
+      records.every((r) => r.end_reason === 'insufficient_balance'),
+      records.map((r) => r.end_reason).join(),
+    );
     await settled(paid.id);
     assert.equal(await balanceCents(paid.id), 0);
     assert.equal(await sumOfEntries(t.database.db, paid.id), 0);
     const rows = await entries(paid.id);
-    assert.equal(rows.filter((r) => r.kind === 'session').reduce((a, r) => a + Number(r.amount_cents), 0), -100);
+    assert.equal(
+      rows.filter((r) => r.kind === 'session').reduce((a, r) => a + Number(r.amount_cents), 0),
+      -100,
+    );
   });
 });

@@ -36,7 +36,12 @@ forEachEngine('billing routes', (engine) => {
     stopped.push(await stopSession(t, s2.session_id, acct.key));
     stopped.push(await stopSession(t, s3.session_id, acct.key));
     for (let i = 0; i < 200; i++) {
-      const open = await t.database.db.selectFrom('billing_sessions').select('session_id').where('account_id', '=', acct.id).where('ended_at', 'is', null).execute();
+      const open = await t.database.db
+        .selectFrom('billing_sessions')
+        .select('session_id')
+        .where('account_id', '=', acct.id)
+        .where('ended_at', 'is', null)
+        .execute();
       if (!open.length) break;
       await sleep(50);
     }
@@ -54,7 +59,10 @@ forEachEngine('billing routes', (engine) => {
     assert.equal(res.body.month, month());
     assert.equal(res.body.sessions, 3);
     assert.equal(res.body.session_amount, fmt(sessionCents));
-    assert.equal(res.body.charged_session_seconds, stopped.reduce((a, s) => a + Math.ceil(s.duration_seconds), 0));
+    assert.equal(
+      res.body.charged_session_seconds,
+      stopped.reduce((a, s) => a + Math.ceil(s.duration_seconds), 0),
+    );
     assert.equal(res.body.premium_voice_seconds, 61);
     assert.equal(res.body.premium_voice_amount, '3.05');
     assert.equal(res.body.total_charged, fmt(sessionCents + 305));
@@ -70,7 +78,10 @@ forEachEngine('billing routes', (engine) => {
     assert.equal(wallet.body.balance, res.body.balance);
     assert.equal(wallet.body.currency, 'USD');
     assert.equal(wallet.body.payments_enabled, false);
-    assert.deepEqual(wallet.body.recent_credits.map((c: any) => [c.kind, c.amount]), [['adjustment', '50.00']]);
+    assert.deepEqual(
+      wallet.body.recent_credits.map((c: any) => [c.kind, c.amount]),
+      [['adjustment', '50.00']],
+    );
   });
 
   test('by-agent and voice split the same money', async () => {
@@ -94,7 +105,10 @@ forEachEngine('billing routes', (engine) => {
   test('monthly: N months newest first, empty ones included', async () => {
     const res = await get('/v1/billing/monthly?limit=3');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.months.map((m: any) => m.month), monthsBack(month(), 3));
+    assert.deepEqual(
+      res.body.months.map((m: any) => m.month),
+      monthsBack(month(), 3),
+    );
     assert.equal(res.body.months[0].total_charged, fmt(stopped.reduce((a, s) => a + cents(s), 0) + 305));
     assert.equal(res.body.months[1].total_charged, '0.00');
     assert.equal((await get('/v1/billing/monthly')).body.months.length, 12);
@@ -119,10 +133,16 @@ forEachEngine('billing routes', (engine) => {
     for (const key of ['id', 'session_id', 'agent_id', 'kind', 'seconds', 'amount', 'created_at']) assert.ok(key in items[0]);
     // Newest first, paged without overlap.
     const ids = items.map((i: any) => i.id);
-    assert.deepEqual(ids, [...ids].sort((x, y) => y - x));
+    assert.deepEqual(
+      ids,
+      [...ids].sort((x, y) => y - x),
+    );
     const p1 = await get('/v1/billing/line-items?limit=3&offset=0');
     const p2 = await get('/v1/billing/line-items?limit=3&offset=3');
-    assert.deepEqual([...p1.body.items, ...p2.body.items].map((i: any) => i.id), ids);
+    assert.deepEqual(
+      [...p1.body.items, ...p2.body.items].map((i: any) => i.id),
+      ids,
+    );
     assert.equal(p2.body.total, 4);
     assert.equal((await get('/v1/billing/line-items?month=2020-01')).body.total, 0);
 
@@ -132,7 +152,10 @@ forEachEngine('billing routes', (engine) => {
     assert.match(csv.headers.get('content-disposition')!, /^attachment; filename="line-items-\d{4}-\d{2}\.csv"$/);
     const lines = (await csv.text()).trim().split('\n');
     assert.equal(lines[0], 'id,session_id,agent_id,kind,seconds,amount,created_at');
-    assert.deepEqual(lines.slice(1), items.map((i: any) => [i.id, i.session_id, i.agent_id, i.kind, i.seconds, i.amount, i.created_at].join(',')));
+    assert.deepEqual(
+      lines.slice(1),
+      items.map((i: any) => [i.id, i.session_id, i.agent_id, i.kind, i.seconds, i.amount, i.created_at].join(',')),
+    );
   });
 
   test("plan and usage: the plan's limits and this month's use", async () => {
@@ -171,8 +194,14 @@ forEachEngine('billing routes', (engine) => {
     for (const limit of ['0', '201', 'x']) itemAt(await get(`/v1/billing/line-items?limit=${limit}`), ['query', 'limit']);
     assert.equal(itemAt(await get('/v1/billing/line-items?offset=-1'), ['query', 'offset']).type, 'greater_than_equal');
     assert.equal(itemAt(await get('/v1/billing/wallet/topup/confirm'), ['query', 'checkout_session_id']).type, 'missing');
-    assert.equal(itemAt(await get('/v1/billing/wallet/topup/confirm?checkout_session_id=cs_123456'), ['query', 'checkout_session_id']).type, 'string_too_short');
-    assert.equal(itemAt(await get(`/v1/billing/wallet/topup/confirm?checkout_session_id=${'c'.repeat(256)}`), ['query', 'checkout_session_id']).type, 'string_too_long');
+    assert.equal(
+      itemAt(await get('/v1/billing/wallet/topup/confirm?checkout_session_id=cs_123456'), ['query', 'checkout_session_id']).type,
+      'string_too_short',
+    );
+    assert.equal(
+      itemAt(await get(`/v1/billing/wallet/topup/confirm?checkout_session_id=${'c'.repeat(256)}`), ['query', 'checkout_session_id']).type,
+      'string_too_long',
+    );
     const post = (body: unknown) => t.request('POST', '/v1/billing/wallet/topup', { key: acct.key, body });
     for (const amount of ['abc', '0.50', '10000.01', '1.234', -5, 0, '']) itemAt(await post({ amount }), ['body', 'amount']);
     assert.equal(itemAt(await post({}), ['body', 'amount']).type, 'missing');
@@ -184,10 +213,14 @@ forEachEngine('billing routes', (engine) => {
     assertCoded(await t.request('POST', '/v1/billing/wallet/topup', { key: acct.key, body: { amount: '25.00' } }), 503, 'payments_not_configured');
     assertCoded(await get('/v1/billing/wallet/topup/confirm?checkout_session_id=cs_test_0123456789'), 503, 'payments_not_configured');
     assertCoded(await t.request('POST', '/v1/billing/wallet/portal', { key: acct.key }), 503, 'payments_not_configured');
-    assertCoded(await t.request('POST', '/v1/billing/stripe/webhook', { key: null, body: { type: 'checkout.session.completed' } }), 503, 'payments_not_configured');
+    assertCoded(
+      await t.request('POST', '/v1/billing/stripe/webhook', { key: null, body: { type: 'checkout.session.completed' } }),
+      503,
+      'payments_not_configured',
+    );
   });
 
-  test("another account sees only its own money; the routes need read (GET) or setup (POST)", async () => {
+  test('another account sees only its own money; the routes need read (GET) or setup (POST)', async () => {
     const other = await t.account('paid', { balance: '7.00' });
     const res = await get('/v1/billing/line-items', other.key);
     assert.equal(res.body.total, 0);
@@ -200,8 +233,19 @@ forEachEngine('billing routes', (engine) => {
 
   test('the OpenAPI document describes every billing answer', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
-    for (const [path, method] of [['/v1/billing/summary', 'get'], ['/v1/billing/by-agent', 'get'], ['/v1/billing/voice', 'get'], ['/v1/billing/monthly', 'get'], ['/v1/billing/line-items', 'get'],
-      ['/v1/billing/wallet', 'get'], ['/v1/billing/wallet/topup', 'post'], ['/v1/billing/wallet/topup/confirm', 'get'], ['/v1/billing/wallet/portal', 'post'], ['/v1/billing/plan', 'get'], ['/v1/usage/summary', 'get']] as const) {
+    for (const [path, method] of [
+      ['/v1/billing/summary', 'get'],
+      ['/v1/billing/by-agent', 'get'],
+      ['/v1/billing/voice', 'get'],
+      ['/v1/billing/monthly', 'get'],
+      ['/v1/billing/line-items', 'get'],
+      ['/v1/billing/wallet', 'get'],
+      ['/v1/billing/wallet/topup', 'post'],
+      ['/v1/billing/wallet/topup/confirm', 'get'],
+      ['/v1/billing/wallet/portal', 'post'],
+      ['/v1/billing/plan', 'get'],
+      ['/v1/usage/summary', 'get'],
+    ] as const) {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method} ${path} documented`);
       assert.ok(op.responses['200'].content['application/json'].schema, `${path} answer shape`);

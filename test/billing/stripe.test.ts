@@ -29,7 +29,11 @@ forEachEngine('Stripe top-ups', (engine) => {
   const confirm = (id: string, key = acct.key) => t.request('GET', `/v1/billing/wallet/topup/confirm?checkout_session_id=${id}`, { key });
   const balance = async (key = acct.key) => (await t.request('GET', '/v1/billing/wallet', { key })).body.balance;
   const webhook = (payload: string, signature: string) =>
-    fetch(`${t.url}/v1/billing/stripe/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body: payload });
+    fetch(`${t.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      body: payload,
+    });
 
   test('a top-up opens a Checkout Session for the amount; confirm credits it once, however often it is called', async () => {
     const res = await topup('25.50', acct.key, { success_url: 'https://example.com/done?cs={CHECKOUT_SESSION_ID}' });
@@ -63,11 +67,17 @@ forEachEngine('Stripe top-ups', (engine) => {
     assert.deepEqual(await hook.json(), { received: true, credited: false });
     assert.equal(await balance(), '27.50');
     const entries = await t.database.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', acct.id).where('kind', '=', 'topup').execute();
-    assert.deepEqual(entries.map((e) => [Number(e.amount_cents), e.reference]), [[2550, res.body.checkout_session_id]]);
+    assert.deepEqual(
+      entries.map((e) => [Number(e.amount_cents), e.reference]),
+      [[2550, res.body.checkout_session_id]],
+    );
     assert.equal(await sumOfEntries(t.database.db, acct.id), 2750);
     const wallet = (await t.request('GET', '/v1/billing/wallet', { key: acct.key })).body;
     assert.equal(wallet.payments_enabled, true);
-    assert.deepEqual([wallet.recent_credits[0].kind, wallet.recent_credits[0].amount, wallet.recent_credits[0].checkout_session_id], ['topup', '25.50', res.body.checkout_session_id]);
+    assert.deepEqual(
+      [wallet.recent_credits[0].kind, wallet.recent_credits[0].amount, wallet.recent_credits[0].checkout_session_id],
+      ['topup', '25.50', res.body.checkout_session_id],
+    );
   });
 
   test("Stripe's signed checkout.session.completed webhook credits a paid checkout once; a bad signature is refused", async () => {
@@ -78,7 +88,11 @@ forEachEngine('Stripe top-ups', (engine) => {
     const refused = await webhook(forged.payload, forged.signature);
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).detail.code, 'invalid_signature');
-    const unsigned = await fetch(`${t.url}/v1/billing/stripe/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: forged.payload });
+    const unsigned = await fetch(`${t.url}/v1/billing/stripe/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: forged.payload,
+    });
     assert.equal(unsigned.status, 400);
     const before = await balance();
     const event = stripe.signedEvent(id);

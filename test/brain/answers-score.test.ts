@@ -11,7 +11,10 @@ const instalments = { question: 'Can I pay in instalments?', expect: ['FlexiPay'
 const dontKnow = "I'm sorry, I don't know that. I'll pass your question on to the team.";
 
 test('a question the site answers: right, honest unknown, wrong fact, outdated fact, echoed question', () => {
-  assert.equal(judgeAnswerable(instalments, { answered: true, text: 'Yes. Jobs over $500 can be paid in six monthly instalments through FlexiPay.' }).verdict, 'right');
+  assert.equal(
+    judgeAnswerable(instalments, { answered: true, text: 'Yes. Jobs over $500 can be paid in six monthly instalments through FlexiPay.' }).verdict,
+    'right',
+  );
   // Case and spacing aside ("8am" is "8 am").
   assert.equal(judgeAnswerable({ question: 'When do you open?', expect: ['8 am'] }, { answered: true, text: 'We open at 8AM.' }).verdict, 'right');
   assert.equal(judgeAnswerable(instalments, { answered: false, text: dontKnow }).verdict, 'unknown');

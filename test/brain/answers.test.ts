@@ -13,7 +13,11 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { agentWithWebsite, ask, until } from '../knowledge/support/brain.js';
 import { echoes } from '../../bench/answers/score.js';
 
-const LAYOUT = (title: string, main: string, head = '') => `<!doctype html><html><head><meta charset="utf-8"><title>${title} | Rapid Flow Plumbing</title>${head}</head>
+const LAYOUT = (
+  title: string,
+  main: string,
+  head = '',
+) => `<!doctype html><html><head><meta charset="utf-8"><title>${title} | Rapid Flow Plumbing</title>${head}</head>
 <body><div class="cookie-banner"><p>We use cookies to improve your experience.</p><button>OK</button></div>
 <header><nav><a href="/">Home</a> <a href="/faq">FAQ</a></nav></header>
 <main>${main}</main>
@@ -22,19 +26,47 @@ const LAYOUT = (title: string, main: string, head = '') => `<!doctype html><html
 const JSON_LD = JSON.stringify({
   '@context': 'https://schema.org',
   '@type': 'FAQPage',
-  mainEntity: [{ '@type': 'Question', name: 'Do you offer a guarantee?', acceptedAnswer: { '@type': 'Answer', text: 'Yes: all our work is <b>guaranteed for 24 months</b>, parts and labour.' } }],
+  mainEntity: [
+    {
+      '@type': 'Question',
+      name: 'Do you offer a guarantee?',
+      acceptedAnswer: { '@type': 'Answer', text: 'Yes: all our work is <b>guaranteed for 24 months</b>, parts and labour.' },
+    },
+  ],
 });
 
 /** One page per FAQ shape; each question is asked below in other words than the page's. */
 const PAGES: Record<string, string> = {
-  '/faq-dl': LAYOUT('Payment questions', `<h1>Payment questions</h1><dl><dt>Can I pay in instalments?</dt><dd>Yes. Jobs over $500 can be paid in six monthly instalments through our finance partner FlexiPay.</dd><dt>Do you take cash?</dt><dd>We accept cash, cards and bank transfer.</dd></dl>`),
-  '/faq-details': LAYOUT('Insurance questions', `<h1>Insurance questions</h1><details><summary>Are your engineers insured?</summary><p>Every engineer carries £5 million public liability cover.</p></details><details><summary><h3>Do you work on Sundays?</h3></summary>Only for emergencies, at double the weekday rate.</details>`),
-  '/faq-headings': LAYOUT('Drain questions', `<h1>Drain questions</h1><h2>Can you unblock a drain?</h2><p>Yes, we clear drains with high-pressure water jetting.</p><p>We can also film the pipe with a CCTV camera to find the cause.</p><h2>Do you clean up afterwards?</h2><p>Always: we leave the site as we found it.</p>`),
-  '/faq-bold': LAYOUT('New customers', `<h1>New customers</h1><p>Here is what new customers ask us.</p><p><strong>Do I need to be home for the visit?</strong> Someone over 18 must be there to let the engineer in.</p><p><b>How do I book?</b></p><p>Book online or call the office; we confirm within two hours.</p>`),
-  '/faq-jsonld': LAYOUT('Guarantee', `<h1>Guarantee</h1><p>Answers to the questions customers ask most.</p><div id="faq-widget"></div>`, `<script type="application/ld+json">${JSON_LD}</script>`),
+  '/faq-dl': LAYOUT(
+    'Payment questions',
+    `<h1>Payment questions</h1><dl><dt>Can I pay in instalments?</dt><dd>Yes. Jobs over $500 can be paid in six monthly instalments through our finance partner FlexiPay.</dd><dt>Do you take cash?</dt><dd>We accept cash, cards and bank transfer.</dd></dl>`,
+  ),
+  '/faq-details': LAYOUT(
+    'Insurance questions',
+    `<h1>Insurance questions</h1><details><summary>Are your engineers insured?</summary><p>Every engineer carries £5 million public liability cover.</p></details><details><summary><h3>Do you work on Sundays?</h3></summary>Only for emergencies, at double the weekday rate.</details>`,
+  ),
+  '/faq-headings': LAYOUT(
+    'Drain questions',
+    `<h1>Drain questions</h1><h2>Can you unblock a drain?</h2><p>Yes, we clear drains with high-pressure water jetting.</p><p>We can also film the pipe with a CCTV camera to find the cause.</p><h2>Do you clean up afterwards?</h2><p>Always: we leave the site as we found it.</p>`,
+  ),
+  '/faq-bold': LAYOUT(
+    'New customers',
+    `<h1>New customers</h1><p>Here is what new customers ask us.</p><p><strong>Do I need to be home for the visit?</strong> Someone over 18 must be there to let the engineer in.</p><p><b>How do I book?</b></p><p>Book online or call the office; we confirm within two hours.</p>`,
+  ),
+  '/faq-jsonld': LAYOUT(
+    'Guarantee',
+    `<h1>Guarantee</h1><p>Answers to the questions customers ask most.</p><div id="faq-widget"></div>`,
+    `<script type="application/ld+json">${JSON_LD}</script>`,
+  ),
   '/news/prices-2019': LAYOUT('Our 2019 prices', `<article><h1>Our 2019 prices</h1><p>Published 3 March 2019</p><p>A boiler service costs £65.</p></article>`),
-  '/radiators': LAYOUT('Radiators', `<h1>Radiators</h1><p>We fit new radiators in a morning, with thermostatic valves.</p><p>Old radiators are taken away for recycling.</p><h2>Showers</h2><p>We repair leaking showers.</p><p>Shower pumps are serviced yearly.</p><p>An electric shower is checked for safety.</p>`),
-  '/prices': LAYOUT('Prices', `<h1>Prices</h1><p>Prices updated January 2025.</p><table><thead><tr><th>Service</th><th>Price</th></tr></thead><tbody><tr><td>Boiler service</td><td>£95</td></tr><tr><td>Drain unblocking</td><td>£150</td></tr></tbody></table>`),
+  '/radiators': LAYOUT(
+    'Radiators',
+    `<h1>Radiators</h1><p>We fit new radiators in a morning, with thermostatic valves.</p><p>Old radiators are taken away for recycling.</p><h2>Showers</h2><p>We repair leaking showers.</p><p>Shower pumps are serviced yearly.</p><p>An electric shower is checked for safety.</p>`,
+  ),
+  '/prices': LAYOUT(
+    'Prices',
+    `<h1>Prices</h1><p>Prices updated January 2025.</p><table><thead><tr><th>Service</th><th>Price</th></tr></thead><tbody><tr><td>Boiler service</td><td>£95</td></tr><tr><td>Drain unblocking</td><td>£150</td></tr></tbody></table>`,
+  ),
 };
 
 async function startSite(): Promise<{ url: string; close(): Promise<void> }> {
@@ -81,7 +113,9 @@ forEachEngine('answers: identity and FAQ shapes', (engine) => {
   });
 
   test("the system prompt's business and town and the agent's name are knowledge (no page at all)", async () => {
-    const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', system_prompt: "You are Ava, the assistant of Bella's Bakery in Springfield." } });
+    const created = await t.request('POST', '/v1/agent/create', {
+      body: { name: 'Ava', system_prompt: "You are Ava, the assistant of Bella's Bakery in Springfield." },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const agent = created.body.id as number;
     await assertAnswers(t, agent, 'What is the name of the bakery?', [/Bella's Bakery/]);
@@ -148,7 +182,7 @@ forEachEngine('answers: identity and FAQ shapes', (engine) => {
     assert.doesNotMatch(text, /£65/);
   });
 
-  test("a sentence that shares the question's verb but not its object does not answer it: \"I don't know\"", async () => {
+  test('a sentence that shares the question\'s verb but not its object does not answer it: "I don\'t know"', async () => {
     const agent = await agentWithWebsite(t, null, undefined, 'Sam');
     await addPage(t, agent, `${site.url}/radiators`);
     await assertAnswers(t, agent, 'Can you fit a new radiator?', [/in a morning/]);

@@ -28,7 +28,12 @@ forEachEngine('retrieval by meaning (offline engine)', (engine) => {
   let agent: number;
   before(async () => {
     embeddings = await startFakeEmbeddings();
-    t = await startTestApp(engine, { EMBEDDINGS_URL: embeddings.url, EMBEDDINGS_MODEL: 'test-embedder', EMBEDDINGS_API_KEY: 'sk-emb', EMBEDDINGS_MIN_SIMILARITY: '0.55' });
+    t = await startTestApp(engine, {
+      EMBEDDINGS_URL: embeddings.url,
+      EMBEDDINGS_MODEL: 'test-embedder',
+      EMBEDDINGS_API_KEY: 'sk-emb',
+      EMBEDDINGS_MIN_SIMILARITY: '0.55',
+    });
     agent = await workshopAgent(t);
   });
   after(async () => {
@@ -52,7 +57,10 @@ forEachEngine('retrieval by meaning (offline engine)', (engine) => {
       assert.equal(request.model, 'test-embedder');
       assert.equal(request.encoding_format, 'float');
     }
-    assert.ok(embeddings.requests.some((r) => r.input.includes(`Workshop: ${WORKSHOP}`)), JSON.stringify(embeddings.requests));
+    assert.ok(
+      embeddings.requests.some((r) => r.input.includes(`Workshop: ${WORKSHOP}`)),
+      JSON.stringify(embeddings.requests),
+    );
   });
 
   test('a question asked again is not embedded again, and a knowledge change embeds only what changed', async () => {
@@ -61,7 +69,9 @@ forEachEngine('retrieval by meaning (offline engine)', (engine) => {
     await ask(t, agent, PARAPHRASE);
     assert.equal(embeddings.requests.flatMap((r) => r.input).length, before);
 
-    const added = await t.request('POST', `/v1/agent/${agent}/kb-sections`, { body: { title: 'Opening hours', content: 'The workshop is open from 9 am to 5 pm.' } });
+    const added = await t.request('POST', `/v1/agent/${agent}/kb-sections`, {
+      body: { title: 'Opening hours', content: 'The workshop is open from 9 am to 5 pm.' },
+    });
     assert.equal(added.status, 200);
     const hours = await ask(t, agent, 'When is the workshop open?');
     assert.match(hours.text, /9 am to 5 pm/);
@@ -113,7 +123,7 @@ forEachEngine('retrieval by meaning (LLM engine)', (engine) => {
     await llm.close();
   });
 
-  test('the knowledge found by meaning is in the model\'s prompt', async () => {
+  test("the knowledge found by meaning is in the model's prompt", async () => {
     llm.stream = { kind: 'stream', steps: [{ text: 'Yes, we repair bicycles.' }] };
     const reply = await ask(t, agent, PARAPHRASE);
     assert.equal(reply.done.answered, true);

@@ -22,7 +22,13 @@ forEachEngine('LLM brain', (engine) => {
   before(async () => {
     site = await startTestSite();
     llm = await startFakeLlm();
-    t = await startTestApp(engine, { CRAWL_ALLOW_PRIVATE: '1', LLM_URL: llm.url, LLM_API_KEY: 'sk-test-123', LLM_MODEL: 'test-model', LLM_TIMEOUT_SECONDS: '1' });
+    t = await startTestApp(engine, {
+      CRAWL_ALLOW_PRIVATE: '1',
+      LLM_URL: llm.url,
+      LLM_API_KEY: 'sk-test-123',
+      LLM_MODEL: 'test-model',
+      LLM_TIMEOUT_SECONDS: '1',
+    });
     agent = await agentWithWebsite(t, `${site.url}/`);
   });
   after(async () => {
@@ -43,12 +49,18 @@ forEachEngine('LLM brain', (engine) => {
         ],
       })}`,
     };
-    await t.request('POST', `/v1/agent/${agent}/generate-brain`, { body: { pages: ['/', '/prices', '/contact', '/faq', '/services'].map((p) => ({ url: site.url + p, is_primary: true })) } });
+    await t.request('POST', `/v1/agent/${agent}/generate-brain`, {
+      body: { pages: ['/', '/prices', '/contact', '/faq', '/services'].map((p) => ({ url: site.url + p, is_primary: true })) },
+    });
     const { last } = await awaitBuild(t, agent);
     assert.equal(last.brain_status, 'complete');
     assert.equal(last.engine, 'llm');
     assert.equal(last.instructions, 'You are Ava, the friendly voice of Sunrise Bakery & Café in Riverton. Keep answers short.');
-    assert.deepEqual(last.facts.map((f: any) => f.text), ['Open Monday to Saturday, 7 am to 3 pm', 'Croissants cost $3.25'], 'a fact from no page of the agent is dropped');
+    assert.deepEqual(
+      last.facts.map((f: any) => f.text),
+      ['Open Monday to Saturday, 7 am to 3 pm', 'Croissants cost $3.25'],
+      'a fact from no page of the agent is dropped',
+    );
     assert.equal(last.facts[1].source.url, `${site.url}/prices`);
     const request = llm.requests.find((r) => !r.body.stream)!;
     assert.equal(request.body.model, 'test-model');
@@ -73,8 +85,15 @@ forEachEngine('LLM brain', (engine) => {
     let text = '';
     let done: any;
     for await (const event of t.context.answers.answer({
-      accountId: t.accountId, agentId: agent, language: 'en', visitor: { first_name: 'Sam' }, signal: new AbortController().signal,
-      history: [{ role: 'visitor', text: 'Hello' }, { role: 'agent', text: 'Hi! How can I help?' }],
+      accountId: t.accountId,
+      agentId: agent,
+      language: 'en',
+      visitor: { first_name: 'Sam' },
+      signal: new AbortController().signal,
+      history: [
+        { role: 'visitor', text: 'Hello' },
+        { role: 'agent', text: 'Hi! How can I help?' },
+      ],
       text: 'When are you open?',
       missingDetails: [{ name: 'email', description: "The visitor's email address" }],
     })) {
@@ -98,7 +117,14 @@ forEachEngine('LLM brain', (engine) => {
     assert.match(system.content, /We're open Monday to Saturday from 7 am to 3 pm/, 'the retrieved knowledge');
     assert.match(system.content, /ask the visitor for their email address/);
     assert.match(system.content, /first_name: Sam/);
-    assert.deepEqual(request.messages.slice(1).map((m: any) => [m.role, m.content]), [['user', 'Hello'], ['assistant', 'Hi! How can I help?'], ['user', 'When are you open?']]);
+    assert.deepEqual(
+      request.messages.slice(1).map((m: any) => [m.role, m.content]),
+      [
+        ['user', 'Hello'],
+        ['assistant', 'Hi! How can I help?'],
+        ['user', 'When are you open?'],
+      ],
+    );
   });
 
   test("the model's NO_ANSWER mark is not spoken; the question becomes a knowledge gap", async () => {
@@ -115,7 +141,16 @@ forEachEngine('LLM brain', (engine) => {
     llm.stream = { kind: 'stream', steps: [{ text: "[NO_ANSWER] I'm sorry, I don't know that." }] };
     const question = 'Do you sell gift vouchers for weddings?';
     let done: any;
-    for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text: question, language: 'en', visitor: {}, signal: new AbortController().signal, speculative: true })) {
+    for await (const event of t.context.answers.answer({
+      accountId: t.accountId,
+      agentId: agent,
+      history: [],
+      text: question,
+      language: 'en',
+      visitor: {},
+      signal: new AbortController().signal,
+      speculative: true,
+    })) {
       if (event.type === 'done') done = event;
     }
     assert.equal(done.answered, false);
@@ -123,7 +158,10 @@ forEachEngine('LLM brain', (engine) => {
     const gapsFor = async () => (await t.request('GET', `/v1/agent/${agent}/v2/gaps`)).body.gaps.filter((g: any) => g.question === question);
     assert.deepEqual(await gapsFor(), []);
     const gapId = await done.commit();
-    assert.deepEqual((await gapsFor()).map((g: any) => g.id), [gapId]);
+    assert.deepEqual(
+      (await gapsFor()).map((g: any) => g.id),
+      [gapId],
+    );
   });
 
   test('a model that does not start answering in time, or fails, gets the spoken fallback (no gap)', async () => {
@@ -145,11 +183,22 @@ forEachEngine('LLM brain', (engine) => {
     llm.stream = { kind: 'stream', steps: [{ text: 'We are open ' }, { text: 'from 7 am', delayMs: 500 }] };
     const controller = new AbortController();
     const events: any[] = [];
-    for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text: 'When are you open?', language: 'en', visitor: {}, signal: controller.signal })) {
+    for await (const event of t.context.answers.answer({
+      accountId: t.accountId,
+      agentId: agent,
+      history: [],
+      text: 'When are you open?',
+      language: 'en',
+      visitor: {},
+      signal: controller.signal,
+    })) {
       events.push(event);
       if (event.type === 'text') controller.abort();
     }
-    assert.deepEqual(events.map((e) => e.type), ['text']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['text'],
+    );
   });
 });
 
@@ -159,6 +208,9 @@ test('the engine is chosen by LLM_URL and said once at start', async () => {
   const deps = { knowledge: {} as never, gaps: {} as never };
   assert.equal((await createBrain(loadConfig({} as NodeJS.ProcessEnv), deps, logger)).engine.name, 'offline');
   assert.equal((await createBrain(loadConfig({ LLM_URL: 'http://127.0.0.1:9/v1' } as NodeJS.ProcessEnv), deps, logger)).engine.name, 'llm');
-  assert.deepEqual(lines.map((l) => l.object.engine), ['offline', 'llm']);
+  assert.deepEqual(
+    lines.map((l) => l.object.engine),
+    ['offline', 'llm'],
+  );
   assert.match(lines[1]!.message, /language model/);
 });

@@ -54,14 +54,27 @@ forEachEngine('offline brain', (engine) => {
       assert.equal(typeof done.gapId, 'number');
     }
     const gaps = (await t.request('GET', `/v1/agent/${agent}/v2/gaps`)).body.gaps;
-    for (const question of UNANSWERABLE) assert.ok(gaps.some((g: any) => g.question === question), `no gap for ${question}`);
+    for (const question of UNANSWERABLE)
+      assert.ok(
+        gaps.some((g: any) => g.question === question),
+        `no gap for ${question}`,
+      );
   });
 
   test('an answer prepared ahead (speculative) records its gap only when committed', async () => {
     const question = 'Do you rent out bicycles for the weekend?';
     const gapsFor = async () => (await t.request('GET', `/v1/agent/${agent}/v2/gaps`)).body.gaps.filter((g: any) => g.question === question);
     let done: any;
-    for await (const event of t.context.answers.answer({ accountId: t.accountId, agentId: agent, history: [], text: question, language: 'en', visitor: {}, signal: new AbortController().signal, speculative: true })) {
+    for await (const event of t.context.answers.answer({
+      accountId: t.accountId,
+      agentId: agent,
+      history: [],
+      text: question,
+      language: 'en',
+      visitor: {},
+      signal: new AbortController().signal,
+      speculative: true,
+    })) {
       if (event.type === 'done') done = event;
     }
     assert.equal(done.answered, false);
@@ -93,15 +106,23 @@ forEachEngine('offline brain', (engine) => {
     assert.ok(Date.parse(gap.last_asked_at) >= Date.parse(gap.first_asked_at));
     assert.equal(list.body.gaps[0].times_asked >= list.body.gaps[list.body.gaps.length - 1].times_asked, true, 'most asked first');
 
-    const answered = await t.request('POST', `/v1/agent/${agent}/v2/gaps/${gap.id}/answer`, { body: { answer: 'Yes, we have two high chairs for little ones.' } });
+    const answered = await t.request('POST', `/v1/agent/${agent}/v2/gaps/${gap.id}/answer`, {
+      body: { answer: 'Yes, we have two high chairs for little ones.' },
+    });
     assert.equal(answered.status, 200, JSON.stringify(answered.body));
     assert.equal(answered.body.status, 'answered');
     const now = await ask(t, agent, 'Do you have a high chair?');
     assert.equal(now.done.answered, true);
     assert.equal(now.text, 'Yes, we have two high chairs for little ones.');
     assert.equal(now.done.sources[0].kind, 'gap_answer');
-    assert.equal((await t.request('GET', `/v1/agent/${agent}/v2/gaps?status=answered`)).body.gaps.some((g: any) => g.id === gap.id), true);
-    assert.equal((await t.request('GET', `/v1/agent/${agent}/v2/gaps?status=open`)).body.gaps.some((g: any) => g.id === gap.id), false);
+    assert.equal(
+      (await t.request('GET', `/v1/agent/${agent}/v2/gaps?status=answered`)).body.gaps.some((g: any) => g.id === gap.id),
+      true,
+    );
+    assert.equal(
+      (await t.request('GET', `/v1/agent/${agent}/v2/gaps?status=open`)).body.gaps.some((g: any) => g.id === gap.id),
+      false,
+    );
 
     const dismissed = await t.request('POST', `/v1/agent/${agent}/v2/gaps/${other.done.gapId}/dismiss`);
     assert.equal(dismissed.body.status, 'dismissed');
@@ -144,18 +165,29 @@ forEachEngine('offline brain', (engine) => {
   });
 
   test('a follow-up question uses the previous one', async () => {
-    const { text } = await ask(t, agent, 'And how much is it?', { history: [{ role: 'visitor', text: 'Do you have hot chocolate?' }, { role: 'agent', text: 'Hot chocolate: $4.00.' }] });
+    const { text } = await ask(t, agent, 'And how much is it?', {
+      history: [
+        { role: 'visitor', text: 'Do you have hot chocolate?' },
+        { role: 'agent', text: 'Hot chocolate: $4.00.' },
+      ],
+    });
     assert.match(text, /\$4\.00/);
   });
 
   test('a missing detail is asked for once, politely, after the answer', async () => {
-    const details = [{ name: 'email', description: "The visitor's email address" }, { name: 'phone', description: 'Phone number' }];
+    const details = [
+      { name: 'email', description: "The visitor's email address" },
+      { name: 'phone', description: 'Phone number' },
+    ];
     const answered = await ask(t, agent, 'How much is a flat white?', { missingDetails: details });
     assert.match(answered.text, /^The flat white is \$4\.20\. By the way, may I have your email address\?$/);
     const unknown = await ask(t, agent, 'Do you sell bicycles?', { missingDetails: details });
     assert.match(unknown.text, /pass .* on .*May I have your email address, so the team can get back to you\?$/);
     // Not twice in a row, and not on a greeting.
-    const history = [{ role: 'visitor' as const, text: 'How much is a flat white?' }, { role: 'agent' as const, text: answered.text }];
+    const history = [
+      { role: 'visitor' as const, text: 'How much is a flat white?' },
+      { role: 'agent' as const, text: answered.text },
+    ];
     const next = await ask(t, agent, 'And a cappuccino?', { history, missingDetails: details });
     assert.doesNotMatch(next.text, /may I have/i);
     assert.doesNotMatch((await ask(t, agent, 'Hello', { missingDetails: details })).text, /may I have/i);

@@ -57,7 +57,7 @@ forEachEngine('catalogs and API documents', (engine) => {
       assert.deepEqual([...genders].sort(), ['f', 'm']);
     });
 
-    it('face01 is a woman\'s face whose default voice is af_bella', async () => {
+    it("face01 is a woman's face whose default voice is af_bella", async () => {
       const face = ((await t.request('GET', '/v1/avatars')).body as any[]).find((f) => f.avatar_id === 'face01');
       assert.ok(face);
       assert.equal(face.gender, 'f');
@@ -169,7 +169,8 @@ forEachEngine('catalogs and API documents', (engine) => {
       assert.ok(doc.components.schemas.AgentUpdateRequest);
       const schema = bodySchema('patch', '/v1/agent/{agent_id}');
       assert.ok(!schema.required || schema.required.length === 0, JSON.stringify(schema.required));
-      for (const field of ['name', 'studio', 'welcome_message', 'fillers_enabled', 'status']) assert.ok(schema.properties?.[field], `AgentUpdateRequest.${field}`);
+      for (const field of ['name', 'studio', 'welcome_message', 'fillers_enabled', 'status'])
+        assert.ok(schema.properties?.[field], `AgentUpdateRequest.${field}`);
       const welcome = resolve(schema.properties.welcome_message);
       assert.ok(JSON.stringify(welcome).includes('"maxLength":300'), JSON.stringify(welcome));
     });
@@ -200,7 +201,10 @@ forEachEngine('catalogs and API documents', (engine) => {
 
     it('names the bearer scheme', () => {
       const schemes = Object.values(doc.components?.securitySchemes ?? {}) as any[];
-      assert.ok(schemes.some((s) => s.type === 'http' && s.scheme === 'bearer'), JSON.stringify(schemes));
+      assert.ok(
+        schemes.some((s) => s.type === 'http' && s.scheme === 'bearer'),
+        JSON.stringify(schemes),
+      );
     });
 
     it('/docs serves an HTML page', async () => {

@@ -206,7 +206,11 @@ forEachEngine('custom faces', (engine) => {
       const byDefault = await t.request('POST', '/v1/agent/create', { body: { name: 'Gus default', avatar_id: faceId } });
       assert.equal(byDefault.status, 200, JSON.stringify(byDefault.body));
       assert.equal(byDefault.body.voice_id, 'am_adam');
-      assertCoded(await t.request('POST', '/v1/agent/create', { body: { name: 'Mismatch', avatar_id: faceId, voice_id: 'af_bella' } }), 422, 'voice_face_mismatch');
+      assertCoded(
+        await t.request('POST', '/v1/agent/create', { body: { name: 'Mismatch', avatar_id: faceId, voice_id: 'af_bella' } }),
+        422,
+        'voice_face_mismatch',
+      );
       const other = await makeAgent(t, {});
       assertCoded(await t.request('PATCH', `/v1/agent/${other}`, { body: { avatar_id: faceId } }), 422, 'voice_face_mismatch');
       const patched = await t.request('PATCH', `/v1/agent/${other}`, { body: { avatar_id: faceId, voice_id: 'bm_lewis' } });
@@ -247,12 +251,23 @@ forEachEngine('custom faces', (engine) => {
       const theirs = await listed(t, other.key);
       assert.ok(!theirs.some((f) => f.avatar_id === faceId), 'not listed for another account');
       assert.ok(theirs.some((f) => f.avatar_id === 'face01'));
-      assertCoded(await t.request('POST', '/v1/agent/create', { key: other.key, body: { name: 'Thief', avatar_id: faceId, voice_id: 'am_adam' } }), 422, 'unknown_avatar');
+      assertCoded(
+        await t.request('POST', '/v1/agent/create', { key: other.key, body: { name: 'Thief', avatar_id: faceId, voice_id: 'am_adam' } }),
+        422,
+        'unknown_avatar',
+      );
       const agentId = await makeAgent(t, {}, other.key);
-      assertCoded(await t.request('PATCH', `/v1/agent/${agentId}`, { key: other.key, body: { avatar_id: faceId, voice_id: 'am_adam' } }), 422, 'unknown_avatar');
+      assertCoded(
+        await t.request('PATCH', `/v1/agent/${agentId}`, { key: other.key, body: { avatar_id: faceId, voice_id: 'am_adam' } }),
+        422,
+        'unknown_avatar',
+      );
       assertCoded(await startSession(t, { agent_id: agentId, avatar_id: faceId, voice_id: 'am_adam' }, other.key), 422, 'unknown_avatar');
       assertCoded(await t.request('DELETE', `/v1/avatars/${faceId}?confirm=true`, { key: other.key }), 404, 'avatar_not_found');
-      assert.ok((await listed(t)).some((f) => f.avatar_id === faceId), 'still there for its owner');
+      assert.ok(
+        (await listed(t)).some((f) => f.avatar_id === faceId),
+        'still there for its owner',
+      );
     });
 
     it('the free plan may use its own face with a kokoro voice', async () => {
@@ -303,7 +318,10 @@ forEachEngine('custom faces', (engine) => {
       assert.equal(face?.name, 'Ada');
       assert.equal(face?.gender, 'f');
       assert.equal(catalog.face('ada-face', t.accountId + 1000), undefined, 'scoped to its account');
-      assert.deepEqual(catalog.listFaces(t.accountId).map((f) => f.avatar_id), (await listed(t)).map((f) => f.avatar_id));
+      assert.deepEqual(
+        catalog.listFaces(t.accountId).map((f) => f.avatar_id),
+        (await listed(t)).map((f) => f.avatar_id),
+      );
     });
 
     it('an operator face (no account) is seen and usable by every account', async () => {
@@ -324,7 +342,11 @@ forEachEngine('custom faces', (engine) => {
     describe('two nodes on one PostgreSQL', () => {
       it('a face added on one node is usable on the other at once and listed there; a delete shows there too', async () => {
         const database = await openDatabase({ databaseUrl: t.database.connectionString });
-        const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv), database, logger: false });
+        const { app } = await buildApp({
+          config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv),
+          database,
+          logger: false,
+        });
         try {
           await app.listen({ port: 0, host: '127.0.0.1' });
           const nodeB = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
@@ -342,7 +364,10 @@ forEachEngine('custom faces', (engine) => {
           assert.equal(agent.status, 200, JSON.stringify(agent.body));
           assert.equal(agent.body.voice_id, 'af_alloy');
           await sleep(1100);
-          assert.ok((await onB('GET', '/v1/avatars')).body.some((f: any) => f.avatar_id === 'roamer'), 'listed on node B');
+          assert.ok(
+            (await onB('GET', '/v1/avatars')).body.some((f: any) => f.avatar_id === 'roamer'),
+            'listed on node B',
+          );
           assert.equal((await onB('DELETE', `/v1/agent/${agent.body.id}?confirm=true`)).status, 204);
           assert.equal((await t.request('DELETE', '/v1/avatars/roamer?confirm=true')).status, 204);
           await sleep(1100);

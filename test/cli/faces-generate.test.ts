@@ -29,7 +29,31 @@ describe('presence faces generate', () => {
     try {
       const [adminKey] = bannerKeys(server);
       const out = path.join(tempDataDir('faces-generate-out'), 'ada.glb');
-      const ada = singleJson(await runCli(['faces', 'generate', '--name', 'Ada', '--gender', 'f', '--seed', '7', '--age', '45', '--build', '0.2', '--skin', '0.6', '--id', 'gen-ada', '--out', out], env));
+      const ada = singleJson(
+        await runCli(
+          [
+            'faces',
+            'generate',
+            '--name',
+            'Ada',
+            '--gender',
+            'f',
+            '--seed',
+            '7',
+            '--age',
+            '45',
+            '--build',
+            '0.2',
+            '--skin',
+            '0.6',
+            '--id',
+            'gen-ada',
+            '--out',
+            out,
+          ],
+          env,
+        ),
+      );
       assert.equal(ada.avatar_id, 'gen-ada');
       assert.equal(ada.gender, 'f');
       assert.equal(ada.source, 'custom');

@@ -8,7 +8,18 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bannerKeys, cleanup, freePort, freshPostgres, runCli, singleJson, startServer, migratedDataDir, tempDataDir, type ServerProcess } from './support/process.js';
+import {
+  bannerKeys,
+  cleanup,
+  freePort,
+  freshPostgres,
+  runCli,
+  singleJson,
+  startServer,
+  migratedDataDir,
+  tempDataDir,
+  type ServerProcess,
+} from './support/process.js';
 import { faceGlb, REQUIRED_MORPHS } from '../catalog/support/face-glb.js';
 
 after(cleanup);
@@ -50,7 +61,10 @@ async function expectFailure(args: string[], env: Env, stderrPattern: RegExp): P
 
 /** Adds a global face and an account face; checks the printed records. */
 async function addFaces(env: Env, files: Awaited<ReturnType<typeof faceFiles>>) {
-  const run = await runCli(['faces', 'add', '--file', files.good, '--name', 'Operator Olga', '--gender', 'f', '--id', 'olga', '--description', 'Added by the operator'], env);
+  const run = await runCli(
+    ['faces', 'add', '--file', files.good, '--name', 'Operator Olga', '--gender', 'f', '--id', 'olga', '--description', 'Added by the operator'],
+    env,
+  );
   const global = singleJson(run);
   assert.equal(global.avatar_id, 'olga');
   assert.equal(global.name, 'Operator Olga');
@@ -80,7 +94,11 @@ async function faceErrors(env: Env, files: Awaited<ReturnType<typeof faceFiles>>
   if (!full) return;
   await expectFailure(['faces', 'add', '--file', files.notGlb, '--name', 'X', '--gender', 'f'], env, /not a GLB/);
   await expectFailure(['faces', 'add', '--file', files.big, '--name', 'X', '--gender', 'f'], { ...env, FACE_MAX_BYTES: '20000' }, /over the 20000-byte limit/);
-  await expectFailure(['faces', 'add', '--file', path.join(path.dirname(files.good), 'nope.glb'), '--name', 'X', '--gender', 'f'], env, /cannot read .*nope\.glb/);
+  await expectFailure(
+    ['faces', 'add', '--file', path.join(path.dirname(files.good), 'nope.glb'), '--name', 'X', '--gender', 'f'],
+    env,
+    /cannot read .*nope\.glb/,
+  );
   await expectFailure(['faces', 'add', '--file', files.good, '--name', 'X', '--gender', 'f', '--id', 'face01'], env, /built-in/);
   await expectFailure(['faces', 'add', '--file', files.good, '--name', 'X', '--gender', 'f', '--id', 'Bad Id'], env, /id/);
   await expectFailure(['faces', 'add', '--file', files.good, '--name', 'X', '--gender', 'f', '--voice', 'am_adam'], env, /does not suit/);

@@ -65,7 +65,10 @@ for (const engine of engines) {
         assert.equal(again.status, 200, 'the first key still works');
         assert.equal(again.body.name, 'Ada');
         const list = await second.request('GET', '/v1/agent/list', { key });
-        assert.deepEqual(list.body.map((a: any) => a.name), ['Ada']);
+        assert.deepEqual(
+          list.body.map((a: any) => a.name),
+          ['Ada'],
+        );
         const same = singleJson(await runCli(['accounts', 'set', '--id', '1'], env));
         assert.equal(same.balance, '100.00');
         assert.equal(same.name, 'default');

@@ -160,7 +160,7 @@ describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => 
     try {
       const admin = JSON.parse(fs.readFileSync(path.join(server.dataDir, 'admin.json'), 'utf8'));
       assert.equal(admin.pid, server.child.pid);
-      assert.equal((fs.statSync(path.join(server.dataDir, 'admin.json')).mode & 0o077), 0, 'admin.json is private to its owner');
+      assert.equal(fs.statSync(path.join(server.dataDir, 'admin.json')).mode & 0o077, 0, 'admin.json is private to its owner');
       const body = { command: 'accounts.create', args: { name: 'intruder', plan: 'paid', balance: '1000000.00' } };
       const wrong = admin.token.slice(0, -1) + (admin.token.endsWith('A') ? 'B' : 'A');
       const attempts: Array<Record<string, string>> = [{}, { 'x-admin-token': wrong }, { 'x-admin-token': '' }, { authorization: `Bearer ${admin.token}` }];
@@ -168,7 +168,10 @@ describe('DATA_DIR ownership and the admin endpoint [embedded database]', () => 
         const response = await server.request('POST', '/internal/admin', { body, headers });
         assert.equal(response.status, 404, `refused with ${JSON.stringify(Object.keys(headers))}`);
       }
-      const right = await server.request('POST', '/internal/admin', { body: { command: 'accounts.set', args: { id: 1 } }, headers: { 'x-admin-token': admin.token } });
+      const right = await server.request('POST', '/internal/admin', {
+        body: { command: 'accounts.set', args: { id: 1 } },
+        headers: { 'x-admin-token': admin.token },
+      });
       assert.equal(right.status, 200);
       assert.equal(right.body.name, 'default');
       // None of the refused calls made an account: the next one made is number 2.

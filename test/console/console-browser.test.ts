@@ -20,11 +20,18 @@ const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'u
 
 /** A small bakery website on 127.0.0.1. */
 function bakerySite(): Promise<{ url: string; close: () => Promise<void> }> {
-  const page = (title: string, body: string) => `<!doctype html><html><head><title>${title}</title></head><body><nav><a href="/">Home</a> <a href="/about">About us</a> <a href="/prices">Prices</a></nav><main><h1>${title}</h1>${body}</main></body></html>`;
+  const page = (title: string, body: string) =>
+    `<!doctype html><html><head><title>${title}</title></head><body><nav><a href="/">Home</a> <a href="/about">About us</a> <a href="/prices">Prices</a></nav><main><h1>${title}</h1>${body}</main></body></html>`;
   const pages: Record<string, string> = {
-    '/': page('Crumb & Co bakery', '<p>Crumb &amp; Co is a family bakery in Lyon baking sourdough bread every morning since 1998. We are open Tuesday to Sunday from 7am to 7pm.</p>'),
+    '/': page(
+      'Crumb & Co bakery',
+      '<p>Crumb &amp; Co is a family bakery in Lyon baking sourdough bread every morning since 1998. We are open Tuesday to Sunday from 7am to 7pm.</p>',
+    ),
     '/about': page('About us', '<p>Marie and Paul Durand run the bakery. Everything is baked on site with organic flour from a mill in the Drôme.</p>'),
-    '/prices': page('Prices', '<p>A sourdough loaf costs 4.50 euros. A croissant costs 1.40 euros. Birthday cakes start at 28 euros and are ordered two days ahead.</p>'),
+    '/prices': page(
+      'Prices',
+      '<p>A sourdough loaf costs 4.50 euros. A croissant costs 1.40 euros. Birthday cakes start at 28 euros and are ordered two days ahead.</p>',
+    ),
   };
   const server = http.createServer((req, res) => {
     const body = pages[(req.url ?? '/').split('?')[0]];
@@ -32,10 +39,12 @@ function bakerySite(): Promise<{ url: string; close: () => Promise<void> }> {
     if (!body) return res.writeHead(404).end('not found');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(body);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r())) });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
 }
 
 describe('the console in a browser', { skip, timeout: 180_000 }, () => {
@@ -64,12 +73,16 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
   async function axe(label: string) {
     const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
     const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`), [], `axe on ${label}`);
+    assert.deepEqual(
+      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe on ${label}`,
+    );
     assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
     assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
   }
 
-  it('the client\'s TypeScript checks (its own DOM and JSX settings)', () => {
+  it("the client's TypeScript checks (its own DOM and JSX settings)", () => {
     execFileSync(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '--noEmit', '-p', 'src/console/client'], { stdio: 'pipe' });
   });
 
@@ -127,7 +140,10 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
     const status = (await t.request('GET', `/v1/agent/${agentId}/brain-status`)).body;
     assert.equal(status.brain_status, 'complete');
     const pages = (await t.request('GET', `/v1/agent/${agentId}/pages/list`)).body;
-    assert.ok(pages.some((p: any) => p.url.endsWith('/prices') && p.is_primary && p.status === 'read'), JSON.stringify(pages));
+    assert.ok(
+      pages.some((p: any) => p.url.endsWith('/prices') && p.is_primary && p.status === 'read'),
+      JSON.stringify(pages),
+    );
     await axe('knowledge');
   });
 

@@ -19,7 +19,12 @@ import { hasChromium, launch } from '../player/support/browser.js';
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
 const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
-interface Received { method: string; url: string; headers: http.IncomingHttpHeaders; body: string }
+interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 
 /** A webhook receiver on 127.0.0.1 that answers 200 and hands over each request it gets. */
 function receiver(): Promise<{ url: string; next: () => Promise<Received>; close: () => Promise<void> }> {
@@ -36,14 +41,16 @@ function receiver(): Promise<{ url: string; next: () => Promise<Received>; close
       else got.push(r);
     });
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    resolve({
-      url: `http://127.0.0.1:${port}/hook`,
-      next: () => (got.length ? Promise.resolve(got.shift()!) : new Promise((r) => waiting.push(r))),
-      close: () => new Promise((r) => server.close(() => r())),
-    });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({
+        url: `http://127.0.0.1:${port}/hook`,
+        next: () => (got.length ? Promise.resolve(got.shift()!) : new Promise((r) => waiting.push(r))),
+        close: () => new Promise((r) => server.close(() => r())),
+      });
+    }),
+  );
 }
 
 describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 }, () => {
@@ -72,14 +79,18 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
   async function axe(label: string) {
     const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
     const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`), [], `axe on ${label}`);
+    assert.deepEqual(
+      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe on ${label}`,
+    );
     assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
     assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
   }
 
   const rulesOf = async () => (await t.request('GET', `/v1/agent/${agentId}/v2/rules`)).body.rules as any[];
 
-  it('signs in and opens the agent\'s Handoffs page', async () => {
+  it("signs in and opens the agent's Handoffs page", async () => {
     const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Crumb & Co' } });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     agentId = created.body.id;
@@ -117,8 +128,17 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     assert.equal(rules.length, 1);
     const rule = rules[0];
     assert.equal(rule.name, 'New lead');
-    assert.deepEqual(rule.details.map((d: any) => [d.name, d.required]), [['email', true], ['phone', false]]);
-    assert.deepEqual({ ...rule.destination, template: undefined }, { type: 'webhook', url: hook.url, method: 'POST', format: 'json', headers: { 'X-Api-Key': 'bakery-123' }, template: undefined });
+    assert.deepEqual(
+      rule.details.map((d: any) => [d.name, d.required]),
+      [
+        ['email', true],
+        ['phone', false],
+      ],
+    );
+    assert.deepEqual(
+      { ...rule.destination, template: undefined },
+      { type: 'webhook', url: hook.url, method: 'POST', format: 'json', headers: { 'X-Api-Key': 'bakery-123' }, template: undefined },
+    );
     assert.equal(rule.destination.template, '{"email": "{{email}}", "phone": "{{phone}}", "agent": "{{agent_name}}"}');
     assert.equal(rule.state, 'active');
     await page.getByRole('table', { name: 'Handoff rules' }).getByRole('cell', { name: 'active' }).waitFor();
@@ -162,7 +182,7 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await axe('handoffs, delivery log');
   });
 
-  it('shows a bad URL\'s 422 beside the URL field and keeps what was typed', async () => {
+  it("shows a bad URL's 422 beside the URL field and keeps what was typed", async () => {
     await page.getByRole('button', { name: 'New handoff rule' }).click();
     const form = page.getByRole('form', { name: 'New handoff rule' });
     await form.getByLabel('Rule name').fill('Broken');
@@ -181,7 +201,12 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await form.getByLabel('Webhook URL').fill(hook.url);
     await form.getByLabel('Detail 1 name').fill('9lives');
     await form.getByRole('button', { name: 'Create rule' }).click();
-    await form.getByRole('row').filter({ has: page.getByLabel('Detail 1 name') }).getByRole('alert').filter({ hasText: 'a detail name is letters' }).waitFor();
+    await form
+      .getByRole('row')
+      .filter({ has: page.getByLabel('Detail 1 name') })
+      .getByRole('alert')
+      .filter({ hasText: 'a detail name is letters' })
+      .waitFor();
     assert.equal(await urlField.getByRole('alert').count(), 0, 'the URL field no longer shows an error');
     await form.getByRole('button', { name: 'Cancel' }).click();
     await form.waitFor({ state: 'detached' });
@@ -199,7 +224,13 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await page.getByRole('status').filter({ hasText: 'Saved “New lead”.' }).waitFor();
     const rule = (await rulesOf())[0];
     assert.deepEqual(rule.destination.headers, { 'X-Api-Key': 'bakery-456' });
-    assert.deepEqual(rule.details.map((d: any) => [d.name, d.required]), [['email', true], ['phone', true]]);
+    assert.deepEqual(
+      rule.details.map((d: any) => [d.name, d.required]),
+      [
+        ['email', true],
+        ['phone', true],
+      ],
+    );
     assert.equal(rule.destination.template, '{"email": "{{email}}", "phone": "{{phone}}", "agent": "{{agent_name}}"}');
   });
 
@@ -290,14 +321,20 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     // A bad time zone: the 422 beside the field, what was typed kept.
     await prefs.getByLabel('Time zone').fill('Mars/Olympus');
     await prefs.getByRole('button', { name: 'Save preferences' }).click();
-    await prefs.locator('.field', { has: page.getByLabel('Time zone') }).getByRole('alert').filter({ hasText: 'IANA time zone' }).waitFor();
+    await prefs
+      .locator('.field', { has: page.getByLabel('Time zone') })
+      .getByRole('alert')
+      .filter({ hasText: 'IANA time zone' })
+      .waitFor();
     assert.equal(await prefs.getByLabel('Time zone').inputValue(), 'Mars/Olympus');
     await axe('alerts');
     assert.deepEqual(cspViolations, [], 'no CSP violation');
   });
 
   it('a read-only sign-in sees the rules with the secret masked, and every change disabled with the reason', async () => {
-    const created = await t.request('POST', `/v1/agent/${agentId}/v2/rules`, { body: { name: 'Viewer rule', details: [], destination: { type: 'webhook', url: hook.url } } });
+    const created = await t.request('POST', `/v1/agent/${agentId}/v2/rules`, {
+      body: { name: 'Viewer rule', details: [], destination: { type: 'webhook', url: hook.url } },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const realSecret = created.body.rule.secret;
     const key = (await t.request('POST', '/v1/keys', { body: { name: 'Viewer', permissions: ['read'] } })).body.key;

@@ -20,13 +20,20 @@ const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'u
 function hoursSite(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.url === '/robots.txt') return res.writeHead(200, { 'content-type': 'text/plain' }).end('User-agent: *\nAllow: /\n');
-    if (req.url === '/hours') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><html><head><title>Opening hours</title></head><body><main><h1>Opening hours</h1><p>We are open Tuesday to Sunday from 7am to 7pm, and closed on Mondays all year round.</p></main></body></html>');
+    if (req.url === '/hours')
+      return res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          '<!doctype html><html><head><title>Opening hours</title></head><body><main><h1>Opening hours</h1><p>We are open Tuesday to Sunday from 7am to 7pm, and closed on Mondays all year round.</p></main></body></html>',
+        );
     res.writeHead(404).end('not found');
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
 }
 
 describe('knowledge editing and visitor values in the console', { skip, timeout: 180_000 }, () => {
@@ -55,7 +62,11 @@ describe('knowledge editing and visitor values in the console', { skip, timeout:
   async function axe(label: string) {
     const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
     const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`), [], `axe on ${label}`);
+    assert.deepEqual(
+      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe on ${label}`,
+    );
   }
 
   it('adds a page by its address, replaces its text, then removes it', async () => {
@@ -141,15 +152,21 @@ describe('knowledge editing and visitor values in the console', { skip, timeout:
     assert.equal(await page.getByLabel('Name of value 1').inputValue(), 'Plan!', 'what was typed is kept');
 
     await page.getByLabel('Name of value 1').fill('plan');
-    await page.getByLabel('Description of value 1').fill('the visitor\'s subscription');
+    await page.getByLabel('Description of value 1').fill("the visitor's subscription");
     await page.getByRole('button', { name: 'Save visitor values' }).click();
     await page.getByRole('status').filter({ hasText: 'Visitor values saved' }).waitFor();
     const declared = (await t.request('GET', `/v1/agent/${agentId}/visitor-values`)).body;
-    assert.deepEqual(declared.fields.map((f: any) => [f.name, f.description]), [['plan', 'the visitor\'s subscription']]);
+    assert.deepEqual(
+      declared.fields.map((f: any) => [f.name, f.description]),
+      [['plan', "the visitor's subscription"]],
+    );
     await axe('embed with visitor values');
 
     const secretShown = page.getByLabel('Signing secret', { exact: true });
-    assert.ok(!(await secretShown.textContent())!.includes((await t.request('GET', `/v1/agent/${agentId}/visitor-values/secret`)).body.secret), 'masked until revealed');
+    assert.ok(
+      !(await secretShown.textContent())!.includes((await t.request('GET', `/v1/agent/${agentId}/visitor-values/secret`)).body.secret),
+      'masked until revealed',
+    );
     await page.getByRole('button', { name: 'Reveal secret' }).click();
     const first = (await t.request('GET', `/v1/agent/${agentId}/visitor-values/secret`)).body.secret;
     await page.getByLabel('Signing secret', { exact: true }).filter({ hasText: first }).waitFor();

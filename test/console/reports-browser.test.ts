@@ -42,8 +42,14 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     for (const [known, firstAudio] of answers) {
       await t.context.conversations.addTurn(id, { role: 'visitor', text: 'When do you open?', at: new Date((at += 500)), details: { source: 'typed' } });
       await t.context.conversations.addTurn(id, {
-        role: 'agent', text: known ? 'At seven.' : "I don't know yet.", at: new Date((at += 500)),
-        details: { source: 'answer', answered: known, latency_ms: { end_of_turn: 0, recognised: 0, first_text: 200, first_audio: firstAudio, heard: firstAudio === null ? null : firstAudio + 120 } },
+        role: 'agent',
+        text: known ? 'At seven.' : "I don't know yet.",
+        at: new Date((at += 500)),
+        details: {
+          source: 'answer',
+          answered: known,
+          latency_ms: { end_of_turn: 0, recognised: 0, first_text: 200, first_audio: firstAudio, heard: firstAudio === null ? null : firstAudio + 120 },
+        },
       });
     }
     await t.context.conversations.end({ ...session, ended_at: new Date(start.getTime() + seconds * 1000), duration_seconds: seconds, end_reason: 'stopped' });
@@ -53,9 +59,17 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     t = await startTestApp('pglite');
     alice = await makeAgent(t, { name: 'Alice desk' });
     bob = await makeAgent(t, { name: 'Bob desk' });
-    await record(alice, morning(5), 90, [[true, 610], [true, 820], [false, 1900]]);
+    await record(alice, morning(5), 90, [
+      [true, 610],
+      [true, 820],
+      [false, 1900],
+    ]);
     await record(alice, morning(5), 45, [[true, 700]]);
-    await record(bob, morning(3), 120, [[false, 950], [true, null], [true, 530]]);
+    await record(bob, morning(3), 120, [
+      [false, 950],
+      [true, null],
+      [true, 530],
+    ]);
     await record(bob, morning(1), 30, []);
     browser = await launch();
     page = await browser.newPage();
@@ -68,13 +82,18 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
   async function axe(label: string) {
     const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
     const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`), [], `axe on ${label}`);
+    assert.deepEqual(
+      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe on ${label}`,
+    );
     assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
     assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
   }
 
   /** A table's body as text cells, row by row (the row header first). */
-  const cells = (table: Locator) => table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => Array.from(r.children).map((c) => (c.textContent ?? '').trim())));
+  const cells = (table: Locator) =>
+    table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => Array.from(r.children).map((c) => (c.textContent ?? '').trim())));
   const dash = (v: number | null, unit: string) => (v === null ? '—' : `${v}${unit}`);
   const percent = (rate: number | null) => (rate === null ? null : Math.round(rate * 10_000) / 100);
 
@@ -104,7 +123,9 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
       // uPlot drew into the region: a canvas with a size.
       await region.locator('canvas').first().waitFor();
     }
-    const stats = (await t.request('GET', `/v1/reports/stats?date_from=${morning(29).toISOString().slice(0, 10)}&date_to=${new Date().toISOString().slice(0, 10)}`)).body;
+    const stats = (
+      await t.request('GET', `/v1/reports/stats?date_from=${morning(29).toISOString().slice(0, 10)}&date_to=${new Date().toISOString().slice(0, 10)}`)
+    ).body;
     // 7 answers, 5 known; measured 530 610 700 820 950 1900: p50 rank 3 = 700, p95 rank 6 = 1900.
     assert.deepEqual([stats.answers, stats.answered, stats.answer_rate, stats.voice_to_voice_ms], [7, 5, 0.7143, { p50: 700, p95: 1900 }]);
     const totals = page.getByRole('list', { name: 'Totals' });
@@ -115,30 +136,65 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     const agents = page.getByRole('table', { name: 'By agent (all time and this month)' });
     await agents.waitFor();
     const byAgent = (await t.request('GET', '/v1/reports/agents')).body.agents;
-    assert.deepEqual(await cells(agents), byAgent.map((a: any) => [a.agent_name, String(a.conversations), String(a.minutes), dash(percent(a.answer_rate), ' %'), String(a.this_month.conversations), String(a.running)]));
-    assert.deepEqual(byAgent.map((a: any) => a.answer_rate), [0.75, 0.6667]);
+    assert.deepEqual(
+      await cells(agents),
+      byAgent.map((a: any) => [
+        a.agent_name,
+        String(a.conversations),
+        String(a.minutes),
+        dash(percent(a.answer_rate), ' %'),
+        String(a.this_month.conversations),
+        String(a.running),
+      ]),
+    );
+    assert.deepEqual(
+      byAgent.map((a: any) => a.answer_rate),
+      [0.75, 0.6667],
+    );
     await axe('reports');
   });
 
   it("each plot's data table shows the API's numbers, day by day", async () => {
-    const stats = (await t.request('GET', `/v1/reports/stats?date_from=${morning(29).toISOString().slice(0, 10)}&date_to=${new Date().toISOString().slice(0, 10)}`)).body;
+    const stats = (
+      await t.request('GET', `/v1/reports/stats?date_from=${morning(29).toISOString().slice(0, 10)}&date_to=${new Date().toISOString().slice(0, 10)}`)
+    ).body;
     const perDay: any[] = stats.per_day;
     assert.equal(perDay[0].date, morning(5).toISOString().slice(0, 10));
     assert.equal(perDay.length, 5, 'from the first conversation to the last, empty days included');
 
     const rate = await openTable('Answer rate per day');
-    assert.deepEqual(await cells(rate), perDay.map((d) => [d.date, dash(percent(d.answer_rate), ' %')]));
-    assert.deepEqual((await cells(rate)).map((r) => r[1]), ['75 %', '—', '66.67 %', '—', '—'], 'a day with no answer, or no conversation, shows a dash');
+    assert.deepEqual(
+      await cells(rate),
+      perDay.map((d) => [d.date, dash(percent(d.answer_rate), ' %')]),
+    );
+    assert.deepEqual(
+      (await cells(rate)).map((r) => r[1]),
+      ['75 %', '—', '66.67 %', '—', '—'],
+      'a day with no answer, or no conversation, shows a dash',
+    );
 
     const latency = await openTable('Voice-to-voice per day');
-    assert.deepEqual(await page.getByRole('table', { name: 'Voice-to-voice per day: the numbers' }).locator('thead th').allTextContents(), ['Day', 'p50', 'p95']);
-    assert.deepEqual(await cells(latency), perDay.map((d) => [d.date, dash(d.voice_to_voice_ms?.p50 ?? null, ' ms'), dash(d.voice_to_voice_ms?.p95 ?? null, ' ms')]));
+    assert.deepEqual(await page.getByRole('table', { name: 'Voice-to-voice per day: the numbers' }).locator('thead th').allTextContents(), [
+      'Day',
+      'p50',
+      'p95',
+    ]);
+    assert.deepEqual(
+      await cells(latency),
+      perDay.map((d) => [d.date, dash(d.voice_to_voice_ms?.p50 ?? null, ' ms'), dash(d.voice_to_voice_ms?.p95 ?? null, ' ms')]),
+    );
     assert.deepEqual((await cells(latency))[0], [perDay[0].date, '700 ms', '1900 ms']);
 
     const conversations = await openTable('Conversations per day');
-    assert.deepEqual(await cells(conversations), perDay.map((d) => [d.date, String(d.conversations)]));
+    assert.deepEqual(
+      await cells(conversations),
+      perDay.map((d) => [d.date, String(d.conversations)]),
+    );
     const minutes = await openTable('Minutes per day');
-    assert.deepEqual(await cells(minutes), perDay.map((d) => [d.date, String(d.minutes)]));
+    assert.deepEqual(
+      await cells(minutes),
+      perDay.map((d) => [d.date, String(d.minutes)]),
+    );
     await axe('reports with the data tables open');
 
     // And closed again: the button says so and the table is gone.
@@ -148,7 +204,7 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     assert.equal(await section.getByRole('table', { name: /the numbers/ }).count(), 0);
   });
 
-  it('one agent and a narrower range change the figures to that agent\'s', async () => {
+  it("one agent and a narrower range change the figures to that agent's", async () => {
     const from = morning(4).toISOString().slice(0, 10);
     await page.getByLabel('From date').fill(from);
     await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'Bob desk' });
@@ -161,7 +217,10 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     // The latency table was left open: it stays open with the new numbers.
     const latency = page.getByRole('region', { name: 'Voice-to-voice per day' }).getByRole('table', { name: 'Voice-to-voice per day: the numbers' });
     await until(async () => (await cells(latency)).length === 3 || undefined, 10_000, 'the table of the new range');
-    assert.deepEqual(await cells(latency), stats.per_day.map((d: any) => [d.date, dash(d.voice_to_voice_ms?.p50 ?? null, ' ms'), dash(d.voice_to_voice_ms?.p95 ?? null, ' ms')]));
+    assert.deepEqual(
+      await cells(latency),
+      stats.per_day.map((d: any) => [d.date, dash(d.voice_to_voice_ms?.p50 ?? null, ' ms'), dash(d.voice_to_voice_ms?.p95 ?? null, ' ms')]),
+    );
     assert.equal((await cells(latency)).length, 3);
     await axe('reports for one agent');
   });

@@ -64,7 +64,7 @@ forEachEngine('console sign-in and API keys', (engine) => {
       assert.equal(tried.body.detail.code, 'invalid_link');
     });
 
-    it('signing in needs the console\'s own Origin', async () => {
+    it("signing in needs the console's own Origin", async () => {
       const link = await t.context.consoleSignIns.createLink(t.accountId, 600);
       const token = new URL(link.url).searchParams.get('token')!;
       const elsewhere = await signIn({ token }, { origin: 'https://evil.example' });
@@ -83,7 +83,7 @@ forEachEngine('console sign-in and API keys', (engine) => {
       cookie = (await signIn({ token: new URL(link.url).searchParams.get('token')! })).cookie;
     });
 
-    it('reads without an Origin, and changes only with the console\'s Origin', async () => {
+    it("reads without an Origin, and changes only with the console's Origin", async () => {
       const list = await withCookie(cookie, 'GET', '/v1/agent/list', { origin: null });
       assert.equal(list.status, 200);
       const noOrigin = await withCookie(cookie, 'POST', '/v1/agent/create', { body: { name: 'No origin' }, origin: null });
@@ -120,7 +120,7 @@ forEachEngine('console sign-in and API keys', (engine) => {
   });
 
   describe('signing in with a key', () => {
-    it('takes the key\'s permissions; the key is checked like the API checks it', async () => {
+    it("takes the key's permissions; the key is checked like the API checks it", async () => {
       const readOnly = await t.keyFor(t.accountId, ['read']);
       const signed = await signIn({ key: readOnly });
       assert.equal(signed.status, 200, JSON.stringify(signed.body));
@@ -194,7 +194,7 @@ forEachEngine('console sign-in and API keys', (engine) => {
       assert.equal((await t.request('DELETE', `/v1/keys/${within.body.id}`)).status, 400);
     });
 
-    it('bad bodies answer 422 naming the field; another account\'s key is 404', async () => {
+    it("bad bodies answer 422 naming the field; another account's key is 404", async () => {
       const empty = await t.request('POST', '/v1/keys', { body: { permissions: [] } });
       assert.equal(empty.status, 422);
       assert.deepEqual(empty.body.detail[0].loc, ['body', 'permissions']);

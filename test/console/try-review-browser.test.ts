@@ -22,7 +22,8 @@ const HOURS = 'We are open Monday to Friday from 8 am to 6 pm. On Saturdays we o
 
 /** The bakery's one-page website on 127.0.0.1 (the questions are generated from the agent's website). */
 function bakerySite(): Promise<{ url: string; close: () => Promise<void> }> {
-  const home = '<!doctype html><html><head><title>Crumb & Co bakery</title></head><body><main><h1>Crumb &amp; Co bakery</h1>' +
+  const home =
+    '<!doctype html><html><head><title>Crumb & Co bakery</title></head><body><main><h1>Crumb &amp; Co bakery</h1>' +
     '<p>Crumb &amp; Co is a family bakery in Lyon baking sourdough bread every morning since 1998.</p>' +
     '<p>A sourdough loaf costs 4.50 euros. A croissant costs 1.40 euros.</p></main></body></html>';
   const server = http.createServer((req, res) => {
@@ -30,10 +31,12 @@ function bakerySite(): Promise<{ url: string; close: () => Promise<void> }> {
     if ((req.url ?? '/').split('?')[0] !== '/') return res.writeHead(404).end('not found');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(home);
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number };
-    resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r())) });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${port}/`, close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
 }
 
 describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
@@ -79,7 +82,11 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
   async function axe(label: string) {
     const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
     const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`), [], `axe on ${label}`);
+    assert.deepEqual(
+      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
+      [],
+      `axe on ${label}`,
+    );
     assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
     assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
   }
@@ -99,13 +106,19 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     assert.equal(session.mode, 'conversation');
     assert.equal(await frame.getAttribute('src'), session.player_url);
     assert.match((await frame.getAttribute('allow')) ?? '', /microphone/);
-    await page.getByRole('timer').filter({ hasText: /^0:0[1-9]|^0:[1-5]\d/ }).waitFor({ timeout: 10_000 });
+    await page
+      .getByRole('timer')
+      .filter({ hasText: /^0:0[1-9]|^0:[1-5]\d/ })
+      .waitFor({ timeout: 10_000 });
 
     await page.getByLabel('Send as visitor').fill('What are your opening hours?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     const log = page.getByRole('log', { name: 'Transcript' });
     await log.getByRole('listitem').filter({ hasText: 'Visitor' }).filter({ hasText: 'What are your opening hours?' }).waitFor({ timeout: 20_000 });
-    const answer = log.getByRole('listitem').filter({ hasText: 'Crumb & Co' }).filter({ hasText: /8 am|Monday/ });
+    const answer = log
+      .getByRole('listitem')
+      .filter({ hasText: 'Crumb & Co' })
+      .filter({ hasText: /8 am|Monday/ });
     await answer.first().waitFor({ timeout: 30_000 });
     assert.equal(await page.getByLabel('Send as visitor').inputValue(), '', 'a sent message leaves the box');
     await axe('try it, live');
@@ -116,7 +129,10 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     assert.equal(ended.status, 'ended');
     assert.equal(ended.end_reason, 'stopped');
     const conversation = (await t.request('GET', `/v1/reports/conversations/${session.session_id}`)).body;
-    assert.deepEqual(conversation.transcript.filter((x: any) => x.role === 'visitor').map((x: any) => x.text), ['What are your opening hours?']);
+    assert.deepEqual(
+      conversation.transcript.filter((x: any) => x.role === 'visitor').map((x: any) => x.text),
+      ['What are your opening hours?'],
+    );
     await page.getByRole('button', { name: 'Start a new conversation' }).waitFor();
   });
 
@@ -144,7 +160,10 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     // A blank correction: the API's 422 shows beside the field.
     await page.getByLabel('Correction', { exact: true }).fill('   ');
     await page.getByRole('button', { name: 'Preview correction' }).click();
-    await region('Corrections').getByRole('alert').filter({ hasText: /empty or blank/ }).waitFor();
+    await region('Corrections')
+      .getByRole('alert')
+      .filter({ hasText: /empty or blank/ })
+      .waitFor();
 
     await page.getByLabel('Correction', { exact: true }).fill('On Saturdays we now close at 4 pm');
     await page.getByRole('button', { name: 'Preview correction' }).click();
@@ -156,7 +175,10 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     assert.ok(!factsBefore.some((f: any) => /4 pm/.test(f.text)), 'the preview changes nothing');
     await axe('review, correction preview');
     await page.getByRole('button', { name: 'Apply correction' }).click();
-    await page.getByRole('status').filter({ hasText: /Applied \d+ change/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Applied \d+ change/ })
+      .waitFor();
     const factsAfter = (await t.request('GET', v2('/brain'))).body.facts;
     const corrected = factsAfter.filter((f: any) => f.sources.some((s: any) => s.kind === 'correction'));
     assert.ok(corrected.length >= 1 && corrected.some((f: any) => /4 pm/.test(f.text)), JSON.stringify(factsAfter));
@@ -166,7 +188,10 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     assert.ok(missing, 'a question is still missing');
     await page.getByLabel(`Answer to “${missing.question}”`).fill('Call us on 555 0142 or write to hello@crumb.example.');
     await page.getByRole('heading', { level: 3, name: missing.question }).locator('..').getByRole('button', { name: 'Save answer' }).click();
-    await page.getByRole('status').filter({ hasText: `Answered: “${missing.question}”` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Answered: “${missing.question}”` })
+      .waitFor();
     const after = (await t.request('GET', v2('/completion'))).body;
     assert.equal(after.answered, before.answered + 1);
     assert.ok(!after.missing.some((q: any) => q.question_id === missing.question_id));

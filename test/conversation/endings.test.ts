@@ -60,7 +60,10 @@ forEachEngine('live conversation endings', (engine) => {
     assert.equal(hooks.length, 1);
     assert.equal(hooks[0].endReason, 'visitor_left');
     assert.equal(hooks[0].visitorTurns, 1);
-    assert.deepEqual(hooks[0].transcript.map((x) => x.role), ['visitor', 'agent']);
+    assert.deepEqual(
+      hooks[0].transcript.map((x) => x.role),
+      ['visitor', 'agent'],
+    );
   });
 
   test('a visitor who says nothing hears a goodbye and the conversation ends idle', async () => {
@@ -74,7 +77,10 @@ forEachEngine('live conversation endings', (engine) => {
     const ended = page.of('ended');
     assert.equal(ended[0]?.reason, 'idle');
     const turns = await turnsOf(t, id);
-    assert.deepEqual(turns.map((x) => (x.details as any).source), ['welcome', 'goodbye']);
+    assert.deepEqual(
+      turns.map((x) => (x.details as any).source),
+      ['welcome', 'goodbye'],
+    );
     const hooks = await hookFor(id);
     assert.equal(hooks.length, 1);
     assert.equal(hooks[0].endReason, 'idle');

@@ -25,7 +25,10 @@ forEachEngine('interrupted agent turns', (engine) => {
   function playedBeforeInterrupt(page: TalkingPage, utterance: RegExp): number {
     const messages = page.player.messages.map((m) => m.event);
     const cut = messages.findIndex((m) => m.type === 'interrupt');
-    return messages.slice(0, cut < 0 ? undefined : cut).filter((m) => m.type === 'track' && utterance.test(m.utterance)).reduce((sum, m) => sum + m.duration, 0);
+    return messages
+      .slice(0, cut < 0 ? undefined : cut)
+      .filter((m) => m.type === 'track' && utterance.test(m.utterance))
+      .reduce((sum, m) => sum + m.duration, 0);
   }
 
   test('agent.interrupt during the welcome: the record keeps the words heard and marks the turn interrupted', async () => {
@@ -59,16 +62,37 @@ forEachEngine('interrupted agent turns', (engine) => {
     const page = await TalkingPage.open(playerUrl);
     await page.waitFor(() => playedBeforeInterrupt(page, /^welcome_/) >= 1.5, 30_000, 'the welcome under way');
     page.send({ type: 'visitor_text', text: 'What is your phone number?' });
-    await page.waitFor(() => /555/.test(page.of('caption').filter((c) => /^answer_/.test(c.utterance)).map((c) => c.text).join(' ')), 30_000, 'the answer');
+    await page.waitFor(
+      () =>
+        /555/.test(
+          page
+            .of('caption')
+            .filter((c) => /^answer_/.test(c.utterance))
+            .map((c) => c.text)
+            .join(' '),
+        ),
+      30_000,
+      'the answer',
+    );
     await page.waitFor(() => page.of('utterance_end').some((m) => /^answer_/.test(m.utterance)), 30_000, 'the answer heard to its end');
     const turns = await waitForTurns(t, id, 3);
-    assert.deepEqual(turns.map((x) => [x.role, (x.details as any).source]), [['agent', 'welcome'], ['visitor', 'typed'], ['agent', 'answer']]);
+    assert.deepEqual(
+      turns.map((x) => [x.role, (x.details as any).source]),
+      [
+        ['agent', 'welcome'],
+        ['visitor', 'typed'],
+        ['agent', 'answer'],
+      ],
+    );
     assert.equal((turns[0].details as any).interrupted, true);
     assert.ok(LONG_WELCOME.startsWith(turns[0].text) && turns[0].text.length < LONG_WELCOME.length, turns[0].text);
     assert.equal((turns[2].details as any).interrupted, undefined);
     assert.match(turns[2].text, /555/);
     const transcript = await t.context.conversations.transcript(id);
-    assert.deepEqual(transcript.map((x) => x.interrupted ?? false), [true, false, false]);
+    assert.deepEqual(
+      transcript.map((x) => x.interrupted ?? false),
+      [true, false, false],
+    );
     assert.deepEqual(Object.keys(transcript[2]).sort(), ['at', 'role', 'text']);
     page.close();
   });

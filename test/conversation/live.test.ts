@@ -27,21 +27,40 @@ forEachEngine('live conversation', (engine) => {
     await page.waitFor(() => /rosa bakery/i.test(page.captions()), 20_000, 'the welcome caption');
     // Heard to its end (a turn typed over it would cut it, and the record would keep only what was heard).
     await page.waitFor(() => page.of('utterance_end').some((m) => /^welcome_/.test(m.utterance)), 20_000, 'the welcome heard');
-    assert.ok(page.of('state').some((s) => s.state === 'talking'), 'talking while welcoming');
+    assert.ok(
+      page.of('state').some((s) => s.state === 'talking'),
+      'talking while welcoming',
+    );
     assert.ok(page.player.frames.length > 0, 'welcome audio reached the page');
     const welcomeFrames = page.player.frames.length;
 
     page.send({ type: 'visitor_text', text: 'When are you open on Saturday?' });
     await page.waitFor(() => page.of('visitor_transcript').some((m) => m.final && /saturday/i.test(m.text)), 10_000, 'the visitor transcript');
-    await page.waitFor(() => /8|eight|6|six/i.test(page.captions().split(/how can i help\?*/i).pop() ?? ''), 30_000, 'the answer caption');
-    assert.ok(page.of('state').some((s) => s.state === 'thinking'), 'thinking shown');
+    await page.waitFor(
+      () =>
+        /8|eight|6|six/i.test(
+          page
+            .captions()
+            .split(/how can i help\?*/i)
+            .pop() ?? '',
+        ),
+      30_000,
+      'the answer caption',
+    );
+    assert.ok(
+      page.of('state').some((s) => s.state === 'thinking'),
+      'thinking shown',
+    );
     assert.ok(page.player.frames.length > welcomeFrames, 'answer audio reached the page');
     const caption = page.of('caption').at(-1);
     assert.equal(typeof caption.t, 'number');
     assert.match(caption.utterance, /^answer_/);
 
     const turns = await waitForTurns(t, id, 3);
-    assert.deepEqual(turns.map((x) => x.role), ['agent', 'visitor', 'agent']);
+    assert.deepEqual(
+      turns.map((x) => x.role),
+      ['agent', 'visitor', 'agent'],
+    );
     assert.match(turns[0].text, /Rosa Bakery/);
     assert.equal((turns[0].details as any).source, 'welcome');
     assert.equal(turns[1].text, 'When are you open on Saturday?');
@@ -64,7 +83,14 @@ forEachEngine('live conversation', (engine) => {
     assert.equal(sent.status, 202, JSON.stringify(sent.body));
     assert.match(sent.body.event_id, /^evt_/);
     const turns = await waitForTurns(t, id, 3);
-    assert.deepEqual(turns.map((x) => [x.role, (x.details as any).source]), [['agent', 'welcome'], ['visitor', 'typed'], ['agent', 'answer']]);
+    assert.deepEqual(
+      turns.map((x) => [x.role, (x.details as any).source]),
+      [
+        ['agent', 'welcome'],
+        ['visitor', 'typed'],
+        ['agent', 'answer'],
+      ],
+    );
     assert.match(turns[2].text, /555/);
     assert.ok((turns[2].details as any).latency_ms.first_audio > 0, 'voiced even without a page');
 
@@ -83,7 +109,11 @@ forEachEngine('live conversation', (engine) => {
 
   test('visitor values and the visitor id reach the conversation: the welcome names the visitor, the answering engine gets them', async () => {
     const agent = await talkingAgent(t, { welcome_message: 'Hello {{visitor.first_name}}, welcome back to Rosa Bakery!' });
-    const { row } = await t.context.sessions.start(t.accountId, { agent_id: agent, mode: 'conversation' }, { id: 'visitor-42', values: { first_name: 'Maria' } });
+    const { row } = await t.context.sessions.start(
+      t.accountId,
+      { agent_id: agent, mode: 'conversation' },
+      { id: 'visitor-42', values: { first_name: 'Maria' } },
+    );
     const seen: any[] = [];
     t.context.conversationLoop.missingDetails = async (conversation) => {
       seen.push(conversation);
@@ -125,7 +155,7 @@ forEachEngine('live conversation', (engine) => {
     }
   });
 
-  test('agent.speak_text steers a live conversation (recorded as the agent\'s turn); a typed Spanish turn switches the answer to Spanish', async () => {
+  test("agent.speak_text steers a live conversation (recorded as the agent's turn); a typed Spanish turn switches the answer to Spanish", async () => {
     const agent = await talkingAgent(t, { languages: { main: 'en', also: ['es'] } });
     const { id, playerUrl } = await startConversation(t, agent);
     const page = await TalkingPage.open(playerUrl);
@@ -134,7 +164,14 @@ forEachEngine('live conversation', (engine) => {
     await page.waitFor(() => /pastel/i.test(page.captions()), 20_000, 'the business text spoken');
     page.send({ type: 'visitor_text', text: '¿Cuál es vuestro número de teléfono, por favor?' });
     const turns = await waitForTurns(t, id, 3);
-    assert.deepEqual(turns.map((x) => [x.role, (x.details as any).source]), [['agent', 'command'], ['visitor', 'typed'], ['agent', 'answer']]);
+    assert.deepEqual(
+      turns.map((x) => [x.role, (x.details as any).source]),
+      [
+        ['agent', 'command'],
+        ['visitor', 'typed'],
+        ['agent', 'answer'],
+      ],
+    );
     assert.equal(turns[1].language, 'es');
     assert.equal(turns[2].language, 'es');
     page.send({ type: 'visitor_text', text: 'And do you deliver cakes in the city?' });
@@ -143,7 +180,9 @@ forEachEngine('live conversation', (engine) => {
     page.close();
   });
 
-  test('recorded speech through the microphone is heard as a turn (VAD, end of turn, pocketsphinx) and answered, with the full waterfall', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, async () => {
+  test('recorded speech through the microphone is heard as a turn (VAD, end of turn, pocketsphinx) and answered, with the full waterfall', {
+    skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed',
+  }, async () => {
     const agent = await talkingAgent(t);
     const { id, playerUrl } = await startConversation(t, agent);
     const page = await TalkingPage.open(playerUrl);
@@ -165,11 +204,14 @@ forEachEngine('live conversation', (engine) => {
     page.close();
   });
 
-  test('barge-in: the visitor speaking over the agent stops its voice and lips, and the agent listens again', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, async () => {
+  test('barge-in: the visitor speaking over the agent stops its voice and lips, and the agent listens again', {
+    skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed',
+  }, async () => {
     const agent = await talkingAgent(t);
     const { id, playerUrl } = await startConversation(t, agent);
     const page = await TalkingPage.open(playerUrl);
-    const long = 'Let me tell you about our bakery. We bake bread every morning before dawn. Our cakes are made with butter and fresh eggs. We also sell coffee, tea and juice. Many people come every day for our custard tarts, and we are proud of them.';
+    const long =
+      'Let me tell you about our bakery. We bake bread every morning before dawn. Our cakes are made with butter and fresh eggs. We also sell coffee, tea and juice. Many people come every day for our custard tarts, and we are proud of them.';
     await t.request('POST', `/v1/sessions/${id}/commands`, { body: { type: 'agent.speak_text', event_id: 'long-talk', text: long } });
     await page.waitFor(() => page.of('state').some((s) => s.state === 'talking'), 20_000, 'the agent talking');
     const clip = librivox()[4]; // "he might even have been made amiable himself"
@@ -185,7 +227,10 @@ forEachEngine('live conversation', (engine) => {
     const played = spokenBefore.reduce((s, m) => s + m.duration, 0);
     assert.ok(played < 12, `cut short (${played.toFixed(1)} s of a ~15 s text)`);
     const turns = await turnsOf(t, id);
-    assert.deepEqual(turns.slice(0, 1).map((x) => [x.role, (x.details as any).source]), [['agent', 'command']]);
+    assert.deepEqual(
+      turns.slice(0, 1).map((x) => [x.role, (x.details as any).source]),
+      [['agent', 'command']],
+    );
     page.close();
   });
 });

@@ -30,7 +30,14 @@ forEachEngine('live conversation over the LLM engine', (engine) => {
     const page = await TalkingPage.open(playerUrl);
     await page.waitFor(() => page.of('utterance_end').length >= 1, 30_000, 'the welcome played');
     await new Promise((r) => setTimeout(r, 1500)); // fillers are synthesised at the start
-    llm.stream = { kind: 'stream', steps: [{ text: 'We deliver cakes', delayMs: 1600 }, { text: ' within the city for five euros.' }, { text: ' Orders need a day of notice.', delayMs: 6000 }] };
+    llm.stream = {
+      kind: 'stream',
+      steps: [
+        { text: 'We deliver cakes', delayMs: 1600 },
+        { text: ' within the city for five euros.' },
+        { text: ' Orders need a day of notice.', delayMs: 6000 },
+      ],
+    };
     page.send({ type: 'visitor_text', text: 'Do you deliver cakes?' });
     await page.waitFor(() => /notice/i.test(page.captions()), 40_000, 'the whole answer');
     const tracks = page.of('track');
@@ -53,7 +60,9 @@ forEachEngine('live conversation over the LLM engine', (engine) => {
     page.close();
   });
 
-  test('barge-in cancels the answer being generated, not only its voice', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, async () => {
+  test('barge-in cancels the answer being generated, not only its voice', {
+    skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed',
+  }, async () => {
     const agent = await talkingAgent(t);
     const { id, playerUrl } = await startConversation(t, agent);
     const page = await TalkingPage.open(playerUrl);
@@ -95,7 +104,13 @@ forEachEngine('live conversation over the LLM engine', (engine) => {
     // And nothing of this answer is voiced after the cut.
     const framesAtCut = page.of('track').length;
     await new Promise((r) => setTimeout(r, 2500));
-    assert.equal(page.of('track').filter((m) => /^answer_/.test(m.utterance)).length, page.of('track').slice(0, framesAtCut).filter((m) => /^answer_/.test(m.utterance)).length);
+    assert.equal(
+      page.of('track').filter((m) => /^answer_/.test(m.utterance)).length,
+      page
+        .of('track')
+        .slice(0, framesAtCut)
+        .filter((m) => /^answer_/.test(m.utterance)).length,
+    );
     page.close();
   });
 });

@@ -20,7 +20,16 @@ describe('a page that connects to another node [postgres]', { skip: process.env.
   before(async () => {
     t = await startTestApp('postgres');
     const database = await openDatabase({ databaseUrl: t.database.connectionString });
-    const { app } = await buildApp({ config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir, PUBLIC_URL: 'http://127.0.0.1:0' } as NodeJS.ProcessEnv), database, logger: false });
+    const { app } = await buildApp({
+      config: loadConfig({
+        RATE_LIMIT_PER_SECOND: '100000',
+        MODELS_DOWNLOAD: '0',
+        DATA_DIR: t.context.config.dataDir,
+        PUBLIC_URL: 'http://127.0.0.1:0',
+      } as NodeJS.ProcessEnv),
+      database,
+      logger: false,
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     nodeB = { app, database, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` };
   });
@@ -43,14 +52,21 @@ describe('a page that connects to another node [postgres]', { skip: process.env.
     const key = new URL(playerUrl).pathname;
     const page = await TalkingPage.open(nodeB.url + key);
     page.send({ type: 'visitor_text', text: 'Do you deliver cakes?' });
-    const turns = await until(async () => {
-      const all = await turnsOf(t, id);
-      const asked = all.findIndex((turn) => turn.role === 'visitor' && turn.text === 'Do you deliver cakes?');
-      return asked >= 0 && all.slice(asked + 1).some((turn) => turn.role === 'agent') ? all : undefined;
-    }, 30_000, 'the answer on node B');
+    const turns = await until(
+      async () => {
+        const all = await turnsOf(t, id);
+        const asked = all.findIndex((turn) => turn.role === 'visitor' && turn.text === 'Do you deliver cakes?');
+        return asked >= 0 && all.slice(asked + 1).some((turn) => turn.role === 'agent') ? all : undefined;
+      },
+      30_000,
+      'the answer on node B',
+    );
     page.close();
     assert.match(turns.at(-1)!.text, /deliver|5 euros/i, 'answered from what the agent knows');
     assert.equal(turns.filter((turn) => /Rosa Bakery\.$/.test(turn.text) && turn.role === 'agent').length, 1, 'one welcome in the whole conversation');
-    assert.deepEqual(turns.filter((turn) => turn.role === 'visitor').map((turn) => turn.text), ['When are you open?', 'Do you deliver cakes?']);
+    assert.deepEqual(
+      turns.filter((turn) => turn.role === 'visitor').map((turn) => turn.text),
+      ['When are you open?', 'Do you deliver cakes?'],
+    );
   });
 });

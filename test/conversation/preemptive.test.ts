@@ -165,7 +165,16 @@ function setup(options: { preparesSpeech?: boolean; languages?: { main: string; 
       return fakeSpeaker(speeches);
     },
     load: async () => ({
-      agent: { id: 1, account_id: 1, name: 'Ava', voice_id: 'af_heart', tts_primary: 'kokoro', languages: options.languages ?? { main: 'en' }, welcome_message: null, fillers_enabled: false },
+      agent: {
+        id: 1,
+        account_id: 1,
+        name: 'Ava',
+        voice_id: 'af_heart',
+        tts_primary: 'kokoro',
+        languages: options.languages ?? { main: 'en' },
+        welcome_message: null,
+        fillers_enabled: false,
+      },
       visitor: {},
       history: [],
     }),
@@ -284,16 +293,22 @@ test('a visitor who goes on speaking gets no trace of the answer thrown away: no
   await s.mic('silence', 900);
   await until('both turns recorded', () => s.turns.length === 2, 10_000);
   await s.conversation.settled();
-  assert.deepEqual(s.turns.map((t) => [t.role, t.text]), [
-    ['visitor', 'what are your opening hours on sundays'],
-    ['agent', 'Answer to what are your opening hours on sundays. That is all.'],
-  ]);
+  assert.deepEqual(
+    s.turns.map((t) => [t.role, t.text]),
+    [
+      ['visitor', 'what are your opening hours on sundays'],
+      ['agent', 'Answer to what are your opening hours on sundays. That is all.'],
+    ],
+  );
   assert.equal(s.engine.calls.length, 2);
   assert.equal(s.engine.calls[1].request.speculative, undefined, 'answered as usual');
   assert.deepEqual(s.engine.gaps, ['what are your opening hours on sundays']);
   const seen = s.seen();
   assert.equal(seen.thinking, 1, 'thinking shown once, for the answer given');
-  assert.ok(seen.captions.every((c) => !/hours\.\s*$/.test(c) && /sundays|That is all/.test(c)), JSON.stringify(seen.captions));
+  assert.ok(
+    seen.captions.every((c) => !/hours\.\s*$/.test(c) && /sundays|That is all/.test(c)),
+    JSON.stringify(seen.captions),
+  );
   assert.deepEqual(seen.finals, ['what are your opening hours on sundays']);
   assert.equal(new Set(s.page.frames).size, 1, 'one utterance reached the page');
   assert.equal(s.renderEvents.filter((e) => e.type === 'agent.speak_started').length, 1);
@@ -315,9 +330,15 @@ test('the turn ending with other words than the prepared answer was built on res
   assert.equal(s.engine.calls[0].request.signal.aborted, true);
   assert.equal(s.engine.calls.length, 2);
   assert.equal(s.engine.calls[1].request.text, 'what are your opening hours today');
-  assert.deepEqual(s.turns.map((t) => t.text), ['what are your opening hours today', 'Answer to what are your opening hours today. That is all.']);
+  assert.deepEqual(
+    s.turns.map((t) => t.text),
+    ['what are your opening hours today', 'Answer to what are your opening hours today. That is all.'],
+  );
   assert.deepEqual(s.engine.gaps, ['what are your opening hours today']);
-  assert.ok(s.seen().captions.every((c) => !/hours\.\s*$/.test(c)), 'nothing of the first answer was voiced');
+  assert.ok(
+    s.seen().captions.every((c) => !/hours\.\s*$/.test(c)),
+    'nothing of the first answer was voiced',
+  );
 });
 
 test('agent.interrupt throws away an answer being prepared (the turn is answered when it ends) and cancels a committed one', async () => {
@@ -404,7 +425,10 @@ test('the answer prepared ahead is in the language of the words, and kept when t
   await s.mic('silence', 900);
   await until('both turns recorded', () => s.turns.length === 2, 10_000);
   assert.equal(s.engine.calls.length, 1, 'kept');
-  assert.deepEqual(s.turns.map((t) => t.language), ['es', 'es']);
+  assert.deepEqual(
+    s.turns.map((t) => t.language),
+    ['es', 'es'],
+  );
 
   await until('the answer played', () => s.session.queue.items.length === 0, 10_000);
   await s.conversation.settled();

@@ -7,7 +7,6 @@ import { makeAgent, started, stopSession, sleep } from '../sessions/helpers.js';
 import type { EndedConversation } from '../../src/conversation/types.js';
 import { until } from '../support/until.js';
 
-
 forEachEngine('conversation records', (engine) => {
   let t: TestApp;
   const endedSeen: EndedConversation[] = [];
@@ -40,11 +39,14 @@ forEachEngine('conversation records', (engine) => {
     assert.equal(seen.mode, 'render');
     assert.equal(seen.endReason, 'stopped');
     assert.equal(seen.visitorTurns, 2);
-    assert.deepEqual(seen.transcript.map((x) => [x.role, x.text]), [
-      ['visitor', 'Do you open on Sundays?'],
-      ['agent', 'We are closed on Sundays.'],
-      ['visitor', 'Thanks, bye'],
-    ]);
+    assert.deepEqual(
+      seen.transcript.map((x) => [x.role, x.text]),
+      [
+        ['visitor', 'Do you open on Sundays?'],
+        ['agent', 'We are closed on Sundays.'],
+        ['visitor', 'Thanks, bye'],
+      ],
+    );
     assert.ok(seen.endedAt >= seen.startedAt);
     // Ending again (a second stop) announces nothing more.
     await t.request('POST', `/v1/sessions/${id}/stop`);
@@ -85,7 +87,11 @@ forEachEngine('conversation records', (engine) => {
     const id = session.session_id;
     // As if the process died right after the session's end was written: the record stays open.
     await until(async () => (await t.database.db.selectFrom('conversations').select('id').where('id', '=', id).executeTakeFirst()) ?? undefined);
-    await t.database.db.updateTable('sessions').set({ status: 'ended', ended_at: new Date(), end_reason: 'stopped', duration_seconds: 1 }).where('id', '=', id).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ status: 'ended', ended_at: new Date(), end_reason: 'stopped', duration_seconds: 1 })
+      .where('id', '=', id)
+      .execute();
     await t.context.conversations.recover();
     const seen = await until(() => endedSeen.find((c) => c.conversationId === id));
     assert.equal(seen.endReason, 'stopped');

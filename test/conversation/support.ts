@@ -8,7 +8,9 @@ export const SHOP_PROMPT =
   'Phone: you can call us on 555 0142. Delivery: we deliver cakes within the city for 5 euros.';
 
 export async function talkingAgent(t: TestApp, fields: Record<string, unknown> = {}): Promise<number> {
-  const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', system_prompt: SHOP_PROMPT, concurrency_limit: 20, ...pick(fields, ['languages', 'voice_id']) } });
+  const created = await t.request('POST', '/v1/agent/create', {
+    body: { name: 'Ava', system_prompt: SHOP_PROMPT, concurrency_limit: 20, ...pick(fields, ['languages', 'voice_id']) },
+  });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const id = created.body.id;
   const update = pick(fields, ['welcome_message', 'fillers_enabled']);
@@ -72,7 +74,9 @@ export class TalkingPage {
 
   /** Everything the agent said in captions, in order. */
   captions(): string {
-    return this.of('caption').map((c) => c.text).join(' ');
+    return this.of('caption')
+      .map((c) => c.text)
+      .join(' ');
   }
 
   close(): void {
@@ -81,7 +85,12 @@ export class TalkingPage {
 }
 
 export async function turnsOf(t: TestApp, conversationId: string) {
-  return t.database.db.selectFrom('conversation_turns').select(['role', 'text', 'language', 'details', 'at']).where('conversation_id', '=', conversationId).orderBy('id').execute();
+  return t.database.db
+    .selectFrom('conversation_turns')
+    .select(['role', 'text', 'language', 'details', 'at'])
+    .where('conversation_id', '=', conversationId)
+    .orderBy('id')
+    .execute();
 }
 
 export async function waitForTurns(t: TestApp, conversationId: string, count: number, timeoutMs = 20_000) {

@@ -6,7 +6,14 @@ import { Gate, GateFullError } from '../../src/core/gate.js';
 function heldJob(started: string[], name: string) {
   let release!: () => void;
   const done = new Promise<void>((r) => (release = r));
-  return { run: async () => { started.push(name); await done; return name; }, release: () => release() };
+  return {
+    run: async () => {
+      started.push(name);
+      await done;
+      return name;
+    },
+    release: () => release(),
+  };
 }
 
 test('runs at most `limit` jobs at once, the rest in arrival order', async () => {
@@ -32,7 +39,10 @@ test('refuses a job past maxWaiting instead of queueing without end', async () =
   const second = heldJob(started, 'second');
   const running = gate.run(first.run);
   const waiting = gate.run(second.run);
-  await assert.rejects(gate.run(async () => 'third'), GateFullError);
+  await assert.rejects(
+    gate.run(async () => 'third'),
+    GateFullError,
+  );
   first.release();
   second.release();
   assert.deepEqual([await running, await waiting], ['first', 'second']);
@@ -50,7 +60,12 @@ test('a waiting job whose signal aborts leaves the line; a failed job frees its 
   assert.equal(gate.queued, 0);
   first.release();
   await running;
-  await assert.rejects(gate.run(async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    gate.run(async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(await gate.run(async () => 'after'), 'after');
   assert.equal(gate.idle, true);
 });

@@ -13,7 +13,6 @@ import { until } from '../support/until.js';
 const quiet = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 forEachEngine('jobs', (engine) => {
   let database: OpenedDatabase;
   let jobs: Jobs;
@@ -92,7 +91,9 @@ test('embedded engine: jobs outlive kill -9, and the one the process died in is 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-jobs-'));
   try {
     // First life: one job queued for later, one running when the process is killed.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/jobs-child.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/jobs-child.ts'), dir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('running') && resolve());
       child.on('exit', (code) => reject(new Error(`child exited ${code} before its job ran`)));
@@ -120,7 +121,9 @@ test('embedded engine: jobs outlive kill -9, and the one the process died in is 
 test('embedded engine: a process whose queue stopped while a poll waited for the database exits on its own', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-jobs-'));
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/jobs-stop-child.ts'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/jobs-stop-child.ts'), dir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let output = '';
     // Before the fix, pg-boss's worker waited for that poll for ever and the process never exited.
     const code = await new Promise<number | null>((resolve) => {

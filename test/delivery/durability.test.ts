@@ -27,7 +27,9 @@ for (const engine of ENGINES) {
     const pg = engine === 'postgres' ? await createDatabase(process.env.TEST_DATABASE_URL!) : undefined;
     const where = pg ? pg.url : dir;
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/delivery-child.ts'), where, `${receiver.url}/hook`], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'support/delivery-child.ts'), where, `${receiver.url}/hook`], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       const deliveryId = await new Promise<string>((resolve, reject) => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
@@ -63,10 +65,17 @@ for (const engine of ENGINES) {
         assert.equal(view!.status, 'delivered');
         const log = JSON.stringify(view!.attempts);
         assert.equal(view!.attempts.at(-1)!.status_code, 200, `the attempt after the restart delivered it: ${log}`);
-        assert.ok(view!.attempts.slice(0, -1).every((a) => a.status_code !== 200), log);
+        assert.ok(
+          view!.attempts.slice(0, -1).every((a) => a.status_code !== 200),
+          log,
+        );
         await new Promise((r) => setTimeout(r, 1000));
         assert.equal(receiver.received.filter((r) => r.headers['x-service-delivery'] === deliveryId).length, receiver.received.length);
-        assert.equal(receiver.received.length, view!.attempts.filter((a) => a.status_code !== null).length, `every answered attempt reached the receiver: ${log}`);
+        assert.equal(
+          receiver.received.length,
+          view!.attempts.filter((a) => a.status_code !== null).length,
+          `every answered attempt reached the receiver: ${log}`,
+        );
       } finally {
         deliveries.stop();
         await jobs.stop();

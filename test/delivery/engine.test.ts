@@ -20,7 +20,6 @@ const quiet = { info() {}, warn() {}, error() {} };
 const TIMEOUT_SECONDS = 15;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 forEachEngine('delivery engine', (engine) => {
   let database: OpenedDatabase;
   let jobs: Jobs;
@@ -54,7 +53,11 @@ forEachEngine('delivery engine', (engine) => {
     await deliveries.start();
     // A second engine over the same jobs with the production rule: private addresses refused.
     strict = new DeliveryEngine(database.db, jobs, quiet, { retryDelays: [1], timeoutSeconds: TIMEOUT_SECONDS, allowPrivate: false });
-    const account = await database.db.insertInto('accounts').values({ name: 'acme', plan: 'paid', balance_cents: 100 }).returning('id').executeTakeFirstOrThrow();
+    const account = await database.db
+      .insertInto('accounts')
+      .values({ name: 'acme', plan: 'paid', balance_cents: 100 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     accountId = account.id;
   });
   after(async () => {
@@ -117,7 +120,7 @@ forEachEngine('delivery engine', (engine) => {
     assert.equal(view!.next_attempt_at, null);
   });
 
-  test('a GET appends the query after the URL\'s own parameters and signs only the appended part', async () => {
+  test("a GET appends the query after the URL's own parameters and signs only the appended part", async () => {
     const r = await receiver([{ status: 204 }]);
     const query = 'email=ann%40example.com&note=a%26b%3Dc';
     const delivery = input(`${r.url}/lead?source=site#frag`, { method: 'GET', payload: query });
@@ -149,7 +152,10 @@ forEachEngine('delivery engine', (engine) => {
       const delivery = input(r.url);
       const { deliveryId } = await deliveries.enqueue(delivery);
       const got = await r.waitFor(3);
-      assert.deepEqual(got.map((g) => g.headers['x-service-delivery']), [deliveryId, deliveryId, deliveryId]);
+      assert.deepEqual(
+        got.map((g) => g.headers['x-service-delivery']),
+        [deliveryId, deliveryId, deliveryId],
+      );
       for (const g of got) assert.equal(g.headers['x-service-signature'], signature(delivery.secret, Number(g.headers['x-service-timestamp']), g.body));
       // One second apart (the shortened schedule): the timestamps, and so the signatures, differ.
       assert.ok(got[1]!.at - got[0]!.at >= 900, `retried after ${got[1]!.at - got[0]!.at} ms`);
@@ -159,7 +165,10 @@ forEachEngine('delivery engine', (engine) => {
       assert.equal(outcome.outcome, 'delivered');
       assert.equal(outcome.attempts, 3);
       const [view] = await deliveries.list(delivery.owner);
-      assert.deepEqual(view!.attempts.map((a) => a.status_code), [status, status, 200]);
+      assert.deepEqual(
+        view!.attempts.map((a) => a.status_code),
+        [status, status, 200],
+      );
       assert.equal(view!.attempts[0]!.error, `HTTP ${status}`);
     });
   }
@@ -184,7 +193,9 @@ forEachEngine('delivery engine', (engine) => {
     const { deliveryId } = await deliveries.enqueue(input(r.url));
     const outcome = await outcomeOf(deliveryId);
     assert.equal(outcome.outcome, 'delivered');
-    const [view] = await deliveries.list((await database.db.selectFrom('deliveries').select(['owner_kind as kind', 'owner_id as id']).where('id', '=', deliveryId).executeTakeFirstOrThrow()));
+    const [view] = await deliveries.list(
+      await database.db.selectFrom('deliveries').select(['owner_kind as kind', 'owner_id as id']).where('id', '=', deliveryId).executeTakeFirstOrThrow(),
+    );
     assert.equal(view!.attempts[0]!.error, 'timeout');
     assert.equal(view!.attempts[0]!.status_code, null);
     assert.ok(view!.attempts[0]!.duration_ms >= TIMEOUT_SECONDS * 1000 - 100, `${view!.attempts[0]!.duration_ms} ms`);
@@ -209,7 +220,14 @@ forEachEngine('delivery engine', (engine) => {
     void deliveryId;
   });
 
-  for (const answer of [{ status: 400 }, { status: 401 }, { status: 404 }, { status: 410 }, { status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }, { status: 301, headers: { location: '/moved' } }]) {
+  for (const answer of [
+    { status: 400 },
+    { status: 401 },
+    { status: 404 },
+    { status: 410 },
+    { status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } },
+    { status: 301, headers: { location: '/moved' } },
+  ]) {
     test(`${answer.status} is not retried and marks the owner as needing attention${answer.status < 400 ? ' (the redirect is not followed)' : ''}`, async () => {
       const r = await receiver([answer, { status: 200 }]);
       const delivery = input(r.url);
@@ -252,7 +270,10 @@ forEachEngine('delivery engine', (engine) => {
     const r = await receiver([{ status: 500 }]);
     const delivery = input(r.url);
     const result = await deliveries.sendNow(delivery);
-    assert.deepEqual({ delivered: result.delivered, status_code: result.status_code, error: result.error }, { delivered: false, status_code: 500, error: 'HTTP 500' });
+    assert.deepEqual(
+      { delivered: result.delivered, status_code: result.status_code, error: result.error },
+      { delivered: false, status_code: 500, error: 'HTTP 500' },
+    );
     await sleep(1500);
     assert.equal(r.received.length, 1);
     assert.equal(r.received[0]!.headers['x-service-delivery'], result.delivery_id);
@@ -272,7 +293,10 @@ forEachEngine('delivery engine', (engine) => {
     await committed(deliveryId, 'delivered');
     const [view] = await deliveries.list(delivery.owner);
     assert.equal(view!.status, 'delivered');
-    assert.deepEqual(view!.attempts.map((a) => a.status_code), [404, 200]);
+    assert.deepEqual(
+      view!.attempts.map((a) => a.status_code),
+      [404, 200],
+    );
     await assert.rejects(deliveries.replay(delivery.owner, deliveryId), /.*/, 'only a failed delivery is replayed');
   });
 
@@ -289,7 +313,14 @@ forEachEngine('delivery engine', (engine) => {
   });
 
   test('a URL is checked when saved: private and loopback refused by address and by name (422 private_address)', async () => {
-    for (const url of ['http://127.0.0.1/x', 'http://localhost:1/x', 'http://10.0.0.8/', 'http://[fd00::1]/', 'http://192.168.1.1/', 'http://[::ffff:127.0.0.1]/']) {
+    for (const url of [
+      'http://127.0.0.1/x',
+      'http://localhost:1/x',
+      'http://10.0.0.8/',
+      'http://[fd00::1]/',
+      'http://192.168.1.1/',
+      'http://[::ffff:127.0.0.1]/',
+    ]) {
       await assert.rejects(strict.checkUrl(url), (error: any) => error.statusCode === 422 && error.code === 'private_address', url);
     }
     await assert.rejects(strict.checkUrl('ftp://example.com/'), (error: any) => error.code === 'invalid_url');

@@ -103,7 +103,10 @@ forEachEngine('public embed start', (engine) => {
   });
 
   test('CORS preflight for the JSON start', async () => {
-    const r = await fetch(`${t.url}/v1/embed/sessions`, { method: 'OPTIONS', headers: { origin: SHOP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const r = await fetch(`${t.url}/v1/embed/sessions`, {
+      method: 'OPTIONS',
+      headers: { origin: SHOP, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
     assert.equal(r.status, 204);
     assert.equal(r.headers.get('access-control-allow-origin'), SHOP);
     assert.match(r.headers.get('access-control-allow-methods')!, /POST/);
@@ -144,7 +147,14 @@ forEachEngine('public embed start', (engine) => {
   test('signed visitor values reach the session and its conversation; forged, stale or missing ones are 422', async () => {
     const a = await agent();
     await t.request('PATCH', `/v1/agent/${a.id}/visitor-values`, {
-      body: { fields: [{ name: 'first_name', description: 'first name', required: true, max_length: 40 }, { name: 'plan', description: 'plan', required: false, max_length: 20 }], require_signature: true, max_age_seconds: 300 },
+      body: {
+        fields: [
+          { name: 'first_name', description: 'first name', required: true, max_length: 40 },
+          { name: 'plan', description: 'plan', required: false, max_length: 20 },
+        ],
+        require_signature: true,
+        max_age_seconds: 300,
+      },
     });
     const secret = (await t.request('GET', `/v1/agent/${a.id}/visitor-values/secret`)).body.secret as string;
     const now = Math.floor(Date.now() / 1000);

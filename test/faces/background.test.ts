@@ -33,7 +33,11 @@ test('a face is built off the main thread, stamped atomically, and a broken stam
     assert.deepEqual(Object.keys(stamp), ['face01', 'face01.still'], 'the face and its still picture are stamped');
     assert.equal(fs.readFileSync(path.join(dir, 'face01.still.png')).toString('latin1', 1, 4), 'PNG');
     assert.ok(JSON.parse(fs.readFileSync(path.join(dir, 'face01.still.json'), 'utf8')).placement.b > 0);
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')), [], 'no temporary file left');
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((f) => f.endsWith('.tmp')),
+      [],
+      'no temporary file left',
+    );
 
     // What the server checks on its own thread before it starts a worker for the generator.
     const face01 = BUILTIN_FACES.filter((f) => f.avatar_id === 'face01');
@@ -76,7 +80,13 @@ test('a face a page asks for is built before the faces waiting in the background
     await background;
     const built = (id: string) => fs.statSync(path.join(dir, `${id}.glb`)).mtimeMs;
     assert.ok(built('face04') <= built('face03'), 'face04 went before face03, which was waiting');
-    assert.equal(await facesAreCurrent(dir, BUILTIN_FACES.filter((f) => ['face02', 'face03', 'face04'].includes(f.avatar_id))), true);
+    assert.equal(
+      await facesAreCurrent(
+        dir,
+        BUILTIN_FACES.filter((f) => ['face02', 'face03', 'face04'].includes(f.avatar_id)),
+      ),
+      true,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

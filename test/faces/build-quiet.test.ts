@@ -14,16 +14,20 @@ test('a face whose UVs leave [0,1] is written without a line on the console', as
   let glb: Uint8Array;
   try {
     glb = await writeGlb(
-      [{
-        name: 'Tile',
-        primitives: [{
-          positions: new Float32Array([0, 0, 0, 1, 0, 0, 0, 1, 0]),
-          normals: new Float32Array([0, 0, 1, 0, 0, 1, 0, 0, 1]),
-          uvs: new Float32Array([0, 0, 3, 0, 0, 3]), // tiled: outside [0,1]
-          indices: new Uint32Array([0, 1, 2]),
-          material: 'Skin',
-        }],
-      }],
+      [
+        {
+          name: 'Tile',
+          primitives: [
+            {
+              positions: new Float32Array([0, 0, 0, 1, 0, 0, 0, 1, 0]),
+              normals: new Float32Array([0, 0, 1, 0, 0, 1, 0, 0, 1]),
+              uvs: new Float32Array([0, 0, 3, 0, 0, 3]), // tiled: outside [0,1]
+              indices: new Uint32Array([0, 1, 2]),
+              material: 'Skin',
+            },
+          ],
+        },
+      ],
       [{ name: 'Skin', color: [1, 0.8, 0.7, 1], roughness: 0.5 }],
       {},
     );

@@ -34,7 +34,10 @@ before(async () => {
 });
 
 function node(doc: Document, name: string): Node {
-  const n = doc.getRoot().listNodes().find((x) => x.getName() === name);
+  const n = doc
+    .getRoot()
+    .listNodes()
+    .find((x) => x.getName() === name);
   assert.ok(n, `node ${name} exists`);
   return n;
 }
@@ -159,7 +162,7 @@ test('the neckline shows the throat: it dips at the front and lies on the neck, 
   }
 });
 
-test('hair edges fade: an alpha-blended copy of only the strands\' fading tips over the alpha-tested hair', () => {
+test("hair edges fade: an alpha-blended copy of only the strands' fading tips over the alpha-tested hair", () => {
   for (const [id, doc] of docs) {
     const style = BUILTIN_FACES.find((f) => f.avatar_id === id)!.look.hairStyle;
     if (style === 'bald') continue;
@@ -205,7 +208,10 @@ test('jawOpen lowers the chin by over a centimetre and opens the lower teeth', (
 
 test('eyeBlinkLeft closes only the left eye, eyeBlinkRight only the right', () => {
   for (const [id, doc] of docs) {
-    for (const [name, sign] of [['eyeBlinkLeft', 1], ['eyeBlinkRight', -1]] as const) {
+    for (const [name, sign] of [
+      ['eyeBlinkLeft', 1],
+      ['eyeBlinkRight', -1],
+    ] as const) {
       const { pos, delta } = geometry(node(doc, 'Head'), name);
       const moved = delta.map((d, i) => [Math.hypot(...d), i] as const).filter(([m]) => m > 2e-4);
       assert.ok(moved.length > 20, `${id} ${name}: ${moved.length} vertices move`);
@@ -224,17 +230,26 @@ test('smile raises the mouth corners; visemes aa and O open the mouth and O narr
     const aa = geometry(head, 'viseme_aa');
     const o = geometry(head, 'viseme_O');
     // mouth corner: the left-most... use the skin vertex nearest the canonical corner region
-    const corner = smile.pos.reduce((best, p, i) => {
-      const d = Math.hypot(p[0] - 0.025, p[1] + 0.043, p[2] - 0.043);
-      return d < best.d ? { d, i } : best;
-    }, { d: Infinity, i: -1 }).i;
+    const corner = smile.pos.reduce(
+      (best, p, i) => {
+        const d = Math.hypot(p[0] - 0.025, p[1] + 0.043, p[2] - 0.043);
+        return d < best.d ? { d, i } : best;
+      },
+      { d: Infinity, i: -1 },
+    ).i;
     assert.ok(smile.delta[corner][1] > 0.002, `${id}: smile lifts the corner ${smile.delta[corner][1]}`);
-    const rightCorner = smile.pos.reduce((best, p, i) => {
-      const d = Math.hypot(p[0] + 0.025, p[1] + 0.043, p[2] - 0.043);
-      return d < best.d ? { d, i } : best;
-    }, { d: Infinity, i: -1 }).i;
+    const rightCorner = smile.pos.reduce(
+      (best, p, i) => {
+        const d = Math.hypot(p[0] + 0.025, p[1] + 0.043, p[2] - 0.043);
+        return d < best.d ? { d, i } : best;
+      },
+      { d: Infinity, i: -1 },
+    ).i;
     assert.ok(Math.abs(smile.delta[rightCorner][1]) < smile.delta[corner][1] / 4, `${id}: mouthSmileLeft is one-sided`);
-    const chinish = aa.pos.reduce((best, p, i) => (Math.abs(p[0]) < 0.004 && p[2] > 0.03 && p[1] > -0.12 && (best < 0 || p[1] < aa.pos[best][1]) ? i : best), -1);
+    const chinish = aa.pos.reduce(
+      (best, p, i) => (Math.abs(p[0]) < 0.004 && p[2] > 0.03 && p[1] > -0.12 && (best < 0 || p[1] < aa.pos[best][1]) ? i : best),
+      -1,
+    );
     // the page adds jawOpen from the loudness on top: the viseme carries a quarter of it
     assert.ok(aa.delta[chinish][1] < -0.004, `${id}: viseme_aa drops the jaw (${aa.delta[chinish][1]})`);
     assert.ok(o.delta[corner][0] < -0.001, `${id}: viseme_O pulls the left corner inwards`);
@@ -243,7 +258,10 @@ test('smile raises the mouth corners; visemes aa and O open the mouth and O narr
 
 test('eyes are separate nodes centred on their eyeballs, with iris looking forward', () => {
   for (const [id, doc] of docs) {
-    for (const [name, sign] of [['EyeLeft', 1], ['EyeRight', -1]] as const) {
+    for (const [name, sign] of [
+      ['EyeLeft', 1],
+      ['EyeRight', -1],
+    ] as const) {
       const n = node(doc, name);
       const t = n.getWorldMatrix();
       assert.ok(t[12] * sign > 0.01, `${id} ${name} on its side (x=${t[12]})`);
@@ -261,7 +279,14 @@ test('eyes are separate nodes centred on their eyeballs, with iris looking forwa
     assert.ok(node(doc, 'Teeth').getMesh());
     assert.ok(node(doc, 'Tongue').getMesh());
     const bald = BUILTIN_FACES.find((f) => f.avatar_id === id)!.look.hairStyle === 'bald';
-    assert.equal(!!doc.getRoot().listNodes().find((x) => x.getName() === 'Hair'), !bald, `${id}: hair ${bald ? 'absent (bald)' : 'present'}`);
+    assert.equal(
+      !!doc
+        .getRoot()
+        .listNodes()
+        .find((x) => x.getName() === 'Hair'),
+      !bald,
+      `${id}: hair ${bald ? 'absent (bald)' : 'present'}`,
+    );
   }
 });
 
@@ -275,12 +300,22 @@ test('validateFaceGlb accepts the built faces and rejects a GLB without morphs',
   }
   const doc = new Document();
   const buffer = doc.createBuffer();
-  const prim = doc.createPrimitive().setAttribute('POSITION', doc.createAccessor().setType('VEC3').setArray(new Float32Array([0, 0, 0, 1, 0, 0, 0, 1, 0])).setBuffer(buffer));
+  const prim = doc.createPrimitive().setAttribute(
+    'POSITION',
+    doc
+      .createAccessor()
+      .setType('VEC3')
+      .setArray(new Float32Array([0, 0, 0, 1, 0, 0, 0, 1, 0]))
+      .setBuffer(buffer),
+  );
   doc.createScene().addChild(doc.createNode('Plain').setMesh(doc.createMesh('Plain').addPrimitive(prim)));
   const plain = await new NodeIO().writeBinary(doc);
   const bad = validateFaceGlb(plain);
   assert.equal(bad.ok, false);
-  assert.ok(bad.problems.some((p) => p.includes('viseme')), bad.problems.join('; '));
+  assert.ok(
+    bad.problems.some((p) => p.includes('viseme')),
+    bad.problems.join('; '),
+  );
   assert.deepEqual(bad.morphs, []);
   assert.equal(validateFaceGlb(new TextEncoder().encode('definitely not a glb file')).ok, false);
   const big = validateFaceGlb(new Uint8Array(await fs.readFile(path.join(dir, 'face01.glb'))), 1000);
@@ -298,7 +333,11 @@ test('the catalogue has at least twelve faces, women and men, each its own ident
     seen.add(key);
   }
   // descriptions name the decade: twenties to sixties are all there
-  for (const decade of ['twenties', 'thirties', 'forties', 'fifties', 'sixties']) assert.ok(BUILTIN_FACES.some((f) => f.description.includes(decade)), decade);
+  for (const decade of ['twenties', 'thirties', 'forties', 'fifties', 'sixties'])
+    assert.ok(
+      BUILTIN_FACES.some((f) => f.description.includes(decade)),
+      decade,
+    );
 });
 
 test('the faces differ in shape: eye distance, face height and width vary across the catalogue', () => {
@@ -324,7 +363,10 @@ test('the viseme mixes: PP keeps the lips shut against the open jaw, O rounds th
     const pp = geometry(head, 'viseme_PP');
     const jaw = geometry(head, 'jawOpen');
     // the lower lip's middle: the midline vertex nearest the lips' front below the mouth line
-    const lowerLip = pp.pos.reduce((best, p, i) => (Math.abs(p[0]) < 0.002 && p[1] < -0.046 && p[1] > -0.055 && p[2] > (best < 0 ? -1 : pp.pos[best][2]) ? i : best), -1);
+    const lowerLip = pp.pos.reduce(
+      (best, p, i) => (Math.abs(p[0]) < 0.002 && p[1] < -0.046 && p[1] > -0.055 && p[2] > (best < 0 ? -1 : pp.pos[best][2]) ? i : best),
+      -1,
+    );
     assert.ok(lowerLip >= 0, `${id}: lower lip found`);
     // at PP the lower lip rises (mouthClose) against what jawOpen 0.25 takes it down by
     assert.ok(pp.delta[lowerLip][1] > -0.25 * jaw.delta[lowerLip][1] * 0.5, `${id}: PP lifts the lower lip (${pp.delta[lowerLip][1]})`);

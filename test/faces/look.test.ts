@@ -148,11 +148,12 @@ describe('faces in the browser', { skip }, () => {
       // Lit colours, over the whole opening (the ids say which part each pixel is).
       const teeth: number[] = [];
       const cavity: number[] = [];
-      for (let y = first; y <= last; y++) for (let x = 0; x < W; x++) {
-        const p = part(at(ids, x, y));
-        if (p === 'teeth') teeth.push(luma(at(lit, x, y)));
-        if (p === 'mouth' || p === 'tongue') cavity.push(luma(at(lit, x, y)));
-      }
+      for (let y = first; y <= last; y++)
+        for (let x = 0; x < W; x++) {
+          const p = part(at(ids, x, y));
+          if (p === 'teeth') teeth.push(luma(at(lit, x, y)));
+          if (p === 'mouth' || p === 'tongue') cavity.push(luma(at(lit, x, y)));
+        }
       assert.ok(teeth.length > 30, `${id}: teeth show (${teeth.length} px)`);
       assert.ok(cavity.length > 100, `${id}: the cavity shows (${cavity.length} px)`);
       const sorted = (a: number[]) => [...a].sort((p, q) => p - q);

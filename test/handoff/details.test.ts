@@ -48,7 +48,9 @@ describe('offline extractors', () => {
   test('phone numbers in E.164 (libphonenumber-js): national, international, spoken digits', () => {
     assert.deepEqual(find([v('Call me on (415) 555-2671 tomorrow')], [d('phone')]), { phone: '+14155552671' });
     assert.deepEqual(find([v('my number is +44 20 7946 0958')], [d('phone')]), { phone: '+442079460958' });
-    assert.deepEqual(find([a('What number can we reach you on?'), v('four one five, five five five, two six seven one')], [d('phone')]), { phone: '+14155552671' });
+    assert.deepEqual(find([a('What number can we reach you on?'), v('four one five, five five five, two six seven one')], [d('phone')]), {
+      phone: '+14155552671',
+    });
     assert.deepEqual(find([v('we are 4 people and it costs 300')], [d('phone')]), {});
   });
 
@@ -75,8 +77,11 @@ describe('offline extractors', () => {
     assert.deepEqual(find([v('no idea yet')], [d('date', 'preferred date')]), {});
   });
 
-  test('numbers and amounts near the detail\'s words, digits or words', () => {
-    assert.deepEqual(find([v('We are four people, budget is about $5,000.')], [d('guests', 'how many guests'), d('budget', 'the budget')]), { guests: '4', budget: '5000' });
+  test("numbers and amounts near the detail's words, digits or words", () => {
+    assert.deepEqual(find([v('We are four people, budget is about $5,000.')], [d('guests', 'how many guests'), d('budget', 'the budget')]), {
+      guests: '4',
+      budget: '5000',
+    });
     assert.deepEqual(find([a('How many guests will there be?'), v('twenty five')], [d('guests', 'how many guests')]), { guests: '25' });
     assert.deepEqual(find([v('our budget is 2.5k')], [d('budget', 'the budget')]), { budget: '2500' });
     assert.deepEqual(find([v('the budget is two hundred and fifty dollars')], [d('budget', 'the budget')]), { budget: '250' });
@@ -92,7 +97,9 @@ describe('offline extractors', () => {
 
   test('free text: the answer to the agent asking, or the sentence matching the description', () => {
     const issue = d('issue', 'what is wrong with the order');
-    assert.deepEqual(find([a('What seems to be the problem with the order?'), v('It arrived broken, the box was crushed.')], [issue]), { issue: 'It arrived broken, the box was crushed.' });
+    assert.deepEqual(find([a('What seems to be the problem with the order?'), v('It arrived broken, the box was crushed.')], [issue]), {
+      issue: 'It arrived broken, the box was crushed.',
+    });
     assert.deepEqual(find([v('Hello. My order came without the charger. Can you help?')], [issue]), { issue: 'My order came without the charger.' });
     assert.deepEqual(find([v('Hello there.')], [issue]), {});
   });
@@ -107,10 +114,19 @@ describe('the language model finder (OpenAI chat wire format)', () => {
   });
   after(() => fake.close());
   const transcript: Turns = [a('How can I help?'), v('I am Jane, call me on (415) 555-2671, my mail is jane at example dot com. Budget five grand.')];
-  const details = [d('name', 'their name'), d('phone', 'phone number'), d('email', 'email'), d('budget', 'the budget'), d('company', 'the company they work for')];
+  const details = [
+    d('name', 'their name'),
+    d('phone', 'phone number'),
+    d('email', 'email'),
+    d('budget', 'the budget'),
+    d('company', 'the company they work for'),
+  ];
 
-  test('the model\'s answers are checked and written per kind; what it misses comes from the offline extractors', async () => {
-    fake.plain = { kind: 'json', content: '```json\n{"name": "jane", "phone": "415-555-2671", "email": "not an email", "budget": "$5,000", "company": ""}\n```' };
+  test("the model's answers are checked and written per kind; what it misses comes from the offline extractors", async () => {
+    fake.plain = {
+      kind: 'json',
+      content: '```json\n{"name": "jane", "phone": "415-555-2671", "email": "not an email", "budget": "$5,000", "company": ""}\n```',
+    };
     const found = await finder.find({ transcript, details, reference });
     assert.equal(found.engine, 'llm');
     assert.deepEqual(found.values, { name: 'Jane', phone: '+14155552671', email: 'jane@example.com', budget: '5000' });

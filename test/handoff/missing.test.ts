@@ -16,11 +16,22 @@ forEachEngine('handoff missing details', (engine) => {
 
   test('required details not yet given are missing; given ones, optional ones and disabled rules are not', async () => {
     const agent = await makeAgent(t);
-    const rule = (name: string, details: unknown[], enabled = true) => t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: { name, details, destination: { type: 'inbox' }, enabled } });
-    assert.equal((await rule('Lead', [{ name: 'email', description: "the visitor's email address", required: true }, { name: 'phone', description: 'phone number', required: true }, { name: 'notes', description: 'notes' }])).status, 200);
+    const rule = (name: string, details: unknown[], enabled = true) =>
+      t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: { name, details, destination: { type: 'inbox' }, enabled } });
+    assert.equal(
+      (
+        await rule('Lead', [
+          { name: 'email', description: "the visitor's email address", required: true },
+          { name: 'phone', description: 'phone number', required: true },
+          { name: 'notes', description: 'notes' },
+        ])
+      ).status,
+      200,
+    );
     assert.equal((await rule('Also email', [{ name: 'email', description: 'email', required: true }])).status, 200);
     assert.equal((await rule('Off', [{ name: 'budget', description: 'the budget', required: true }], false)).status, 200);
-    const ask = (transcript: Array<{ role: 'visitor' | 'agent'; text: string }>) => t.context.handoff.missingDetails({ accountId: t.accountId, agentId: agent, transcript });
+    const ask = (transcript: Array<{ role: 'visitor' | 'agent'; text: string }>) =>
+      t.context.handoff.missingDetails({ accountId: t.accountId, agentId: agent, transcript });
     assert.deepEqual(await ask([{ role: 'visitor', text: 'Hi, do you do kitchens?' }]), [
       { name: 'email', description: "the visitor's email address" },
       { name: 'phone', description: 'phone number' },

@@ -30,13 +30,20 @@ forEachEngine('handoff rules', (engine) => {
   });
   const rulesPath = () => `/v1/agent/${agentId}/v2/rules`;
 
-  test('a rule is created with the contract\'s shape, its own whsec_ secret, and listed', async () => {
+  test("a rule is created with the contract's shape, its own whsec_ secret, and listed", async () => {
     const res = await t.request('POST', rulesPath(), { body: json('New lead', 'https://example.com/hook', { headers: { 'X-Api-Key': 'abc' } }) });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const rule = res.body.rule;
     assert.equal(rule.name, 'New lead');
     assert.deepEqual(rule.details, [{ name: 'email', description: "the visitor's email address", required: true }]);
-    assert.deepEqual(rule.destination, { type: 'webhook', url: 'https://example.com/hook', method: 'POST', format: 'json', headers: { 'X-Api-Key': 'abc' }, template: '{"email": "{{email}}", "agent": "{{agent_name}}"}' });
+    assert.deepEqual(rule.destination, {
+      type: 'webhook',
+      url: 'https://example.com/hook',
+      method: 'POST',
+      format: 'json',
+      headers: { 'X-Api-Key': 'abc' },
+      template: '{"email": "{{email}}", "agent": "{{agent_name}}"}',
+    });
     assert.equal(rule.enabled, true);
     assert.equal(rule.state, 'active');
     assert.match(rule.secret, /^whsec_[A-Za-z0-9_-]{20,}$/);
@@ -64,7 +71,10 @@ forEachEngine('handoff rules', (engine) => {
     const deleted = await t.request('DELETE', `${rulesPath()}/${created.id}?confirm=true`);
     assert.equal(deleted.status, 200);
     assert.ok(Array.isArray(deleted.body.rules));
-    assert.equal(deleted.body.rules.some((r: any) => r.id === created.id), false);
+    assert.equal(
+      deleted.body.rules.some((r: any) => r.id === created.id),
+      false,
+    );
     assert.equal((await t.request('PATCH', `${rulesPath()}/${created.id}`, { body: { name: 'x' } })).status, 404);
   });
 
@@ -74,15 +84,26 @@ forEachEngine('handoff rules', (engine) => {
     const detail = res.body.detail;
     const text = Array.isArray(detail) ? detail.map((i: any) => `${i.type}: ${i.msg}`).join('\n') : `${detail.code}: ${detail.message}`;
     assert.match(text, pattern);
-    if (loc) assert.ok(res.body.detail.some((i: any) => i.loc.join('.') === loc), `loc ${loc} in ${text}`);
+    if (loc)
+      assert.ok(
+        res.body.detail.some((i: any) => i.loc.join('.') === loc),
+        `loc ${loc} in ${text}`,
+      );
   };
 
   test('templates are checked when saved, and the 422 names the problem', async () => {
-    await refused(json('x', 'https://example.com', { template: '{"email": "{{emial}}"}' }), /unknown template variable \{\{emial\}\}/, 'body.destination.template');
+    await refused(
+      json('x', 'https://example.com', { template: '{"email": "{{emial}}"}' }),
+      /unknown template variable \{\{emial\}\}/,
+      'body.destination.template',
+    );
     await refused(json('x', 'https://example.com', { template: '{"email": {{email}}}' }), /JSON template does not render valid JSON.*inside quotes/);
     await refused(json('x', 'https://example.com', { template: '{"email": "{{email}}",}' }), /does not render valid JSON/);
     await refused(json('x', 'https://example.com', { format: 'xml', template: '<lead><email>{{email}}</lead>' }), /XML template does not render valid XML/);
-    await refused(json('x', 'https://example.com', { format: 'form', template: 'email={{email}}\njust text' }), /line 2 of the form template is not name=value/);
+    await refused(
+      json('x', 'https://example.com', { format: 'form', template: 'email={{email}}\njust text' }),
+      /line 2 of the form template is not name=value/,
+    );
     await refused(json('x', 'https://example.com', { template: 'Hello {{email}' }), /does not form a \{\{variable\}\}/);
     // Variables that exist are fine in every format, visitor.<name> included.
     for (const [format, template, method] of [
@@ -101,7 +122,13 @@ forEachEngine('handoff rules', (engine) => {
   test('method and format must agree; GET sends the query format', async () => {
     await refused(json('x', 'https://example.com', { method: 'GET', format: 'json' }), /GET webhook sends its details as query parameters/);
     await refused(json('x', 'https://example.com', { method: 'POST', format: 'query', template: 'a={{email}}' }), /format "query" is sent with method GET/);
-    const res = await t.request('POST', rulesPath(), { body: { name: 'Default GET', details: [{ name: 'email', description: 'email' }], destination: { type: 'webhook', url: 'https://example.com/q', format: 'query' } } });
+    const res = await t.request('POST', rulesPath(), {
+      body: {
+        name: 'Default GET',
+        details: [{ name: 'email', description: 'email' }],
+        destination: { type: 'webhook', url: 'https://example.com/q', format: 'query' },
+      },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.rule.destination.method, 'GET');
     assert.match(res.body.rule.destination.template, /^email=\{\{email\}\}/);
@@ -126,14 +153,16 @@ forEachEngine('handoff rules', (engine) => {
   });
 
   test('an inbox rule takes a message template (default: every detail) and has no secret', async () => {
-    const res = await t.request('POST', rulesPath(), { body: { name: 'Inbox lead', details: [{ name: 'email', description: 'email', required: true }], destination: { type: 'inbox' } } });
+    const res = await t.request('POST', rulesPath(), {
+      body: { name: 'Inbox lead', details: [{ name: 'email', description: 'email', required: true }], destination: { type: 'inbox' } },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.rule.secret, undefined);
     assert.match(res.body.rule.destination.template, /email: \{\{email\}\}/);
     await t.request('DELETE', `${rulesPath()}/${res.body.rule.id}?confirm=true`);
   });
 
-  test('another account\'s agent and rules answer 404', async () => {
+  test("another account's agent and rules answer 404", async () => {
     const other = await t.account('paid');
     const created = (await t.request('POST', rulesPath(), { body: json('Mine', 'https://example.com') })).body.rule;
     assert.equal((await t.request('GET', rulesPath(), { key: other.key })).status, 404);
@@ -145,7 +174,8 @@ forEachEngine('handoff rules', (engine) => {
 
   test('an agent has at most 20 rules', async () => {
     const agent = await makeAgent(t, 'Many');
-    for (let i = 0; i < 20; i++) assert.equal((await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: json(`r${i}`, 'https://example.com') })).status, 200);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: json(`r${i}`, 'https://example.com') })).status, 200);
     const over = await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: json('r21', 'https://example.com') });
     assert.equal(over.status, 422);
     assert.equal(over.body.detail.code, 'rule_limit');

@@ -5,12 +5,17 @@ import type { TestApp } from '../support/app.js';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export { until } from '../support/until.js';
 
-
 /**
  * A conversation of the agent: begun with the visitor values the website passed, the turns
  * recorded in order, then ended (its durable ended job runs the handoff hook). Answers its id.
  */
-export async function conversation(t: TestApp, agentId: number, turns: Array<['visitor' | 'agent', string]>, visitor: Record<string, string> = {}, accountId = t.accountId): Promise<string> {
+export async function conversation(
+  t: TestApp,
+  agentId: number,
+  turns: Array<['visitor' | 'agent', string]>,
+  visitor: Record<string, string> = {},
+  accountId = t.accountId,
+): Promise<string> {
   const id = crypto.randomUUID();
   const createdAt = new Date(Date.now() - 60_000);
   const session = { id, account_id: accountId, agent_id: agentId, mode: 'conversation' as const, created_at: createdAt };

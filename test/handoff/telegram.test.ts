@@ -36,15 +36,32 @@ forEachEngine('handoff to a Telegram chat', (engine) => {
     const { destination, chat } = await connectChat(t, telegram, { id: 7101, first_name: 'Owner' });
     const agent = await makeAgent(t, 'Vans');
     const saved = await t.request('POST', `/v1/agent/${agent}/v2/rules`, {
-      body: { name: 'New van lead', details: DETAILS, destination: { type: 'telegram', destination_id: destination.id, template: 'Lead {{email}} from {{visitor.page}}' } },
+      body: {
+        name: 'New van lead',
+        details: DETAILS,
+        destination: { type: 'telegram', destination_id: destination.id, template: 'Lead {{email}} from {{visitor.page}}' },
+      },
     });
     assert.equal(saved.status, 200, JSON.stringify(saved.body));
     const id = await conversation(t, agent, TURNS, { page: '/vans?x=1&y=2' });
-    const message = await until(() => telegram.sent.find((m) => m.chat_id === String(chat.id) && m.text.startsWith('New van lead')), 30_000, 'the chat message');
+    const message = await until(
+      () => telegram.sent.find((m) => m.chat_id === String(chat.id) && m.text.startsWith('New van lead')),
+      30_000,
+      'the chat message',
+    );
     assert.equal(message.text, 'New van lead\nLead sam.lee@example.com from /vans?x=1&y=2');
 
     // The ended job running again (a crash after sending, say) sends nothing twice.
-    await t.context.conversations.end({ id, account_id: t.accountId, agent_id: agent, mode: 'conversation', created_at: new Date(Date.now() - 60_000), ended_at: new Date(), duration_seconds: 60, end_reason: 'stopped' } as any);
+    await t.context.conversations.end({
+      id,
+      account_id: t.accountId,
+      agent_id: agent,
+      mode: 'conversation',
+      created_at: new Date(Date.now() - 60_000),
+      ended_at: new Date(),
+      duration_seconds: 60,
+      end_reason: 'stopped',
+    } as any);
     await sleep(1500);
     assert.equal(telegram.sent.filter((m) => m.chat_id === String(chat.id) && m.text.startsWith('New van lead')).length, 1);
   });
@@ -53,10 +70,17 @@ forEachEngine('handoff to a Telegram chat', (engine) => {
     const other = await t.account('paid');
     const { destination } = await connectChat(t, telegram, { id: 7102, first_name: 'Other' }, other.key);
     const agent = await makeAgent(t, 'Mine');
-    const foreign = await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: { name: 'x', details: DETAILS, destination: { type: 'telegram', destination_id: destination.id, template: '{{email}}' } } });
+    const foreign = await t.request('POST', `/v1/agent/${agent}/v2/rules`, {
+      body: { name: 'x', details: DETAILS, destination: { type: 'telegram', destination_id: destination.id, template: '{{email}}' } },
+    });
     assert.equal(foreign.status, 422, JSON.stringify(foreign.body));
-    assert.deepEqual(foreign.body.detail.map((d: any) => d.loc), [['body', 'destination', 'destination_id']]);
-    const missing = await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: { name: 'x', details: DETAILS, destination: { type: 'telegram', template: '{{email}}' } } });
+    assert.deepEqual(
+      foreign.body.detail.map((d: any) => d.loc),
+      [['body', 'destination', 'destination_id']],
+    );
+    const missing = await t.request('POST', `/v1/agent/${agent}/v2/rules`, {
+      body: { name: 'x', details: DETAILS, destination: { type: 'telegram', template: '{{email}}' } },
+    });
     assert.equal(missing.status, 422);
   });
 });
@@ -70,7 +94,9 @@ forEachEngine('handoff to a Telegram chat without a bot', (engine) => {
 
   test('without TELEGRAM_BOT_TOKEN the destination is unavailable: 422 destination_unavailable', async () => {
     const agent = await makeAgent(t, 'NoBot');
-    const res = await t.request('POST', `/v1/agent/${agent}/v2/rules`, { body: { name: 'x', details: DETAILS, destination: { type: 'telegram', destination_id: 1, template: '{{email}}' } } });
+    const res = await t.request('POST', `/v1/agent/${agent}/v2/rules`, {
+      body: { name: 'x', details: DETAILS, destination: { type: 'telegram', destination_id: 1, template: '{{email}}' } },
+    });
     assertCoded(res, 422, 'destination_unavailable');
   });
 });

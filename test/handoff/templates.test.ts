@@ -5,10 +5,21 @@ import { XMLParser } from 'fast-xml-parser';
 import { checkTemplate, renderTemplate, type TemplateValues } from '../../src/handoff/templates.js';
 
 const HOSTILE = 'a "b" & <c>\nd\te é 日本 \u0001 ]]> {{x}} 100%+1=2';
-const values: TemplateValues = { details: { note: HOSTILE, email: 'j@x.io' }, visitor: { page: HOSTILE }, agentName: 'Ava & "Co"', ruleName: 'R<1>', conversationTime: new Date('2026-11-23T10:11:12.345Z'), visitorTurns: 4 };
+const values: TemplateValues = {
+  details: { note: HOSTILE, email: 'j@x.io' },
+  visitor: { page: HOSTILE },
+  agentName: 'Ava & "Co"',
+  ruleName: 'R<1>',
+  conversationTime: new Date('2026-11-23T10:11:12.345Z'),
+  visitorTurns: 4,
+};
 
 test('json: string escaping keeps the document valid and the value exact', () => {
-  const out = renderTemplate('{"note": "{{note}}", "page": "{{visitor.page}}", "n": {{visitor_turns}}, "at": "{{conversation_time}}", "missing": "{{visitor.none}}"}', 'json', values);
+  const out = renderTemplate(
+    '{"note": "{{note}}", "page": "{{visitor.page}}", "n": {{visitor_turns}}, "at": "{{conversation_time}}", "missing": "{{visitor.none}}"}',
+    'json',
+    values,
+  );
   assert.deepEqual(JSON.parse(out), { note: HOSTILE, page: HOSTILE, n: 4, at: '2026-11-23T10:11:12Z', missing: '' });
 });
 

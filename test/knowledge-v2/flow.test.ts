@@ -30,7 +30,8 @@ function scriptModel(llm: FakeLlm): void {
         // The website does not say whether it sells its starter: the model leaves that question out.
         if (q) question = /starter/.test(line) ? undefined : Number(q[1]);
         const p = /^\[(\d+)\] (.*)$/.exec(line);
-        if (p && question !== undefined && (!facts.some((f) => f.question_id === question) || /Saturday/.test(p[2]!))) facts.push({ question_id: question, text: p[2], passage: Number(p[1]) });
+        if (p && question !== undefined && (!facts.some((f) => f.question_id === question) || /Saturday/.test(p[2]!)))
+          facts.push({ question_id: question, text: p[2], passage: Number(p[1]) });
       }
       return json({ facts });
     }
@@ -99,19 +100,32 @@ forEachEngine('knowledge v2 end to end', (engine) => {
           assert.equal(view.business_type, 'artisan bakery');
           assert.ok(view.questions.some((q: any) => q.question === 'Do you sell sourdough starter?'));
         }
-        for (const key of ['hours', 'prices', 'services', 'contact', 'booking', 'cancellation']) assert.ok(view.questions.some((q: any) => q.key === key), key);
+        for (const key of ['hours', 'prices', 'services', 'contact', 'booking', 'cancellation'])
+          assert.ok(
+            view.questions.some((q: any) => q.key === key),
+            key,
+          );
 
         const pages = ['/', '/contact', '/faq', '/prices'].map((p) => ({ url: `${site.url}${p}`, is_primary: true }));
         assert.equal((await t.request('POST', v2('/extract'), { body: { pages } })).status, 200);
         assert.equal((await awaitBuild(t, agent)).last.brain_status, 'complete');
         view = (await t.request('GET', v2('/brain'))).body;
         const hoursId = view.questions.find((q: any) => q.key === 'hours').id;
-        assert.ok(view.facts.some((f: any) => f.question_id === hoursId && f.sources[0].kind === 'page'), 'the hours were extracted from a page');
-        if (brain === 'llm') assert.ok(view.facts.every((f: any) => f.confidence === 0.9), 'the model extracted the facts');
+        assert.ok(
+          view.facts.some((f: any) => f.question_id === hoursId && f.sources[0].kind === 'page'),
+          'the hours were extracted from a page',
+        );
+        if (brain === 'llm')
+          assert.ok(
+            view.facts.every((f: any) => f.confidence === 0.9),
+            'the model extracted the facts',
+          );
         const completion = (await t.request('GET', v2('/completion'))).body;
         assert.ok(completion.missing.length > 0 && completion.percent < 100);
         const missing = completion.missing[0];
-        const answered = await t.request('POST', v2('/answer'), { body: { question_id: missing.question_id, answer: 'Ask for Rosalind, our head baker, who handles this personally.' } });
+        const answered = await t.request('POST', v2('/answer'), {
+          body: { question_id: missing.question_id, answer: 'Ask for Rosalind, our head baker, who handles this personally.' },
+        });
         assert.equal(answered.body.answered, completion.answered + 1);
         assert.match(await visitorAsks(agent, missing.question), /Rosalind/);
 
@@ -157,9 +171,20 @@ forEachEngine('knowledge v2 end to end', (engine) => {
       test('behavior and dynamic instructions reach the next conversation: unknown_answer is said, visitor values fill the instructions', async () => {
         const agent = await agentWithWebsite(t, `${site.url}/`, undefined, 'Ava');
         const v2 = (path: string) => `/v1/agent/${agent}/v2${path}`;
-        assert.equal((await t.request('PATCH', v2('/behavior'), { body: { unknown_answer: 'Please ask Rosalind at the counter.', tone: 'formal' } })).status, 200);
-        assert.equal((await t.request('PATCH', v2('/dynamic-instructions'), { body: { instructions: 'Call the visitor {{visitor.first_name}}; plan {{visitor.plan}}.' } })).status, 200);
-        const { row } = await t.context.sessions.start(t.accountId, { agent_id: agent, mode: 'conversation' }, { id: 'visitor-7', values: { first_name: 'Maria' } });
+        assert.equal(
+          (await t.request('PATCH', v2('/behavior'), { body: { unknown_answer: 'Please ask Rosalind at the counter.', tone: 'formal' } })).status,
+          200,
+        );
+        assert.equal(
+          (await t.request('PATCH', v2('/dynamic-instructions'), { body: { instructions: 'Call the visitor {{visitor.first_name}}; plan {{visitor.plan}}.' } }))
+            .status,
+          200,
+        );
+        const { row } = await t.context.sessions.start(
+          t.accountId,
+          { agent_id: agent, mode: 'conversation' },
+          { id: 'visitor-7', values: { first_name: 'Maria' } },
+        );
         await t.request('POST', `/v1/sessions/${row.id}/commands`, { body: { type: 'visitor.message', text: 'Do you repair motorbikes?' } });
         const turns = await waitForTurns(t, row.id, 2);
         await t.request('POST', `/v1/sessions/${row.id}/stop`);

@@ -60,7 +60,16 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.ok(keys.includes('dietary'), 'a bakery is asked about gluten-free and vegan options');
     assert.ok(brain.questions.every((q: any) => q.state === 'needed' && q.answered === false));
 
-    const extract = await t.request('POST', v2('/extract'), { body: { pages: [{ url: `${site.url}/`, is_primary: true }, { url: `${site.url}/contact`, is_primary: true }, { url: `${site.url}/prices`, is_primary: true }, { url: `${site.url}/faq`, is_primary: true }] } });
+    const extract = await t.request('POST', v2('/extract'), {
+      body: {
+        pages: [
+          { url: `${site.url}/`, is_primary: true },
+          { url: `${site.url}/contact`, is_primary: true },
+          { url: `${site.url}/prices`, is_primary: true },
+          { url: `${site.url}/faq`, is_primary: true },
+        ],
+      },
+    });
     assert.equal(extract.status, 200, JSON.stringify(extract.body));
     const built = await awaitBuild(t, agent);
     assert.equal(built.last.brain_status, 'complete', JSON.stringify(built.last));
@@ -69,9 +78,18 @@ forEachEngine('knowledge v2 routes', (engine) => {
     brain = (await t.request('GET', v2('/brain'))).body;
     const q = (key: string) => brain.questions.find((x: any) => x.key === key);
     const factsOf = (key: string) => brain.facts.filter((f: any) => f.question_id === q(key).id);
-    assert.ok(factsOf('hours').some((f: any) => /7(:00)? am/.test(f.text)), JSON.stringify(factsOf('hours')));
-    assert.ok(factsOf('prices').some((f: any) => /\$/.test(f.text)), JSON.stringify(factsOf('prices')));
-    assert.ok(factsOf('cancellation').some((f: any) => /24 hours/.test(f.text)), JSON.stringify(factsOf('cancellation')));
+    assert.ok(
+      factsOf('hours').some((f: any) => /7(:00)? am/.test(f.text)),
+      JSON.stringify(factsOf('hours')),
+    );
+    assert.ok(
+      factsOf('prices').some((f: any) => /\$/.test(f.text)),
+      JSON.stringify(factsOf('prices')),
+    );
+    assert.ok(
+      factsOf('cancellation').some((f: any) => /24 hours/.test(f.text)),
+      JSON.stringify(factsOf('cancellation')),
+    );
     const hours = factsOf('hours')[0];
     assert.equal(hours.sources[0].kind, 'page');
     const page = pages.find((p: any) => p.id === hours.sources[0].ref);
@@ -96,7 +114,10 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.ok(!answered.body.missing.some((m: any) => m.question_id === missing.question_id));
     await t.request('POST', v2('/answer'), { body: { question_id: missing.question_id, answer: 'Yes, every day.' } });
     const owned = (await brainOf()).facts.filter((f: any) => f.question_id === missing.question_id);
-    assert.deepEqual(owned.map((f: any) => [f.text, f.sources]), [['Yes, every day.', [{ kind: 'owner', ref: null }]]]);
+    assert.deepEqual(
+      owned.map((f: any) => [f.text, f.sources]),
+      [['Yes, every day.', [{ kind: 'owner', ref: null }]]],
+    );
 
     const skipped = await t.request('POST', v2('/questions/state'), { body: { question_id: before.missing[1].question_id, state: 'not_applicable' } });
     assert.equal(skipped.status, 200);
@@ -119,24 +140,66 @@ forEachEngine('knowledge v2 routes', (engine) => {
     const pageFact = brain.facts.find((f: any) => f.sources[0]?.kind === 'page');
     const hours = brain.questions.find((q: any) => q.key === 'hours').id;
     const res = await t.request('POST', v2('/knowledge/ops'), {
-      body: { ops: [{ op: 'add', text: 'We have free wifi for customers.' }, { op: 'add', text: 'Open late on Fridays until 9 pm.', question_id: hours }, { op: 'change', fact_id: String(pageFact.id), text: 'Changed by the owner.' }] },
+      body: {
+        ops: [
+          { op: 'add', text: 'We have free wifi for customers.' },
+          { op: 'add', text: 'Open late on Fridays until 9 pm.', question_id: hours },
+          { op: 'change', fact_id: String(pageFact.id), text: 'Changed by the owner.' },
+        ],
+      },
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(res.body.results.map((r: any) => r.op), ['add', 'add', 'change']);
+    assert.deepEqual(
+      res.body.results.map((r: any) => r.op),
+      ['add', 'add', 'change'],
+    );
     assert.equal(res.body.results[2].fact_id, pageFact.id);
     const after = await brainOf();
     const changed = after.facts.find((f: any) => f.id === pageFact.id);
     assert.equal(changed.text, 'Changed by the owner.');
-    assert.deepEqual(changed.sources.map((s: any) => s.kind), ['page', 'owner']);
+    assert.deepEqual(
+      changed.sources.map((s: any) => s.kind),
+      ['page', 'owner'],
+    );
     assert.equal(after.facts.find((f: any) => f.id === res.body.results[1].fact_id).question_id, hours);
 
     const count = after.facts.length;
     for (const [ops, loc] of [
-      [[{ op: 'add', text: 'fine' }, { op: 'remove', fact_id: 999999 }], ['body', 'ops', 1, 'fact_id']],
-      [[{ op: 'remove', fact_id: pageFact.id }, { op: 'remove', fact_id: pageFact.id }], ['body', 'ops', 1, 'fact_id']],
-      [[{ op: 'add', text: 'fine' }, { op: 'add', text: 'x', question_id: 999999 }], ['body', 'ops', 1, 'question_id']],
-      [[{ op: 'add', text: 'fine' }, { op: 'rename', fact_id: pageFact.id }], ['body', 'ops', 1, 'op']],
-      [[{ op: 'add', text: 'fine' }, { op: 'change', fact_id: pageFact.id }], ['body', 'ops', 1, 'text']],
+      [
+        [
+          { op: 'add', text: 'fine' },
+          { op: 'remove', fact_id: 999999 },
+        ],
+        ['body', 'ops', 1, 'fact_id'],
+      ],
+      [
+        [
+          { op: 'remove', fact_id: pageFact.id },
+          { op: 'remove', fact_id: pageFact.id },
+        ],
+        ['body', 'ops', 1, 'fact_id'],
+      ],
+      [
+        [
+          { op: 'add', text: 'fine' },
+          { op: 'add', text: 'x', question_id: 999999 },
+        ],
+        ['body', 'ops', 1, 'question_id'],
+      ],
+      [
+        [
+          { op: 'add', text: 'fine' },
+          { op: 'rename', fact_id: pageFact.id },
+        ],
+        ['body', 'ops', 1, 'op'],
+      ],
+      [
+        [
+          { op: 'add', text: 'fine' },
+          { op: 'change', fact_id: pageFact.id },
+        ],
+        ['body', 'ops', 1, 'text'],
+      ],
     ] as const) {
       const bad = await t.request('POST', v2('/knowledge/ops'), { body: { ops } });
       assert.equal(bad.status, 422, JSON.stringify(bad.body));
@@ -160,7 +223,11 @@ forEachEngine('knowledge v2 routes', (engine) => {
     await t.request('POST', v2('/extract'));
     assert.equal((await awaitBuild(t, agent)).last.brain_status, 'complete');
     const after = await brainOf();
-    for (const text of owner) assert.ok(after.facts.some((f: any) => f.text === text), `kept ${text}`);
+    for (const text of owner)
+      assert.ok(
+        after.facts.some((f: any) => f.text === text),
+        `kept ${text}`,
+      );
     assert.ok(!after.facts.some((f: any) => f.text === target.text), 'an overruled page fact is not extracted again');
     const wifi = await ask(t, agent, 'Do you have wifi?');
     assert.match(wifi.text, /free wifi/i);
@@ -183,7 +250,11 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.equal(resolved.status, 200, JSON.stringify(resolved.body));
     brain = await brainOf();
     assert.ok(!brain.review.some((r: any) => r.id === item.id));
-    for (const id of item.fact_ids) assert.equal(brain.facts.some((f: any) => f.id === id), id === keep);
+    for (const id of item.fact_ids)
+      assert.equal(
+        brain.facts.some((f: any) => f.id === id),
+        id === keep,
+      );
     assertCoded(await t.request('POST', v2('/review/resolve'), { body: { review_id: item.id, fact_id: keep } }), 404, 'review_not_found');
     assert.equal((await t.request('POST', v2('/review/resolve'), { body: { review_id: item.id } })).status, 422);
     const price = await ask(t, agent, 'How much is a sourdough loaf?');
@@ -193,7 +264,15 @@ forEachEngine('knowledge v2 routes', (engine) => {
 
   test('consolidate merges facts with the same question and text, keeping all their sources', async () => {
     const hours = await questionId('hours');
-    await t.request('POST', v2('/knowledge/ops'), { body: { ops: [{ op: 'add', text: 'Closed on Christmas Day.', question_id: hours }, { op: 'add', text: '  closed on christmas day ', question_id: hours }, { op: 'add', text: 'Closed on Christmas Day', question_id: null }] } });
+    await t.request('POST', v2('/knowledge/ops'), {
+      body: {
+        ops: [
+          { op: 'add', text: 'Closed on Christmas Day.', question_id: hours },
+          { op: 'add', text: '  closed on christmas day ', question_id: hours },
+          { op: 'add', text: 'Closed on Christmas Day', question_id: null },
+        ],
+      },
+    });
     const res = await t.request('POST', v2('/consolidate'));
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const same = (await brainOf()).facts.filter((f: any) => /christmas day/i.test(f.text));
@@ -209,7 +288,10 @@ forEachEngine('knowledge v2 routes', (engine) => {
     const before = await brainOf();
     const preview = await t.request('POST', v2('/correction'), { body: { text: 'on Saturdays we now close at 4 pm' } });
     assert.equal(preview.status, 200, JSON.stringify(preview.body));
-    assert.deepEqual(preview.body.changes.map((c: any) => [c.fact_id, c.before, c.after]), [[factId, 'Saturday: 7:00 am to 3:00 pm.', 'On Saturdays we now close at 4 pm.']]);
+    assert.deepEqual(
+      preview.body.changes.map((c: any) => [c.fact_id, c.before, c.after]),
+      [[factId, 'Saturday: 7:00 am to 3:00 pm.', 'On Saturdays we now close at 4 pm.']],
+    );
     assert.deepEqual(preview.body.changes[0].matched, ['saturdai']);
     assert.deepEqual((await brainOf()).facts, before.facts, 'the preview changes nothing');
     const applied = await t.request('POST', v2('/correction/apply'), { body: { preview_id: preview.body.preview_id } });
@@ -223,7 +305,10 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.match(saturday.text, /4 pm/);
 
     const fresh = await t.request('POST', v2('/correction'), { body: { text: 'we also sell birthday candles' } });
-    assert.deepEqual(fresh.body.changes.map((c: any) => [c.fact_id, c.before]), [[null, null]]);
+    assert.deepEqual(
+      fresh.body.changes.map((c: any) => [c.fact_id, c.before]),
+      [[null, null]],
+    );
     assert.equal((await t.request('POST', v2('/correction'), { body: { text: '' } })).status, 422);
   });
 
@@ -246,7 +331,9 @@ forEachEngine('knowledge v2 routes', (engine) => {
   });
 
   test('dynamic instructions: variables once each; preview fills values (missing ones empty), saved ones when absent; 422 when values are not strings', async () => {
-    const saved = await t.request('PATCH', v2('/dynamic-instructions'), { body: { instructions: 'Greet {{visitor.first_name}} by name. Plan: {{ visitor.plan }}. Again {{visitor.first_name}}.' } });
+    const saved = await t.request('PATCH', v2('/dynamic-instructions'), {
+      body: { instructions: 'Greet {{visitor.first_name}} by name. Plan: {{ visitor.plan }}. Again {{visitor.first_name}}.' },
+    });
     assert.equal(saved.status, 200);
     assert.deepEqual(saved.body.variables, ['first_name', 'plan']);
     assert.deepEqual((await t.request('GET', v2('/dynamic-instructions'))).body, saved.body);
@@ -259,7 +346,7 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assert.equal((await t.request('PATCH', v2('/dynamic-instructions'), { body: { instructions: 7 } })).status, 422);
   });
 
-  test('orphans: deleting pages orphans the facts they alone sourced (not those with another source); keep makes them the owner\'s, drop deletes them; a non-orphan id is 422', async () => {
+  test("orphans: deleting pages orphans the facts they alone sourced (not those with another source); keep makes them the owner's, drop deletes them; a non-orphan id is 422", async () => {
     const brain = await brainOf();
     const pages = (await t.request('GET', `/v1/agent/${agent}/pages/list`)).body;
     const gone = pages.filter((p: any) => /\/(prices|faq)$/.test(p.url)).map((p: any) => p.id);
@@ -310,14 +397,22 @@ forEachEngine('knowledge v2 routes', (engine) => {
     const copy = await t.request('POST', `/v1/agent/${agent}/duplicate`);
     assert.equal(copy.status, 200, JSON.stringify(copy.body));
     const twin = (await t.request('GET', `/v1/agent/${copy.body.id}/v2/brain`)).body;
-    assert.deepEqual(twin.questions.map((q: any) => [q.key, q.state, q.answered]), original.questions.map((q: any) => [q.key, q.state, q.answered]));
-    assert.deepEqual(twin.facts.map((f: any) => f.text), original.facts.map((f: any) => f.text));
+    assert.deepEqual(
+      twin.questions.map((q: any) => [q.key, q.state, q.answered]),
+      original.questions.map((q: any) => [q.key, q.state, q.answered]),
+    );
+    assert.deepEqual(
+      twin.facts.map((f: any) => f.text),
+      original.facts.map((f: any) => f.text),
+    );
     const twinPages = (await t.request('GET', `/v1/agent/${copy.body.id}/pages/list`)).body;
-    for (const fact of twin.facts) for (const source of fact.sources) if (source.kind === 'page' && !source.gone) assert.ok(twinPages.some((p: any) => p.id === source.ref && p.url === source.url));
+    for (const fact of twin.facts)
+      for (const source of fact.sources)
+        if (source.kind === 'page' && !source.gone) assert.ok(twinPages.some((p: any) => p.id === source.ref && p.url === source.url));
     assert.equal((await t.request('GET', `/v1/agent/${copy.body.id}/v2/behavior`)).body.tone, 'casual');
   });
 
-  test('permissions: GET needs read, POST and PATCH setup (403, nothing changes); another account\'s agent is 404 agent_not_found', async () => {
+  test("permissions: GET needs read, POST and PATCH setup (403, nothing changes); another account's agent is 404 agent_not_found", async () => {
     const reader = await t.keyFor(t.accountId, ['read']);
     assert.equal((await t.request('GET', v2('/brain'), { key: reader })).status, 200);
     assert.equal((await t.request('GET', v2('/completion'), { key: reader })).status, 200);
@@ -329,12 +424,25 @@ forEachEngine('knowledge v2 routes', (engine) => {
     assertCoded(await t.request('GET', v2('/orphans'), { key: setupOnly }), 403, 'missing_permission');
     const other = await t.account('paid');
     for (const [method, path, body] of [
-      ['GET', '/brain'], ['GET', '/completion'], ['GET', '/behavior'], ['GET', '/dynamic-instructions'], ['GET', '/orphans'],
-      ['POST', '/probe', {}], ['POST', '/schema/generate'], ['POST', '/extract'], ['POST', '/recompile'], ['POST', '/consolidate'],
-      ['POST', '/answer', { question_id: 1, answer: 'x' }], ['POST', '/questions/state', { question_id: 1, state: 'skipped' }],
-      ['POST', '/knowledge/ops', { ops: [{ op: 'add', text: 'x' }] }], ['POST', '/review/resolve', { review_id: 1, text: 'x' }],
-      ['POST', '/correction', { text: 'x' }], ['POST', '/correction/apply', { preview_id: 'x' }], ['PATCH', '/behavior', { tone: 'formal' }],
-      ['PATCH', '/dynamic-instructions', { instructions: 'x' }], ['POST', '/dynamic-instructions/preview', { values: {} }],
+      ['GET', '/brain'],
+      ['GET', '/completion'],
+      ['GET', '/behavior'],
+      ['GET', '/dynamic-instructions'],
+      ['GET', '/orphans'],
+      ['POST', '/probe', {}],
+      ['POST', '/schema/generate'],
+      ['POST', '/extract'],
+      ['POST', '/recompile'],
+      ['POST', '/consolidate'],
+      ['POST', '/answer', { question_id: 1, answer: 'x' }],
+      ['POST', '/questions/state', { question_id: 1, state: 'skipped' }],
+      ['POST', '/knowledge/ops', { ops: [{ op: 'add', text: 'x' }] }],
+      ['POST', '/review/resolve', { review_id: 1, text: 'x' }],
+      ['POST', '/correction', { text: 'x' }],
+      ['POST', '/correction/apply', { preview_id: 'x' }],
+      ['PATCH', '/behavior', { tone: 'formal' }],
+      ['PATCH', '/dynamic-instructions', { instructions: 'x' }],
+      ['POST', '/dynamic-instructions/preview', { values: {} }],
       ['POST', '/orphans/resolve', { fact_ids: [], action: 'drop' }],
     ] as Array<[string, string, unknown?]>) {
       assertCoded(await t.request(method, v2(path), { key: other.key, body }), 404, 'agent_not_found');
@@ -343,7 +451,32 @@ forEachEngine('knowledge v2 routes', (engine) => {
 
   test('every v2 body and answer is in the OpenAPI document', async () => {
     const doc = (await t.request('GET', '/openapi.json', { key: null })).body;
-    for (const name of ['ProbeRequest', 'ProbeResponse', 'ExtractRequest', 'BrainView', 'CompletionResponse', 'AnswerRequest', 'QuestionStateRequest', 'KnowledgeOpsRequest', 'KnowledgeOpsResponse', 'ReviewResolveRequest', 'CorrectionRequest', 'CorrectionPreview', 'CorrectionApplyRequest', 'CorrectionApplyResponse', 'BehaviorResponse', 'BehaviorUpdateRequest', 'DynamicInstructionsResponse', 'DynamicInstructionsUpdate', 'DynamicPreviewRequest', 'DynamicPreviewResponse', 'OrphanResolveRequest', 'OrphansResponse', 'Fact', 'Question']) {
+    for (const name of [
+      'ProbeRequest',
+      'ProbeResponse',
+      'ExtractRequest',
+      'BrainView',
+      'CompletionResponse',
+      'AnswerRequest',
+      'QuestionStateRequest',
+      'KnowledgeOpsRequest',
+      'KnowledgeOpsResponse',
+      'ReviewResolveRequest',
+      'CorrectionRequest',
+      'CorrectionPreview',
+      'CorrectionApplyRequest',
+      'CorrectionApplyResponse',
+      'BehaviorResponse',
+      'BehaviorUpdateRequest',
+      'DynamicInstructionsResponse',
+      'DynamicInstructionsUpdate',
+      'DynamicPreviewRequest',
+      'DynamicPreviewResponse',
+      'OrphanResolveRequest',
+      'OrphansResponse',
+      'Fact',
+      'Question',
+    ]) {
       assert.ok(doc.components.schemas[name], name);
     }
     assert.ok(doc.paths['/v1/agent/{agent_id}/v2/knowledge/ops'].post);

@@ -47,7 +47,9 @@ describe('website reader', () => {
     }
     // Scores order them: every primary page above every background page, the homepage first.
     assert.equal(found.links[0]!.path, '/');
-    const lowestPrimary = Math.min(...found.links.filter((l) => l.default_category === 'primary' && l.source !== 'sitemap' && l.source !== 'page').map((l) => l.score));
+    const lowestPrimary = Math.min(
+      ...found.links.filter((l) => l.default_category === 'primary' && l.source !== 'sitemap' && l.source !== 'page').map((l) => l.score),
+    );
     const highestBackground = Math.max(...found.links.filter((l) => l.default_category === 'background').map((l) => l.score));
     assert.ok(lowestPrimary > highestBackground, `${lowestPrimary} > ${highestBackground}`);
     // Nothing that is not a page of this site, no fragments, no tracking parameters, no duplicates.
@@ -119,7 +121,13 @@ describe('website reader', () => {
   test('loopback and private addresses are refused unless allowed, also when a name resolves to one', async () => {
     const reader = new WebsiteReader({ allowPrivate: false });
     const before = site.requests.length;
-    for (const url of [`${site.url}/`, `http://localhost:${site.port}/`, `http://[::1]:${site.port}/`, 'http://10.0.0.1/', 'http://169.254.169.254/latest/meta-data/']) {
+    for (const url of [
+      `${site.url}/`,
+      `http://localhost:${site.port}/`,
+      `http://[::1]:${site.port}/`,
+      'http://10.0.0.1/',
+      'http://169.254.169.254/latest/meta-data/',
+    ]) {
       const error = await readerError(reader.get(url));
       assert.equal(error.code, 'private_address', `${url}: ${error.code} ${error.message}`);
     }
@@ -130,7 +138,21 @@ describe('website reader', () => {
   });
 
   test('address ranges', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.9', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) assert.equal(isPrivateAddress(a), true, a);
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.9',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+    ])
+      assert.equal(isPrivateAddress(a), true, a);
     for (const a of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) assert.equal(isPrivateAddress(a), false, a);
   });
 

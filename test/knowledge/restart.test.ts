@@ -16,11 +16,18 @@ forEachEngine('brain build restart', (engine) => {
     const site = await startTestSite({ latencyMs: 600 });
     try {
       const dataDir = await migratedDataDir('brain');
-      const env = { CRAWL_ALLOW_PRIVATE: '1', BRAIN_BUILD_STALL_SECONDS: '2', DATA_DIR: dataDir, ...(engine === 'postgres' ? { DATABASE_URL: await freshPostgres() } : {}) };
+      const env = {
+        CRAWL_ALLOW_PRIVATE: '1',
+        BRAIN_BUILD_STALL_SECONDS: '2',
+        DATA_DIR: dataDir,
+        ...(engine === 'postgres' ? { DATABASE_URL: await freshPostgres() } : {}),
+      };
       const first = await startServer(env);
       const key = bannerKeys(first)[0]!;
       const agent = await first.request('POST', '/v1/agent/create', { key, body: { name: 'Ava', website_url: `${site.url}/` } });
-      const pages = ['/', '/about', '/prices', '/services', '/contact', '/faq', '/gift-cards', '/order', '/blog', '/careers', '/privacy', '/terms'].map((p) => ({ url: site.url + p, is_primary: true }));
+      const pages = ['/', '/about', '/prices', '/services', '/contact', '/faq', '/gift-cards', '/order', '/blog', '/careers', '/privacy', '/terms'].map(
+        (p) => ({ url: site.url + p, is_primary: true }),
+      );
       await first.request('POST', `/v1/agent/${agent.body.id}/generate-brain`, { key, body: { pages } });
       let done = 0;
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
@@ -44,7 +51,10 @@ forEachEngine('brain build restart', (engine) => {
       assert.equal(last.brain_status, 'complete', `${JSON.stringify(last)}\n${second.stdout().slice(-1500)}`);
       assert.equal(last.progress.pages_done, pages.length);
       const list = (await second.request('GET', `/v1/agent/${agent.body.id}/pages/list`, { key })).body;
-      assert.ok(list.every((p: any) => p.status === 'read'), JSON.stringify(list.map((p: any) => [p.url, p.status])));
+      assert.ok(
+        list.every((p: any) => p.status === 'read'),
+        JSON.stringify(list.map((p: any) => [p.url, p.status])),
+      );
       // Resumed, not started over: the pages read before the kill were not read again.
       const readAfter = site.requests.filter((r) => r.at >= killedAt && !r.path.startsWith('/robots')).length;
       assert.ok(readAfter <= pages.length - done + 2, `${readAfter} pages read after the restart, ${done} of ${pages.length} were done`);

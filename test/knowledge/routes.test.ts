@@ -86,7 +86,15 @@ forEachEngine('knowledge routes', (engine) => {
     const slowSite = await startTestSite({ latencyMs: 300 });
     try {
       const slow = await agentWithWebsite(t, `${slowSite.url}/`, undefined, 'Slow');
-      await t.request('POST', `/v1/agent/${slow}/generate-brain`, { body: { pages: [{ url: `${slowSite.url}/`, is_primary: true }, { url: `${slowSite.url}/faq`, is_primary: true }, { url: `${slowSite.url}/about`, is_primary: true }] } });
+      await t.request('POST', `/v1/agent/${slow}/generate-brain`, {
+        body: {
+          pages: [
+            { url: `${slowSite.url}/`, is_primary: true },
+            { url: `${slowSite.url}/faq`, is_primary: true },
+            { url: `${slowSite.url}/about`, is_primary: true },
+          ],
+        },
+      });
       assertCoded(await t.request('POST', '/v1/sessions', { body: { agent_id: slow, mode: 'conversation' } }), 409, 'agent_building');
       const render = await t.request('POST', '/v1/sessions', { body: { agent_id: slow, mode: 'render' } });
       assert.equal(render.status, 201, JSON.stringify(render.body));
@@ -106,13 +114,28 @@ forEachEngine('knowledge routes', (engine) => {
     const other = await agentWithWebsite(t, `${site.url}/`, undefined, 'Listed');
     const pages = Array.from({ length: 51 }, (_, i) => ({ url: `${site.url}/blog/diary-${i}`, is_primary: false }));
     assertCoded(await t.request('POST', `/v1/agent/${other}/generate-brain`, { body: { pages } }), 422, 'too_many_pages');
-    itemAt(await t.request('POST', `/v1/agent/${other}/generate-brain`, { body: { pages: [{ url: 'ftp://x.example/', is_primary: true }] } }), ['body', 'pages', 0, 'url']);
-    const res = await t.request('POST', `/v1/agent/${other}/generate-brain`, { body: { pages: [{ url: `${site.url}/faq`, is_primary: true }, { url: `${site.url}/faq#parking`, is_primary: true }] } });
+    itemAt(await t.request('POST', `/v1/agent/${other}/generate-brain`, { body: { pages: [{ url: 'ftp://x.example/', is_primary: true }] } }), [
+      'body',
+      'pages',
+      0,
+      'url',
+    ]);
+    const res = await t.request('POST', `/v1/agent/${other}/generate-brain`, {
+      body: {
+        pages: [
+          { url: `${site.url}/faq`, is_primary: true },
+          { url: `${site.url}/faq#parking`, is_primary: true },
+        ],
+      },
+    });
     assert.equal(res.status, 200);
     const { last } = await awaitBuild(t, other);
     assert.equal(last.progress.pages_total, 1, 'the same page twice is one page');
     const list = await t.request('GET', `/v1/agent/${other}/pages/list`);
-    assert.deepEqual(list.body.map((p: any) => p.url), [`${site.url}/faq`]);
+    assert.deepEqual(
+      list.body.map((p: any) => p.url),
+      [`${site.url}/faq`],
+    );
   });
 
   test('add-page reads one page in the background (202); edit, delete and clear pages; the next answer knows at once', async () => {
@@ -129,7 +152,9 @@ forEachEngine('knowledge routes', (engine) => {
 
     // The owner's own text for a page replaces what was read, at once.
     const faq = (await t.request('GET', `/v1/agent/${agent}/pages/list`)).body.find((p: any) => p.url.endsWith('/faq'));
-    const edited = await t.request('PATCH', `/v1/agent/${agent}/pages/${faq.id}`, { body: { content: '## Parking\n\nThere is a private car park behind the bakery with 12 spaces.', is_primary: true } });
+    const edited = await t.request('PATCH', `/v1/agent/${agent}/pages/${faq.id}`, {
+      body: { content: '## Parking\n\nThere is a private car park behind the bakery with 12 spaces.', is_primary: true },
+    });
     assert.equal(edited.status, 200);
     assert.equal(edited.body.has_override, true);
     assert.match((await ask(t, agent, 'Where can I park?')).text, /12 spaces/);
@@ -153,13 +178,17 @@ forEachEngine('knowledge routes', (engine) => {
   });
 
   test('knowledge-base sections by topic: create, list, update, delete; known to the next answer without a rebuild', async () => {
-    const created = await t.request('POST', `/v1/agent/${agent}/kb-sections`, { body: { title: 'Wi-Fi & Internet', content: 'Free Wi-Fi is available for customers; the password is on your receipt.' } });
+    const created = await t.request('POST', `/v1/agent/${agent}/kb-sections`, {
+      body: { title: 'Wi-Fi & Internet', content: 'Free Wi-Fi is available for customers; the password is on your receipt.' },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const section = created.body.sections.find((s: any) => s.title === 'Wi-Fi & Internet');
     assert.equal(section.topic, 'wi-fi-internet');
     assert.match((await ask(t, agent, 'Do you have wifi?')).text, /Free Wi-Fi is available/);
     assertCoded(await t.request('POST', `/v1/agent/${agent}/kb-sections`, { body: { title: 'wi-fi  internet', content: 'x' } }), 409, 'section_exists');
-    const updated = await t.request('PATCH', `/v1/agent/${agent}/kb-sections/wi-fi-internet`, { body: { content: 'Wi-Fi is free; ask the barista for the password.' } });
+    const updated = await t.request('PATCH', `/v1/agent/${agent}/kb-sections/wi-fi-internet`, {
+      body: { content: 'Wi-Fi is free; ask the barista for the password.' },
+    });
     assert.equal(updated.status, 200);
     assert.equal(updated.body.sections.find((s: any) => s.topic === 'wi-fi-internet').content, 'Wi-Fi is free; ask the barista for the password.');
     assert.match((await ask(t, agent, 'Is there wifi?')).text, /ask the barista/);
@@ -230,13 +259,18 @@ forEachEngine('knowledge routes', (engine) => {
   });
 
   test('duplicating an agent copies its knowledge; deleting an agent removes it', async () => {
-    await t.request('POST', `/v1/agent/${agent}/kb-sections`, { body: { title: 'Allergens', content: 'Every cake label lists its allergens; ask us for the full allergen sheet.' } });
+    await t.request('POST', `/v1/agent/${agent}/kb-sections`, {
+      body: { title: 'Allergens', content: 'Every cake label lists its allergens; ask us for the full allergen sheet.' },
+    });
     const copy = await t.request('POST', `/v1/agent/${agent}/duplicate`);
     assert.equal(copy.status, 200);
     const copyId = copy.body.id;
     const pages = (await t.request('GET', `/v1/agent/${copyId}/pages/list`)).body;
     const sourcePages = (await t.request('GET', `/v1/agent/${agent}/pages/list`)).body;
-    assert.deepEqual(pages.map((p: any) => p.url), sourcePages.map((p: any) => p.url));
+    assert.deepEqual(
+      pages.map((p: any) => p.url),
+      sourcePages.map((p: any) => p.url),
+    );
     assert.ok(pages.every((p: any) => p.agent_id === copyId));
     assert.equal((await t.request('GET', `/v1/agent/${copyId}/kb-sections`)).body.sections[0].topic, 'allergens');
     const status = (await t.request('GET', `/v1/agent/${copyId}/brain-status`)).body;

@@ -17,7 +17,7 @@ test('complete questions and sentences, hanging endings, and the rest', () => {
   assert.equal(completeness(undefined), 'unknown');
 });
 
-test('the silence follows the visitor\'s pauses within its bounds', () => {
+test("the silence follows the visitor's pauses within its bounds", () => {
   const eot = new EndOfTurn();
   assert.equal(eot.silenceNeeded(), 600);
   for (let i = 0; i < 4; i++) eot.recordPause(650);

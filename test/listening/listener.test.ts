@@ -25,12 +25,16 @@ interface Heard {
 function listen(options: ListenerOptions = {}, recognizer: Recognizer = new PocketsphinxRecognizer()) {
   const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
   let clock = 1000;
-  const listener = new VisitorListener(recognizer, {
-    speechStarted: () => heard.started++,
-    bargeIn: () => heard.bargeIns.push(clock),
-    turn: (turn) => heard.turns.push(turn),
-    error: (error) => heard.errors.push(error),
-  }, { now: () => clock, ...options });
+  const listener = new VisitorListener(
+    recognizer,
+    {
+      speechStarted: () => heard.started++,
+      bargeIn: () => heard.bargeIns.push(clock),
+      turn: (turn) => heard.turns.push(turn),
+      error: (error) => heard.errors.push(error),
+    },
+    { now: () => clock, ...options },
+  );
   /** Pushes the microphone audio; `agent` is what the agent says over the same stretch (sent as it plays). */
   async function play(mic: Int16Array, agent?: Int16Array) {
     for (let i = 0; i < mic.length; i += CHUNK) {
@@ -64,7 +68,10 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.ok(heard.started >= 2);
     const aEnd = 1000 + lead + speechSpan(a.pcm).endMs;
     const bEnd = 1000 + lead + a.pcm.length / 16 + gap + speechSpan(b.pcm).endMs;
-    for (const [turn, end, clip] of [[heard.turns[0], aEnd, a], [heard.turns[1], bEnd, b]] as const) {
+    for (const [turn, end, clip] of [
+      [heard.turns[0], aEnd, a],
+      [heard.turns[1], bEnd, b],
+    ] as const) {
       assert.ok(Math.abs(turn.timings.speechEndedAt - end) < 200, `speech ended at ${turn.timings.speechEndedAt}, the last word at ${end}`);
       const wait = turn.timings.turnEndedAt - turn.timings.speechEndedAt;
       assert.ok(wait >= 300 && wait <= 1000, `the turn ended ${wait} ms after the speech`);
@@ -117,7 +124,11 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.equal(heard.turns.length, 0);
   });
 
-  for (const [delayMs, gain] of [[120, 0.5], [250, 0.3], [350, 0.8]]) {
+  for (const [delayMs, gain] of [
+    [120, 0.5],
+    [250, 0.3],
+    [350, 0.8],
+  ]) {
     test(`the agent's own voice leaking back (${delayMs} ms later, gain ${gain}) neither interrupts it nor becomes a turn`, async () => {
       const { listener, heard, play } = listen();
       listener.setAgentTalking(true);
@@ -145,7 +156,7 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.ok(heard.bargeIns[0] > 1000 + 4000, 'interrupted before the visitor spoke');
   });
 
-  test('a visitor who starts within the agent\'s first second, quieter than the agent, still interrupts it and is heard', async () => {
+  test("a visitor who starts within the agent's first second, quieter than the agent, still interrupts it and is heard", async () => {
     // The echo guard knows nothing of the echo path yet (it needs over a second of the agent's
     // voice) and assumes an echo at -6 dB; the visitor's voice is quieter than the agent's playback.
     // As the microphone stays uncorrelated with what the agent plays, that assumption must decay.
@@ -157,7 +168,7 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     const voiceStart = 1000 + lead + speechSpan(visitor.pcm).startMs;
     await play(concat(silence(lead), quiet, silence(1500)), concat(clips[0].pcm, clips[3].pcm));
     listener.close();
-    assert.equal(heard.bargeIns.length, 1, 'the visitor was taken for the agent\'s echo');
+    assert.equal(heard.bargeIns.length, 1, "the visitor was taken for the agent's echo");
     const after = heard.bargeIns[0] - voiceStart;
     assert.ok(after >= 300 && after < 2500, `barge-in ${after} ms after the visitor started`);
     assert.equal(heard.turns.length, 1);

@@ -26,11 +26,15 @@ class Stream implements RecognitionStream {
 function listen(recognizer: Recognizer) {
   const events: Array<{ type: 'tentative'; turn: TentativeTurn } | { type: 'dropped' } | { type: 'turn'; turn: VisitorTurnHeard }> = [];
   let clock = 0;
-  const listener = new VisitorListener(recognizer, {
-    tentative: (turn) => events.push({ type: 'tentative', turn }),
-    tentativeDropped: () => events.push({ type: 'dropped' }),
-    turn: (turn) => events.push({ type: 'turn', turn }),
-  }, { vad, now: () => clock });
+  const listener = new VisitorListener(
+    recognizer,
+    {
+      tentative: (turn) => events.push({ type: 'tentative', turn }),
+      tentativeDropped: () => events.push({ type: 'dropped' }),
+      turn: (turn) => events.push({ type: 'turn', turn }),
+    },
+    { vad, now: () => clock },
+  );
   async function mic(kind: 'voice' | 'silence', ms: number) {
     for (let done = 0; done < ms; done += 20) {
       clock += 20;
@@ -87,10 +91,16 @@ test('the visitor speaking again withdraws the tentative words; so does a turn h
   await mic('silence', 260);
   streams[0].onPartial!('what time');
   await mic('voice', 400);
-  assert.deepEqual(events.map((e) => e.type), ['tentative', 'dropped']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['tentative', 'dropped'],
+  );
   streams[0].final = 'what time do you close';
   await mic('silence', 1300);
-  assert.deepEqual(events.map((e) => e.type), ['tentative', 'dropped', 'turn']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['tentative', 'dropped', 'turn'],
+  );
 
   // Next turn: tentative words, then the recogniser's final says nothing (noise): withdrawn, no turn.
   await mic('voice', 600);
@@ -98,7 +108,10 @@ test('the visitor speaking again withdraws the tentative words; so does a turn h
   streams[1].onPartial!('hmm');
   streams[1].final = '';
   await mic('silence', 1300);
-  assert.deepEqual(events.slice(3).map((e) => e.type), ['tentative', 'dropped']);
+  assert.deepEqual(
+    events.slice(3).map((e) => e.type),
+    ['tentative', 'dropped'],
+  );
   const [first, second] = events.filter((e) => e.type === 'tentative') as Array<{ turn: TentativeTurn }>;
   assert.ok(second.turn.turn > first.turn.turn, 'turns are numbered');
 });
@@ -118,9 +131,15 @@ test('without a streaming engine, the speculative recognition of the pause gives
   await mic('silence', 300); // the speculative recognition starts at 250 ms of silence
   await new Promise((r) => setTimeout(r, 10));
   assert.equal(calls.length, 1);
-  assert.deepEqual(events.map((e) => e.type), ['tentative']);
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['tentative'],
+  );
   assert.ok(events[0].type === 'tentative' && events[0].turn.text === 'do you deliver' && events[0].turn.language === 'en');
   await mic('silence', 1000);
-  assert.deepEqual(events.map((e) => e.type), ['tentative', 'turn']);
-  assert.equal(calls.length, 1, 'the speculation was the turn\'s recognition');
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['tentative', 'turn'],
+  );
+  assert.equal(calls.length, 1, "the speculation was the turn's recognition");
 });

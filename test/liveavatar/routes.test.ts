@@ -53,7 +53,10 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     const other = await app.account('paid');
     assertEnvelopeError(await token(app, { mode: 'LITE', avatar_id: String(agentId) }, other.key), 404, 'agent_not_found');
 
-    const bearer = await call(app, 'POST', '/v1/sessions/token', { headers: { Authorization: `Bearer ${app.key}` }, body: { mode: 'LITE', avatar_id: String(agentId), video_settings: { quality: 'high' } } });
+    const bearer = await call(app, 'POST', '/v1/sessions/token', {
+      headers: { Authorization: `Bearer ${app.key}` },
+      body: { mode: 'LITE', avatar_id: String(agentId), video_settings: { quality: 'high' } },
+    });
     assert.equal(bearer.status, 200);
     assert.equal(bearer.body.code, 1000);
     assert.deepEqual(bearer.body.data.warnings, ['video_settings is not used by Presence']);
@@ -69,8 +72,14 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     assertEnvelopeError(await call(app, 'POST', '/v1/sessions/start', { headers: withToken('abc.def.ghi') }), 401, 'invalid_session_token');
     const { body } = await token(app, { mode: 'LITE', avatar_id: String(agentId) });
     const [header, payload, signature] = body.data.session_token.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), session_id: '00000000-0000-4000-8000-000000000000' })).toString('base64url');
-    assertEnvelopeError(await call(app, 'POST', '/v1/sessions/start', { headers: withToken(`${header}.${forged}.${signature}`) }), 401, 'invalid_session_token');
+    const forged = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), session_id: '00000000-0000-4000-8000-000000000000' }),
+    ).toString('base64url');
+    assertEnvelopeError(
+      await call(app, 'POST', '/v1/sessions/start', { headers: withToken(`${header}.${forged}.${signature}`) }),
+      401,
+      'invalid_session_token',
+    );
     assertEnvelopeError(await call(app, 'POST', '/v1/sessions/start', { headers: withToken(app.key) }), 401, 'invalid_session_token');
 
     // Stopped before it started: the token can no longer start.
@@ -99,10 +108,17 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     assert.ok(listed.some((s) => s.session_id === sessionId && s.mode === 'render'));
 
     assert.deepEqual((await call(app, 'POST', '/v1/sessions/keep-alive', { headers: withToken(t) })).body, { code: 1000, message: 'success', data: {} });
-    assert.equal((await call(app, 'POST', '/v1/sessions/keep-alive', { headers: { Authorization: `Bearer ${app.key}` }, body: { session_id: sessionId } })).status, 200);
+    assert.equal(
+      (await call(app, 'POST', '/v1/sessions/keep-alive', { headers: { Authorization: `Bearer ${app.key}` }, body: { session_id: sessionId } })).status,
+      200,
+    );
     assertEnvelopeError(await call(app, 'POST', '/v1/sessions/keep-alive', { headers: { Authorization: `Bearer ${app.key}` } }), 422, 'session_id_required');
     const stranger = await app.account('paid');
-    assertEnvelopeError(await call(app, 'POST', '/v1/sessions/stop', { headers: { 'X-API-KEY': stranger.key }, body: { session_id: sessionId } }), 404, 'session_not_found');
+    assertEnvelopeError(
+      await call(app, 'POST', '/v1/sessions/stop', { headers: { 'X-API-KEY': stranger.key }, body: { session_id: sessionId } }),
+      404,
+      'session_not_found',
+    );
     assert.equal((await app.request('GET', `/v1/sessions/${sessionId}`)).body.status, 'active', 'another account cannot stop it');
 
     const deleted = await call(app, 'DELETE', '/v1/sessions', { headers: { Authorization: `Bearer ${t}` } });
@@ -116,7 +132,10 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
 
   test('browser routes answer CORS preflights and requests with the origin echoed and credentials', async () => {
     for (const path of ['/v1/sessions/start', '/v1/sessions/keep-alive', '/v1/sessions/stop', '/v1/sessions']) {
-      const preflight = await fetch(`${app.url}${path}`, { method: 'OPTIONS', headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' } });
+      const preflight = await fetch(`${app.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization, content-type' },
+      });
       assert.equal(preflight.status, 204, path);
       assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://shop.example');
       assert.equal(preflight.headers.get('access-control-allow-credentials'), 'true');
@@ -138,7 +157,10 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     const started = (await call(app, 'POST', '/v1/sessions/start', { headers: withToken(body.data.session_token) })).body.data;
     const url = new URL(started.ws_url);
     const piece = Buffer.from(voiced(0.02).buffer).toString('base64');
-    const messages = [...Array.from({ length: 300 }, () => ({ type: 'agent.speak', event_id: 'evt_early', audio: piece })), { type: 'agent.speak_end', event_id: 'evt_early' }];
+    const messages = [
+      ...Array.from({ length: 300 }, () => ({ type: 'agent.speak', event_id: 'evt_early', audio: piece })),
+      { type: 'agent.speak_end', event_id: 'evt_early' },
+    ];
     // One TCP write carries the upgrade request and every frame: they all reach the server before
     // its token lookup can answer (more than the 64 the socket used to hold).
     const socket = net.connect(Number(url.port), url.hostname);
@@ -151,7 +173,9 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     assert.match(received, /^HTTP\/1\.1 101/);
     assert.equal(received.split('"agent.speak_started"').length - 1, 1, 'one utterance');
     assert.doesNotMatch(received, /"type":"error"/);
-    const ended = JSON.parse(received.slice(received.lastIndexOf('{', received.indexOf('agent.speak_ended')), received.indexOf('}', received.indexOf('agent.speak_ended')) + 1));
+    const ended = JSON.parse(
+      received.slice(received.lastIndexOf('{', received.indexOf('agent.speak_ended')), received.indexOf('}', received.indexOf('agent.speak_ended')) + 1),
+    );
     assert.equal(ended.source_event_id, 'evt_early');
     assert.ok(Math.abs(ended.duration_seconds - 6) < 0.01, `all 300 pieces (6 s) played: ${ended.duration_seconds} s`);
     socket.destroy();

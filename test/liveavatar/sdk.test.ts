@@ -21,7 +21,12 @@ class RecordingWebSocket extends WebSocket {
     });
   }
 }
-Object.assign(globalThis, { WebSocket: RecordingWebSocket, RTCPeerConnection: class { close() {} } });
+Object.assign(globalThis, {
+  WebSocket: RecordingWebSocket,
+  RTCPeerConnection: class {
+    close() {}
+  },
+});
 // Imported after the globals exist: livekit-client reads them when the SDK's Room is made.
 const { LiveAvatarSession, AgentEventsEnum } = await import('@heygen/liveavatar-web-sdk');
 
@@ -76,7 +81,10 @@ forEachEngine('LiveAvatar web SDK against Presence', (engine: Engine) => {
     // repeatAudio sends every piece the moment it is called: nothing may be dropped.
     session.repeatAudio(base64Pcm(1.2));
     await until(() => spoken.some((s) => s.type === 'ended'), 10_000, 'speak_ended after the utterance');
-    assert.deepEqual(spoken.map((s) => s.type), ['started', 'ended']);
+    assert.deepEqual(
+      spoken.map((s) => s.type),
+      ['started', 'ended'],
+    );
     const heardSeconds = page.frames.reduce((sum, f) => sum + f.pcm.length, 0) / 24000;
     assert.ok(heardSeconds > 1.1, `the page received the whole utterance (${heardSeconds.toFixed(2)} s)`);
 
@@ -102,7 +110,10 @@ forEachEngine('LiveAvatar web SDK against Presence', (engine: Engine) => {
     await until(() => page.closeCode !== undefined, 5000, 'the page is told');
 
     // Stop is idempotent; a second start is refused in the envelope.
-    const again = await fetch(`${app.url}/v1/sessions/stop`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } });
+    const again = await fetch(`${app.url}/v1/sessions/stop`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    });
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), { code: 1000, message: 'success', data: {} });
     const restart = await fetch(`${app.url}/v1/sessions/start`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });

@@ -12,7 +12,11 @@ import type { Db } from '../../src/core/db/database.js';
 
 function recorder() {
   const lines: Array<{ object: object; message: string }> = [];
-  return { lines, info: (object: object, message: string) => lines.push({ object, message }), warn: (object: object, message: string) => lines.push({ object, message }) };
+  return {
+    lines,
+    info: (object: object, message: string) => lines.push({ object, message }),
+    warn: (object: object, message: string) => lines.push({ object, message }),
+  };
 }
 
 async function tableFacts(db: Db, table: string) {
@@ -76,9 +80,20 @@ test('a run past its budget stops between tables; the next run starts with the t
     assert.equal(second.deferred, first.deferred, 'the table done first goes to the back of the line');
     const row = await database.db.selectFrom('settings').select('value').where('key', '=', 'db_maintenance_last_run').executeTakeFirst();
     assert.equal(row, undefined, 'an unfinished run is not recorded as done');
-    const [firstTable] = (await sql<{ relname: string; analysed: boolean }>`SELECT relname, (last_analyze IS NOT NULL) AS analysed FROM pg_stat_user_tables WHERE schemaname IN ('public', 'pgboss') AND last_analyze IS NOT NULL`.execute(database.db)).rows;
+    const [firstTable] = (
+      await sql<{
+        relname: string;
+        analysed: boolean;
+      }>`SELECT relname, (last_analyze IS NOT NULL) AS analysed FROM pg_stat_user_tables WHERE schemaname IN ('public', 'pgboss') AND last_analyze IS NOT NULL`.execute(
+        database.db,
+      )
+    ).rows;
     assert.ok(firstTable, 'the tables it reached were analysed');
-    const analysed = (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_user_tables WHERE schemaname IN ('public', 'pgboss') AND last_analyze IS NOT NULL`.execute(database.db)).rows[0].n;
+    const analysed = (
+      await sql<{
+        n: number;
+      }>`SELECT count(*)::int AS n FROM pg_stat_user_tables WHERE schemaname IN ('public', 'pgboss') AND last_analyze IS NOT NULL`.execute(database.db)
+    ).rows[0].n;
     assert.equal(analysed, 2, 'the second run took the next table, not the first again');
   } finally {
     await database.close();

@@ -28,14 +28,21 @@ forEachEngine('rule builder with a language model', (engine) => {
   test('the model reads the request; its rule is answered for confirmation', async () => {
     llm.plain = {
       kind: 'json',
-      content: '```json\n{"name": "Refund or cancellation", "category": "support", "when": {"keywords": ["Refund", "cancel my order", "refund"], "min_visitor_turns": 2}, "reply": "I will tell you when a visitor asks for a refund or to cancel.", "understood": true}\n```',
+      content:
+        '```json\n{"name": "Refund or cancellation", "category": "support", "when": {"keywords": ["Refund", "cancel my order", "refund"], "min_visitor_turns": 2}, "reply": "I will tell you when a visitor asks for a refund or to cancel.", "understood": true}\n```',
     };
     const before = llm.requests.length;
     const res = await build({ message: 'ping me when people want their money back or to cancel' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.engine, 'llm');
     assert.equal(res.body.understood, true);
-    assert.deepEqual(res.body.rule, { name: 'Refund or cancellation', category: 'support', when: { keywords: ['refund', 'cancel my order'], min_visitor_turns: 2 }, destination_ids: [], enabled: true });
+    assert.deepEqual(res.body.rule, {
+      name: 'Refund or cancellation',
+      category: 'support',
+      when: { keywords: ['refund', 'cancel my order'], min_visitor_turns: 2 },
+      destination_ids: [],
+      enabled: true,
+    });
     assert.equal(res.body.reply, 'I will tell you when a visitor asks for a refund or to cancel.');
     const request = llm.requests[before]!;
     assert.equal(request.body.model, 'rules-model');
@@ -48,9 +55,15 @@ forEachEngine('rule builder with a language model', (engine) => {
   });
 
   test('a draft goes to the model with the request that refines it', async () => {
-    llm.plain = { kind: 'json', content: '{"name": "Long refund talks", "category": "support", "when": {"keywords": ["refund"], "min_duration_seconds": 300}}' };
+    llm.plain = {
+      kind: 'json',
+      content: '{"name": "Long refund talks", "category": "support", "when": {"keywords": ["refund"], "min_duration_seconds": 300}}',
+    };
     const before = llm.requests.length;
-    const res = await build({ message: 'only if longer than five minutes', draft: { name: 'Refunds', category: 'support', when: { keywords: ['refund'] }, destination_ids: [] } });
+    const res = await build({
+      message: 'only if longer than five minutes',
+      draft: { name: 'Refunds', category: 'support', when: { keywords: ['refund'] }, destination_ids: [] },
+    });
     assert.deepEqual(res.body.rule.when, { keywords: ['refund'], min_duration_seconds: 300 });
     assert.match(res.body.reply, /5 min/);
     const messages = llm.requests[before]!.body.messages;

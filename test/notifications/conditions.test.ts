@@ -7,7 +7,12 @@ import { parseRequest } from '../../src/notifications/builder.js';
 
 /** Stands in for handoff's extractors (tested in test/handoff): an email address the visitor said. */
 const findEmail: DetailFinder = async (conversation, name) =>
-  name === 'email' ? conversation.transcript.filter((t) => t.role === 'visitor').map((t) => /\S+@\S+\.\w+/.exec(t.text)?.[0]).find(Boolean) : undefined;
+  name === 'email'
+    ? conversation.transcript
+        .filter((t) => t.role === 'visitor')
+        .map((t) => /\S+@\S+\.\w+/.exec(t.text)?.[0])
+        .find(Boolean)
+    : undefined;
 
 function facts(visitor: string[], extra: Partial<ConversationFacts> = {}): ConversationFacts {
   const transcript = visitor.flatMap((text, i) => [
@@ -34,18 +39,24 @@ test('every condition given must hold, and each says why', async () => {
   const conversation = facts(['Hi', 'I need a refund for order 42', 'My email is jo@example.com'], { durationSeconds: 95 });
   const all = await evaluate({ keywords: ['refund'], min_duration_seconds: 90, min_visitor_turns: 3, detail_collected: 'email' }, conversation, findEmail);
   assert.equal(all.fires, true);
-  assert.deepEqual(all.checks.map((c) => [c.condition, c.passed]), [
-    ['keywords', true],
-    ['min_duration_seconds', true],
-    ['min_visitor_turns', true],
-    ['detail_collected', true],
-  ]);
+  assert.deepEqual(
+    all.checks.map((c) => [c.condition, c.passed]),
+    [
+      ['keywords', true],
+      ['min_duration_seconds', true],
+      ['min_visitor_turns', true],
+      ['detail_collected', true],
+    ],
+  );
   assert.equal(all.detail?.value, 'jo@example.com');
   assert.match(all.matched!.excerpt, /refund for order 42/);
 
   const tooShort = await evaluate({ keywords: ['refund'], min_duration_seconds: 96 }, conversation, findEmail);
   assert.equal(tooShort.fires, false);
-  assert.deepEqual(tooShort.checks.map((c) => c.passed), [true, false]);
+  assert.deepEqual(
+    tooShort.checks.map((c) => c.passed),
+    [true, false],
+  );
   assert.match(tooShort.checks[1]!.explanation, /1 min 35 s/);
 
   assert.equal((await evaluate({ min_visitor_turns: 4 }, conversation, findEmail)).fires, false);
@@ -53,7 +64,7 @@ test('every condition given must hold, and each says why', async () => {
   assert.equal((await evaluate({}, conversation, findEmail)).fires, true, 'no condition: every conversation');
 });
 
-test('quiet hours hold sends until the window ends, across midnight and in the owner\'s time zone', () => {
+test("quiet hours hold sends until the window ends, across midnight and in the owner's time zone", () => {
   const quiet = { start: '22:00', end: '07:00', timezone: 'UTC' };
   assert.equal(quietUntil(quiet, new Date('2026-11-23T21:59:00Z')), undefined);
   assert.equal(quietUntil(quiet, new Date('2026-11-23T22:00:00Z'))?.toISOString(), '2026-11-24T07:00:00.000Z');

@@ -23,21 +23,38 @@ forEachEngine('notification routes', (engine) => {
   after(() => t.close());
 
   test('alert rules: create, list, replace, delete; another account sees none of them', async () => {
-    const created = await t.request('POST', `/v1/notifications/rules/${agentId}`, { body: { ...refundRule, when: { keywords: ['refund', 'money back'], min_duration_seconds: 30, min_visitor_turns: 2, detail_collected: 'email' } } });
+    const created = await t.request('POST', `/v1/notifications/rules/${agentId}`, {
+      body: { ...refundRule, when: { keywords: ['refund', 'money back'], min_duration_seconds: 30, min_visitor_turns: 2, detail_collected: 'email' } },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const rule = created.body.rule;
     assert.equal(typeof rule.id, 'number');
     assert.deepEqual(
       { name: rule.name, category: rule.category, when: rule.when, destination_ids: rule.destination_ids, enabled: rule.enabled, agent_id: rule.agent_id },
-      { name: 'Refund request', category: 'support', when: { keywords: ['refund', 'money back'], min_duration_seconds: 30, min_visitor_turns: 2, detail_collected: 'email' }, destination_ids: [], enabled: true, agent_id: agentId },
+      {
+        name: 'Refund request',
+        category: 'support',
+        when: { keywords: ['refund', 'money back'], min_duration_seconds: 30, min_visitor_turns: 2, detail_collected: 'email' },
+        destination_ids: [],
+        enabled: true,
+        agent_id: agentId,
+      },
     );
     const listed = await t.request('GET', `/v1/notifications/rules/${agentId}`);
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.body.rules.map((r: any) => r.id), [rule.id]);
+    assert.deepEqual(
+      listed.body.rules.map((r: any) => r.id),
+      [rule.id],
+    );
 
-    const replaced = await t.request('PUT', `/v1/notifications/rules/${agentId}/${rule.id}`, { body: { name: 'Angry', category: 'complaint', when: { keywords: ['angry'] }, enabled: false } });
+    const replaced = await t.request('PUT', `/v1/notifications/rules/${agentId}/${rule.id}`, {
+      body: { name: 'Angry', category: 'complaint', when: { keywords: ['angry'] }, enabled: false },
+    });
     assert.equal(replaced.status, 200);
-    assert.deepEqual([replaced.body.rule.name, replaced.body.rule.category, replaced.body.rule.when, replaced.body.rule.enabled], ['Angry', 'complaint', { keywords: ['angry'] }, false]);
+    assert.deepEqual(
+      [replaced.body.rule.name, replaced.body.rule.category, replaced.body.rule.when, replaced.body.rule.enabled],
+      ['Angry', 'complaint', { keywords: ['angry'] }, false],
+    );
 
     const other = await t.account('paid');
     assertCoded(await t.request('GET', `/v1/notifications/rules/${agentId}`, { key: other.key }), 404, 'agent_not_found');
@@ -57,7 +74,11 @@ forEachEngine('notification routes', (engine) => {
     itemAt(await post({ name: '   ', category: 'lead' }), ['body', 'name']);
     itemAt(await post({ name: 'x', category: 'Not A Word' }), ['body', 'category']);
     itemAt(await post({ name: 'x', category: 'lead', when: { keywords: [] } }), ['body', 'when', 'keywords']);
-    itemAt(await post({ name: 'x', category: 'lead', when: { keywords: Array.from({ length: RULE_LIMITS.keywords + 1 }, (_, i) => `k${i}`) } }), ['body', 'when', 'keywords']);
+    itemAt(await post({ name: 'x', category: 'lead', when: { keywords: Array.from({ length: RULE_LIMITS.keywords + 1 }, (_, i) => `k${i}`) } }), [
+      'body',
+      'when',
+      'keywords',
+    ]);
     itemAt(await post({ name: 'x', category: 'lead', when: { min_duration_seconds: -1 } }), ['body', 'when', 'min_duration_seconds']);
     itemAt(await post({ name: 'x', category: 'lead', when: { min_visitor_turns: 1.5 } }), ['body', 'when', 'min_visitor_turns']);
     itemAt(await post({ name: 'x', category: 'lead', when: { detail_collected: 'e mail!' } }), ['body', 'when', 'detail_collected']);
@@ -90,7 +111,9 @@ forEachEngine('notification routes', (engine) => {
     assert.equal(initial.body.categories.vip, true, "a category the agent's rules use is listed");
     assert.equal(initial.body.categories.lead, true);
 
-    const put = await t.request('PUT', `/v1/notifications/prefs/${agent}`, { body: { categories: { vip: false }, quiet_hours: { start: '22:00', end: '07:30', timezone: 'Europe/Berlin' } } });
+    const put = await t.request('PUT', `/v1/notifications/prefs/${agent}`, {
+      body: { categories: { vip: false }, quiet_hours: { start: '22:00', end: '07:30', timezone: 'Europe/Berlin' } },
+    });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.equal(put.body.categories.vip, false);
     assert.deepEqual(put.body.quiet_hours, { start: '22:00', end: '07:30', timezone: 'Europe/Berlin' });
@@ -114,7 +137,9 @@ forEachEngine('notification routes', (engine) => {
 
   test('a conversation that ends matching a rule makes one notification in the inbox; one that does not, none', async () => {
     const agent = await makeAgent(t, { name: 'Refund desk' });
-    const rule = (await t.request('POST', `/v1/notifications/rules/${agent}`, { body: { ...refundRule, when: { keywords: ['refund'], min_visitor_turns: 2 } } })).body.rule;
+    const rule = (
+      await t.request('POST', `/v1/notifications/rules/${agent}`, { body: { ...refundRule, when: { keywords: ['refund'], min_visitor_turns: 2 } } })
+    ).body.rule;
     await t.request('POST', `/v1/notifications/rules/${agent}`, { body: { name: 'Long talks', category: 'alert', when: { min_duration_seconds: 3600 } } });
 
     const matching = await converse(t, agent, ['Hello there', 'I would like a refund for my order, it arrived broken']);
@@ -137,7 +162,11 @@ forEachEngine('notification routes', (engine) => {
     await endedHandled(t, oneTurn);
     await endedHandled(t, other);
     const all = (await t.request('GET', `/v1/notifications?agent_id=${agent}`)).body;
-    assert.deepEqual(all.items.map((i: any) => i.conversation_id), [matching], 'only the conversation where every condition held');
+    assert.deepEqual(
+      all.items.map((i: any) => i.conversation_id),
+      [matching],
+      'only the conversation where every condition held',
+    );
 
     // The ended hook running again (a retried job) adds nothing.
     await t.context.notifications.conversationEnded((await t.context.conversations.ended(matching))!);
@@ -148,9 +177,15 @@ forEachEngine('notification routes', (engine) => {
     const agent = await makeAgent(t, { name: 'Live desk', system_prompt: 'We repair bikes. Refunds within 30 days.' });
     await t.request('POST', `/v1/notifications/rules/${agent}`, { body: { name: 'Refund asked', category: 'support', when: { keywords: ['refund'] } } });
     const session = await started(t, { agent_id: agent, mode: 'conversation' });
-    const sent = await t.request('POST', `/v1/sessions/${session.session_id}/commands`, { body: { type: 'visitor.message', text: 'Can I get a refund on my bike repair?' } });
+    const sent = await t.request('POST', `/v1/sessions/${session.session_id}/commands`, {
+      body: { type: 'visitor.message', text: 'Can I get a refund on my bike repair?' },
+    });
     assert.equal(sent.status, 202, JSON.stringify(sent.body));
-    await until(async () => (await t.context.conversations.transcript(session.session_id)).some((turn) => turn.role === 'agent'), 20_000, 'the agent to answer');
+    await until(
+      async () => (await t.context.conversations.transcript(session.session_id)).some((turn) => turn.role === 'agent'),
+      20_000,
+      'the agent to answer',
+    );
     await stopSession(t, session.session_id);
     const item = await notificationOf(t, session.session_id);
     assert.equal(item.title, 'Refund asked');
@@ -173,8 +208,15 @@ forEachEngine('notification routes', (engine) => {
     assert.equal(all.unread, 3);
     assert.equal(all.limit, 30);
     assert.equal(all.offset, 0);
-    assert.deepEqual(all.items.map((i: any) => i.conversation_id), [...ids].reverse(), 'newest first');
-    assert.deepEqual((await t.request('GET', `/v1/notifications?agent_id=${agentB}`, { key: a.key })).body.items.map((i: any) => i.conversation_id), [ids[2]]);
+    assert.deepEqual(
+      all.items.map((i: any) => i.conversation_id),
+      [...ids].reverse(),
+      'newest first',
+    );
+    assert.deepEqual(
+      (await t.request('GET', `/v1/notifications?agent_id=${agentB}`, { key: a.key })).body.items.map((i: any) => i.conversation_id),
+      [ids[2]],
+    );
     assert.equal((await t.request('GET', '/v1/notifications?category=lead', { key: a.key })).body.total, 2);
     const page = (await t.request('GET', '/v1/notifications?limit=1&offset=1', { key: a.key })).body;
     assert.deepEqual([page.items.length, page.items[0].conversation_id, page.total], [1, ids[1], 3]);
@@ -211,16 +253,35 @@ forEachEngine('notification routes', (engine) => {
 
   test('test: would a rule fire for a sample or a past conversation, condition by condition', async () => {
     const agent = await makeAgent(t, { name: 'Tester' });
-    const saved = (await t.request('POST', `/v1/notifications/rules/${agent}`, { body: { name: 'Leads', category: 'lead', when: { keywords: ['price'], detail_collected: 'email' } } })).body.rule;
-    const sample = { transcript: [{ role: 'visitor', text: 'What is the price of the gold plan?' }, { role: 'agent', text: 'It is 20 a month.' }, { role: 'visitor', text: 'Send it to ana@example.com' }], duration_seconds: 75 };
+    const saved = (
+      await t.request('POST', `/v1/notifications/rules/${agent}`, {
+        body: { name: 'Leads', category: 'lead', when: { keywords: ['price'], detail_collected: 'email' } },
+      })
+    ).body.rule;
+    const sample = {
+      transcript: [
+        { role: 'visitor', text: 'What is the price of the gold plan?' },
+        { role: 'agent', text: 'It is 20 a month.' },
+        { role: 'visitor', text: 'Send it to ana@example.com' },
+      ],
+      duration_seconds: 75,
+    };
     const fires = await t.request('POST', `/v1/notifications/rules/${agent}/test`, { body: { rule_id: saved.id, sample } });
     assert.equal(fires.status, 200, JSON.stringify(fires.body));
     assert.equal(fires.body.would_fire, true);
-    assert.deepEqual(fires.body.conditions.map((c: any) => [c.condition, c.passed]), [['keywords', true], ['detail_collected', true]]);
+    assert.deepEqual(
+      fires.body.conditions.map((c: any) => [c.condition, c.passed]),
+      [
+        ['keywords', true],
+        ['detail_collected', true],
+      ],
+    );
     assert.equal(fires.body.notification.title, 'Leads');
     assert.match(fires.body.notification.body, /email: ana@example.com/);
 
-    const unsaved = await t.request('POST', `/v1/notifications/rules/${agent}/test`, { body: { rule: { name: 'Long', category: 'alert', when: { min_duration_seconds: 120 } }, sample } });
+    const unsaved = await t.request('POST', `/v1/notifications/rules/${agent}/test`, {
+      body: { rule: { name: 'Long', category: 'alert', when: { min_duration_seconds: 120 } }, sample },
+    });
     assert.equal(unsaved.body.would_fire, false);
     assert.equal(unsaved.body.notification, null);
     assert.match(unsaved.body.conditions[0].explanation, /1 min 15 s/);
@@ -233,7 +294,14 @@ forEachEngine('notification routes', (engine) => {
 
     const other = await t.account('paid');
     const otherAgent = await makeAgent(t, {}, other.key);
-    assertCoded(await t.request('POST', `/v1/notifications/rules/${otherAgent}/test`, { key: other.key, body: { rule: { name: 'x', category: 'alert' }, conversation_id: past } }), 404, 'conversation_not_found');
+    assertCoded(
+      await t.request('POST', `/v1/notifications/rules/${otherAgent}/test`, {
+        key: other.key,
+        body: { rule: { name: 'x', category: 'alert' }, conversation_id: past },
+      }),
+      404,
+      'conversation_not_found',
+    );
     assertCoded(await t.request('POST', `/v1/notifications/rules/${agent}/test`, { body: { rule_id: 999999, sample } }), 404, 'rule_not_found');
     const bad = (body: unknown) => t.request('POST', `/v1/notifications/rules/${agent}/test`, { body });
     validationItems(await bad({ sample }));
@@ -245,7 +313,9 @@ forEachEngine('notification routes', (engine) => {
 
   test('builder: a plain request becomes a proposed rule (offline parser), not saved', async () => {
     const agent = await makeAgent(t, { name: 'Builder' });
-    const res = await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: { message: 'Tell me when someone asks about refunds and leaves their email' } });
+    const res = await t.request('POST', `/v1/notifications/rules/${agent}/builder`, {
+      body: { message: 'Tell me when someone asks about refunds and leaves their email' },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.engine, 'offline');
     assert.equal(res.body.understood, true);
@@ -255,19 +325,31 @@ forEachEngine('notification routes', (engine) => {
     assert.equal((await t.request('GET', `/v1/notifications/rules/${agent}`)).body.rules.length, 0);
     // The proposal saves as it is.
     assert.equal((await t.request('POST', `/v1/notifications/rules/${agent}`, { body: res.body.rule })).status, 201);
-    const refined = await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: { message: 'only when it lasts more than 3 minutes', draft: res.body.rule } });
+    const refined = await t.request('POST', `/v1/notifications/rules/${agent}/builder`, {
+      body: { message: 'only when it lasts more than 3 minutes', draft: res.body.rule },
+    });
     assert.deepEqual(refined.body.rule.when, { keywords: ['refunds'], detail_collected: 'email', min_duration_seconds: 180 });
     itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: {} }), ['body', 'message']);
     itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: { message: 'x'.repeat(1001) } }), ['body', 'message']);
-    itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: { message: 'hi', draft: { category: 'BAD' } } }), ['body', 'draft', 'category']);
+    itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/builder`, { body: { message: 'hi', draft: { category: 'BAD' } } }), [
+      'body',
+      'draft',
+      'category',
+    ]);
   });
 
   test('webhook destinations: created with a whsec_ secret (masked without setup), patched, rotated, deleted', async () => {
     const a = await t.account('paid');
-    const created = await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: 'http://127.0.0.1:9/hook', name: 'CRM', headers: { 'X-Api-Key': 'k1' } } });
+    const created = await t.request('POST', '/v1/notifications/destinations/webhook', {
+      key: a.key,
+      body: { url: 'http://127.0.0.1:9/hook', name: 'CRM', headers: { 'X-Api-Key': 'k1' } },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const destination = created.body.destination;
-    assert.deepEqual([destination.type, destination.name, destination.url, destination.headers, destination.enabled, destination.state], ['webhook', 'CRM', 'http://127.0.0.1:9/hook', { 'X-Api-Key': 'k1' }, true, 'active']);
+    assert.deepEqual(
+      [destination.type, destination.name, destination.url, destination.headers, destination.enabled, destination.state],
+      ['webhook', 'CRM', 'http://127.0.0.1:9/hook', { 'X-Api-Key': 'k1' }, true, 'active'],
+    );
     assert.match(destination.secret, /^whsec_[A-Za-z0-9_-]{32}$/);
 
     const readOnly = await t.keyFor(a.id, ['read']);
@@ -276,23 +358,39 @@ forEachEngine('notification routes', (engine) => {
     assert.ok(masked.secret.startsWith('whsec_') && masked.secret.endsWith(destination.secret.slice(-4)));
     assert.equal((await t.request('GET', '/v1/notifications/destinations', { key: a.key })).body.destinations[0].secret, destination.secret);
 
-    const rotated = await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { rotate_secret: true, name: 'CRM 2', enabled: false } });
+    const rotated = await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, {
+      key: a.key,
+      body: { rotate_secret: true, name: 'CRM 2', enabled: false },
+    });
     assert.equal(rotated.status, 200);
     assert.notEqual(rotated.body.destination.secret, destination.secret);
     assert.deepEqual([rotated.body.destination.name, rotated.body.destination.enabled], ['CRM 2', false]);
-    const moved = await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { url: 'https://example.com/new', headers: {} } });
+    const moved = await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, {
+      key: a.key,
+      body: { url: 'https://example.com/new', headers: {} },
+    });
     assert.deepEqual([moved.body.destination.url, moved.body.destination.headers], ['https://example.com/new', {}]);
 
     const agent = await makeAgent(t, {}, a.key);
-    const rule = (await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'r', category: 'alert', destination_ids: [destination.id] } })).body.rule;
+    const rule = (
+      await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'r', category: 'alert', destination_ids: [destination.id] } })
+    ).body.rule;
     assert.deepEqual(rule.destination_ids, [destination.id]);
     assertCoded(await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { body: { name: 'theft' } }), 404, 'destination_not_found');
     assertCoded(await t.request('DELETE', `/v1/notifications/destinations/${destination.id}?confirm=true`), 404, 'destination_not_found');
     const deleted = await t.request('DELETE', `/v1/notifications/destinations/${destination.id}?confirm=true`, { key: a.key });
     assert.equal(deleted.status, 200);
     assert.deepEqual(deleted.body.destinations, []);
-    assert.deepEqual((await t.request('GET', `/v1/notifications/rules/${agent}`, { key: a.key })).body.rules[0].destination_ids, [], 'the rule no longer names it');
-    assertCoded(await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { name: 'x' } }), 404, 'destination_not_found');
+    assert.deepEqual(
+      (await t.request('GET', `/v1/notifications/rules/${agent}`, { key: a.key })).body.rules[0].destination_ids,
+      [],
+      'the rule no longer names it',
+    );
+    assertCoded(
+      await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { name: 'x' } }),
+      404,
+      'destination_not_found',
+    );
 
     const post = (body: unknown) => t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body });
     assert.equal(itemAt(await post({}), ['body', 'url']).type, 'missing');
@@ -311,8 +409,13 @@ forEachEngine('notification routes', (engine) => {
 
   test('an account has at most 20 destinations', async () => {
     const a = await t.account('paid');
-    for (let i = 0; i < 20; i++) assert.equal((await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: `https://example.com/${i}` } })).status, 201);
-    assertCoded(await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: 'https://example.com/21' } }), 409, 'destination_limit');
+    for (let i = 0; i < 20; i++)
+      assert.equal((await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: `https://example.com/${i}` } })).status, 201);
+    assertCoded(
+      await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: 'https://example.com/21' } }),
+      409,
+      'destination_limit',
+    );
   });
 
   test('permissions: reading needs read, changing needs setup, deleting needs delete', async () => {
@@ -345,13 +448,23 @@ forEachEngine('notification routes', (engine) => {
     const inbox = (await t.request('GET', '/v1/notifications?limit=1', { key: a.key })).body;
     assert.equal(inbox.total, RULE_LIMITS.inboxPerAccount);
     assert.equal(inbox.items[0].title, 'newest');
-    const { rows } = await sql<{ title: string }>`SELECT title FROM notifications WHERE account_id = ${a.id} ORDER BY created_at ASC LIMIT 1`.execute(t.database.db);
+    const { rows } = await sql<{ title: string }>`SELECT title FROM notifications WHERE account_id = ${a.id} ORDER BY created_at ASC LIMIT 1`.execute(
+      t.database.db,
+    );
     assert.equal(rows[0]!.title, `old ${RULE_LIMITS.inboxPerAccount - 1}`, 'the oldest one went');
   });
 
   test('handoff channel: a post to the inbox, once per key', async () => {
     const agent = await makeAgent(t, { name: 'Handoff agent' });
-    const post = { accountId: t.accountId, agentId: agent, agentName: 'Handoff agent', conversationId: null, title: 'New lead', body: 'email: {{visitor.email}} → jo@example.com', key: 'rule-7:conv-1' };
+    const post = {
+      accountId: t.accountId,
+      agentId: agent,
+      agentName: 'Handoff agent',
+      conversationId: null,
+      title: 'New lead',
+      body: 'email: {{visitor.email}} → jo@example.com',
+      key: 'rule-7:conv-1',
+    };
     const first = await t.context.notifications.channels.postToInbox(post);
     const second = await t.context.notifications.channels.postToInbox(post);
     assert.equal(first.created, true);

@@ -45,8 +45,14 @@ forEachEngine('Telegram destinations', (engine) => {
       const res = await t.request('GET', `/v1/notifications/destinations/telegram/connect/${link.body.token}`);
       return res.body.status === 'connected' ? res.body : undefined;
     });
-    assert.deepEqual([connected.destination.type, connected.destination.name, connected.destination.chat, connected.destination.state], ['telegram', 'Telegram: Ana Lima', { id: '4242', title: 'Ana Lima' }, 'active']);
-    assert.ok(telegram.sent.some((m) => m.chat_id === '4242' && /^Connected\./.test(m.text)), 'the chat is told');
+    assert.deepEqual(
+      [connected.destination.type, connected.destination.name, connected.destination.chat, connected.destination.state],
+      ['telegram', 'Telegram: Ana Lima', { id: '4242', title: 'Ana Lima' }, 'active'],
+    );
+    assert.ok(
+      telegram.sent.some((m) => m.chat_id === '4242' && /^Connected\./.test(m.text)),
+      'the chat is told',
+    );
     const listed = (await t.request('GET', '/v1/notifications/destinations')).body.destinations;
     assert.ok(listed.some((d: any) => d.id === connected.destination.id && d.type === 'telegram'));
 
@@ -57,14 +63,21 @@ forEachEngine('Telegram destinations', (engine) => {
     await t.request('POST', '/v1/notifications/destinations/telegram/connect');
     await until(() => telegram.sent.some((m) => m.chat_id === '777'));
     assert.match(telegram.sent.find((m) => m.chat_id === '777')!.text, /expired or was already used/);
-    assert.equal((await t.request('GET', '/v1/notifications/destinations')).body.destinations.filter((d: any) => d.type === 'telegram').length, listed.filter((d: any) => d.type === 'telegram').length);
+    assert.equal(
+      (await t.request('GET', '/v1/notifications/destinations')).body.destinations.filter((d: any) => d.type === 'telegram').length,
+      listed.filter((d: any) => d.type === 'telegram').length,
+    );
     // getUpdates moved past what it read: every update was confirmed with a later offset.
     const reads = telegram.calls.filter((c) => c.method === 'getUpdates').map((c) => Number(c.params.offset ?? 0));
     assert.ok(reads.at(-1)! > 1000, `offsets advance: ${reads.slice(-3)}`);
 
     // Another account cannot see the link; an old link says it expired.
     const other = await t.account('paid');
-    assertCoded(await t.request('GET', `/v1/notifications/destinations/telegram/connect/${link.body.token}`, { key: other.key }), 404, 'connect_token_not_found');
+    assertCoded(
+      await t.request('GET', `/v1/notifications/destinations/telegram/connect/${link.body.token}`, { key: other.key }),
+      404,
+      'connect_token_not_found',
+    );
     const old = await t.request('POST', '/v1/notifications/destinations/telegram/connect');
     await sql`UPDATE notification_telegram_links SET expires_at = now() - interval '1 second' WHERE connected_at IS NULL`.execute(t.database.db);
     assert.equal((await t.request('GET', `/v1/notifications/destinations/telegram/connect/${old.body.token}`)).body.status, 'expired');
@@ -93,7 +106,10 @@ forEachEngine('Telegram destinations', (engine) => {
     const a = await t.account('paid');
     const { destination, chat } = await connectChat(a.key, 'Owner');
     const agent = await makeAgent(t, { name: 'Shop assistant' }, a.key);
-    await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'Wants a refund', category: 'support', when: { keywords: ['refund'] }, destination_ids: [destination.id] } });
+    await t.request('POST', `/v1/notifications/rules/${agent}`, {
+      key: a.key,
+      body: { name: 'Wants a refund', category: 'support', when: { keywords: ['refund'] }, destination_ids: [destination.id] },
+    });
     const id = await converse(t, agent, ['Hi! I need a refund & a <receipt> for "order 7"'], a.key);
     await notificationOf(t, id, a.key);
     const message = await until(() => telegram.sent.find((m) => m.chat_id === String(chat.id) && m.text.includes('Wants a refund')));
@@ -113,12 +129,22 @@ forEachEngine('Telegram destinations', (engine) => {
     const a = await t.account('paid');
     const { destination, chat } = await connectChat(a.key, 'Retry');
     telegram.failSends.push({ error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 });
-    assert.equal(await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: 'Lead: jo@example.com', key: 'h1' }), true);
-    const delivered = await until(async () => {
-      const res = await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key });
-      return res.body.deliveries[0]?.status === 'delivered' ? res.body.deliveries[0] : undefined;
-    }, 15_000, 'the retried send');
-    assert.deepEqual(delivered.attempts.map((x: any) => x.status_code), [429, 200]);
+    assert.equal(
+      await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: 'Lead: jo@example.com', key: 'h1' }),
+      true,
+    );
+    const delivered = await until(
+      async () => {
+        const res = await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key });
+        return res.body.deliveries[0]?.status === 'delivered' ? res.body.deliveries[0] : undefined;
+      },
+      15_000,
+      'the retried send',
+    );
+    assert.deepEqual(
+      delivered.attempts.map((x: any) => x.status_code),
+      [429, 200],
+    );
     assert.match(delivered.attempts[0].error, /Too Many Requests/);
     assert.equal(telegram.sent.filter((m) => m.text === 'Lead: jo@example.com').length, 1);
     // The same key sends nothing more.
@@ -145,13 +171,22 @@ forEachEngine('Telegram destinations', (engine) => {
     assert.equal(replayed.status, 200, JSON.stringify(replayed.body));
     assert.equal(replayed.body.delivery.delivery_id, failed.delivery_id);
     const again = await until(async () => {
-      const d = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.find((x: any) => x.delivery_id === failed.delivery_id);
+      const d = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.find(
+        (x: any) => x.delivery_id === failed.delivery_id,
+      );
       return d.status === 'delivered' ? d : undefined;
     });
-    assert.deepEqual(again.attempts.map((x: any) => x.status_code), [403, 200]);
+    assert.deepEqual(
+      again.attempts.map((x: any) => x.status_code),
+      [403, 200],
+    );
     assert.ok(telegram.sent.some((m) => m.text === 'blocked?'));
     assertCoded(await t.request('POST', replay, { key: a.key }), 409, 'delivery_not_failed');
-    assertCoded(await t.request('POST', `/v1/notifications/destinations/${destination.id}/deliveries/00000000-0000-4000-8000-000000000000/replay`, { key: a.key }), 404, 'delivery_not_found');
+    assertCoded(
+      await t.request('POST', `/v1/notifications/destinations/${destination.id}/deliveries/00000000-0000-4000-8000-000000000000/replay`, { key: a.key }),
+      404,
+      'delivery_not_found',
+    );
     assertCoded(await t.request('POST', replay), 404, 'destination_not_found');
     itemAt(await t.request('POST', `/v1/notifications/destinations/${destination.id}/deliveries/nope/replay`, { key: a.key }), ['path', 'delivery_id']);
   });
@@ -161,15 +196,24 @@ forEachEngine('Telegram destinations', (engine) => {
     const { destination, chat } = await connectChat(a.key, 'Paused');
     const agent = await makeAgent(t, {}, a.key);
     telegram.blocked.add(String(chat.id));
-    for (let i = 0; i < 10; i++) await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: `n${i}`, key: `p${i}` });
-    await until(async () => {
-      const d = (await t.request('GET', '/v1/notifications/destinations', { key: a.key })).body.destinations.find((x: any) => x.id === destination.id);
-      return d.state === 'paused' && d.consecutive_failures === 10;
-    }, 20_000, 'the pause');
+    for (let i = 0; i < 10; i++)
+      await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: `n${i}`, key: `p${i}` });
+    await until(
+      async () => {
+        const d = (await t.request('GET', '/v1/notifications/destinations', { key: a.key })).body.destinations.find((x: any) => x.id === destination.id);
+        return d.state === 'paused' && d.consecutive_failures === 10;
+      },
+      20_000,
+      'the pause',
+    );
     // While paused, sends are skipped.
     telegram.blocked.delete(String(chat.id));
     await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: 'while paused', key: 'p-skip' });
-    await until(async () => (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.find((d: any) => d.status === 'skipped'));
+    await until(async () =>
+      (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.find(
+        (d: any) => d.status === 'skipped',
+      ),
+    );
     assert.ok(!telegram.sent.some((m) => m.text === 'while paused'));
 
     const tested = await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: destination.id } });
@@ -178,20 +222,32 @@ forEachEngine('Telegram destinations', (engine) => {
     assert.ok(telegram.sent.some((m) => m.chat_id === String(chat.id) && /test notification/.test(m.text)));
     const resumed = (await t.request('GET', '/v1/notifications/destinations', { key: a.key })).body.destinations.find((x: any) => x.id === destination.id);
     assert.deepEqual([resumed.state, resumed.consecutive_failures], ['active', 0]);
-    assertCoded(await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: 999999 } }), 404, 'destination_not_found');
-    itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: 'x' } }), ['body', 'destination_id']);
+    assertCoded(
+      await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: 999999 } }),
+      404,
+      'destination_not_found',
+    );
+    itemAt(await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: 'x' } }), [
+      'body',
+      'destination_id',
+    ]);
   });
 
   test('quiet hours hold the send (the inbox has it at once); a muted category is not sent; a disabled destination is skipped', async () => {
     const a = await t.account('paid');
     const { destination, chat } = await connectChat(a.key, 'Quiet');
     const agent = await makeAgent(t, {}, a.key);
-    await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'Any lead', category: 'lead', destination_ids: [destination.id] } });
+    await t.request('POST', `/v1/notifications/rules/${agent}`, {
+      key: a.key,
+      body: { name: 'Any lead', category: 'lead', destination_ids: [destination.id] },
+    });
     const hhmm = (offsetMinutes: number) => new Date(Date.now() + offsetMinutes * 60_000).toISOString().slice(11, 16);
     await t.request('PUT', `/v1/notifications/prefs/${agent}`, { key: a.key, body: { quiet_hours: { start: hhmm(-60), end: hhmm(60), timezone: 'UTC' } } });
     const held = await converse(t, agent, ['Quiet please'], a.key);
     await notificationOf(t, held, a.key);
-    const send = await until(async () => (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries[0]);
+    const send = await until(
+      async () => (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries[0],
+    );
     assert.equal(send.status, 'pending');
     const wait = new Date(send.next_attempt_at).getTime() - Date.now();
     assert.ok(wait > 55 * 60_000 && wait <= 61 * 60_000, `held until the window ends (${wait} ms)`);
@@ -202,16 +258,28 @@ forEachEngine('Telegram destinations', (engine) => {
     const muted = await converse(t, agent, ['Muted'], a.key);
     await notificationOf(t, muted, a.key);
     await endedHandled(t, muted);
-    assert.equal((await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.length, 1, 'a muted category makes no send');
+    assert.equal(
+      (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.length,
+      1,
+      'a muted category makes no send',
+    );
 
     await t.request('PUT', `/v1/notifications/prefs/${agent}`, { key: a.key, body: { categories: { lead: true } } });
     const patched = await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { enabled: false, name: 'Night phone' } });
     assert.deepEqual([patched.body.destination.enabled, patched.body.destination.name], [false, 'Night phone']);
-    assertCoded(await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { url: 'https://example.com/x' } }), 422, 'not_a_webhook');
+    assertCoded(
+      await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { url: 'https://example.com/x' } }),
+      422,
+      'not_a_webhook',
+    );
     const off = await converse(t, agent, ['Disabled'], a.key);
     await notificationOf(t, off, a.key);
     await endedHandled(t, off);
-    assert.equal((await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.length, 1, 'a disabled destination gets no send');
+    assert.equal(
+      (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.length,
+      1,
+      'a disabled destination gets no send',
+    );
     await sleep(500);
     assert.ok(!telegram.sent.some((m) => m.chat_id === String(chat.id) && m.text.includes('Any lead')));
   });

@@ -37,7 +37,11 @@ async function receiver(script: number[] = []): Promise<{ url: string; received:
     set script(value: number[]) {
       state.script = value;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -57,14 +61,22 @@ forEachEngine('webhook destinations', (engine) => {
   });
   after(() => t.close());
 
-  const destinationOf = async (key: string, id: number) => (await t.request('GET', '/v1/notifications/destinations', { key })).body.destinations.find((d: any) => d.id === id);
+  const destinationOf = async (key: string, id: number) =>
+    (await t.request('GET', '/v1/notifications/destinations', { key })).body.destinations.find((d: any) => d.id === id);
 
   test('a notification is posted as signed JSON; a 5xx is retried with the same delivery id', async () => {
     const hook = await receiver([500]);
     const a = await t.account('paid');
-    const destination = (await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: hook.url, headers: { 'X-Api-Key': 'crm-key' } } })).body.destination;
+    const destination = (
+      await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: hook.url, headers: { 'X-Api-Key': 'crm-key' } } })
+    ).body.destination;
     const agent = await makeAgent(t, { name: 'Webhook agent' }, a.key);
-    const rule = (await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'Complaint', category: 'complaint', when: { keywords: ['manager'] }, destination_ids: [destination.id] } })).body.rule;
+    const rule = (
+      await t.request('POST', `/v1/notifications/rules/${agent}`, {
+        key: a.key,
+        body: { name: 'Complaint', category: 'complaint', when: { keywords: ['manager'] }, destination_ids: [destination.id] },
+      })
+    ).body.rule;
     const id = await converse(t, agent, ['I want to talk to your "manager" <now> & fast'], a.key);
     const item = await notificationOf(t, id, a.key);
     await until(() => hook.received.length >= 2, 20_000, 'the retry');
@@ -79,7 +91,14 @@ forEachEngine('webhook destinations', (engine) => {
     const payload = JSON.parse(second!.body);
     assert.equal(payload.type, 'notification');
     assert.deepEqual(
-      { id: payload.notification.id, agent_id: payload.notification.agent_id, conversation_id: payload.notification.conversation_id, rule_id: payload.notification.rule_id, category: payload.notification.category, title: payload.notification.title },
+      {
+        id: payload.notification.id,
+        agent_id: payload.notification.agent_id,
+        conversation_id: payload.notification.conversation_id,
+        rule_id: payload.notification.rule_id,
+        category: payload.notification.category,
+        title: payload.notification.title,
+      },
       { id: item.id, agent_id: agent, conversation_id: id, rule_id: rule.id, category: 'complaint', title: 'Complaint' },
     );
     assert.match(payload.notification.body, /I want to talk to your "manager" <now> & fast/);
@@ -87,10 +106,14 @@ forEachEngine('webhook destinations', (engine) => {
       const d = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries[0];
       return d?.status === 'delivered' ? d : undefined;
     });
-    assert.deepEqual(log.attempts.map((x: any) => x.status_code), [500, 200]);
+    assert.deepEqual(
+      log.attempts.map((x: any) => x.status_code),
+      [500, 200],
+    );
     assert.equal(log.delivery_id, first!.headers['x-service-delivery']);
     // A rotated secret signs the next delivery.
-    const rotated = (await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { rotate_secret: true } })).body.destination;
+    const rotated = (await t.request('PATCH', `/v1/notifications/destinations/${destination.id}`, { key: a.key, body: { rotate_secret: true } })).body
+      .destination;
     const tested = await t.request('POST', `/v1/notifications/rules/${agent}/test-delivery`, { key: a.key, body: { destination_id: destination.id } });
     assert.deepEqual(tested.body.results, [{ destination_id: destination.id, type: 'webhook', delivered: true, status_code: 200, error: null }]);
     assert.ok(verify(rotated.secret, hook.received.at(-1)!));
@@ -114,10 +137,14 @@ forEachEngine('webhook destinations', (engine) => {
 
     hook.script = Array(9).fill(410);
     for (let i = 0; i < 9; i++) await converse(t, agent, [`hello ${i}`], a.key);
-    const paused = await until(async () => {
-      const d = await destinationOf(a.key, destination.id);
-      return d.state === 'paused' ? d : undefined;
-    }, 30_000, 'the pause');
+    const paused = await until(
+      async () => {
+        const d = await destinationOf(a.key, destination.id);
+        return d.state === 'paused' ? d : undefined;
+      },
+      30_000,
+      'the pause',
+    );
     assert.equal(paused.consecutive_failures, 10);
     const before = hook.received.length;
     await converse(t, agent, ['while paused'], a.key);
@@ -137,16 +164,24 @@ forEachEngine('webhook destinations', (engine) => {
     const a = await t.account('paid');
     const destination = (await t.request('POST', '/v1/notifications/destinations/webhook', { key: a.key, body: { url: hook.url } })).body.destination;
     const agent = await makeAgent(t, { name: 'Night agent' }, a.key);
-    await t.request('POST', `/v1/notifications/rules/${agent}`, { key: a.key, body: { name: 'Any lead', category: 'lead', destination_ids: [destination.id] } });
+    await t.request('POST', `/v1/notifications/rules/${agent}`, {
+      key: a.key,
+      body: { name: 'Any lead', category: 'lead', destination_ids: [destination.id] },
+    });
     // Quiet hours are whole minutes: a window that ends at the next minute boundary (at least
     // 10 s away, so the conversation ends inside it) holds the send for under 70 s.
     if (new Date().getUTCSeconds() > 50) await sleep((61 - new Date().getUTCSeconds()) * 1000);
     const hhmm = (at: number) => new Date(at).toISOString().slice(11, 16);
     const windowEnd = Math.ceil((Date.now() + 1) / 60_000) * 60_000;
-    await t.request('PUT', `/v1/notifications/prefs/${agent}`, { key: a.key, body: { quiet_hours: { start: hhmm(Date.now() - 3_600_000), end: hhmm(windowEnd), timezone: 'UTC' } } });
+    await t.request('PUT', `/v1/notifications/prefs/${agent}`, {
+      key: a.key,
+      body: { quiet_hours: { start: hhmm(Date.now() - 3_600_000), end: hhmm(windowEnd), timezone: 'UTC' } },
+    });
     const id = await converse(t, agent, ['Please call me tomorrow'], a.key);
     await notificationOf(t, id, a.key);
-    const held = await until(async () => (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries[0]);
+    const held = await until(
+      async () => (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries[0],
+    );
     assert.equal(held.status, 'pending');
     assert.equal(new Date(held.next_attempt_at).getTime(), windowEnd, 'held until the window ends');
     assert.equal(hook.received.length, 0, 'nothing is sent during quiet hours');
@@ -155,10 +190,14 @@ forEachEngine('webhook destinations', (engine) => {
     const payload = JSON.parse(hook.received[0]!.body);
     assert.equal(payload.notification.conversation_id, id);
     assert.ok(verify(destination.secret, hook.received[0]!), 'signed with the destination secret');
-    const log = await until(async () => {
-      const deliveries = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries;
-      return deliveries.find((d: any) => d.status === 'delivered');
-    }, 10_000, 'the delivered entry in the log');
+    const log = await until(
+      async () => {
+        const deliveries = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries;
+        return deliveries.find((d: any) => d.status === 'delivered');
+      },
+      10_000,
+      'the delivered entry in the log',
+    );
     assert.equal(log.delivery_id, held.delivery_id, 'the delivery keeps the id its held entry showed');
     assert.equal(hook.received[0]!.headers['x-service-delivery'], held.delivery_id);
     await hook.close();
@@ -172,7 +211,11 @@ forEachEngine('webhook destinations', (engine) => {
       }
       const ok = await strict.request('POST', '/v1/notifications/destinations/webhook', { body: { url: 'https://93.184.215.14/hook' } });
       assert.equal(ok.status, 201);
-      assertCoded(await strict.request('PATCH', `/v1/notifications/destinations/${ok.body.destination.id}`, { body: { url: 'http://127.0.0.1/x' } }), 422, 'private_address');
+      assertCoded(
+        await strict.request('PATCH', `/v1/notifications/destinations/${ok.body.destination.id}`, { body: { url: 'http://127.0.0.1/x' } }),
+        422,
+        'private_address',
+      );
     } finally {
       await strict.close();
     }

@@ -31,7 +31,11 @@ test('a fresh server voices a preview and speak_text asked for the moment /healt
   assert.ok((await answer.arrayBuffer()).byteLength > 20_000, 'a spoken sample, not an empty file');
 
   await client.waitFor(() => client.of('agent.speak_ended').length === 1 || client.of('error').length > 0, 60_000);
-  assert.deepEqual(client.of('error').map((e) => e.event), [], 'no tts_error');
+  assert.deepEqual(
+    client.of('error').map((e) => e.event),
+    [],
+    'no tts_error',
+  );
   assert.equal(client.of('agent.speak_started')[0].event.source_event_id, 'early-1');
 
   // /readyz: 503 (speech_starting) or 200 at the very start, and 200 with speech ready once it is.
@@ -47,7 +51,10 @@ test('a fresh server voices a preview and speak_text asked for the moment /healt
   assert.equal(later.status, 200, await later.clone().text());
   client.send({ type: 'agent.speak_text', event_id: 'later-1', text: 'And this one too.' });
   await client.waitFor(() => client.of('agent.speak_ended').length === 2 || client.of('error').length > 0, 60_000);
-  assert.deepEqual(client.of('error').map((e) => e.event), []);
+  assert.deepEqual(
+    client.of('error').map((e) => e.event),
+    [],
+  );
   client.socket.close();
 
   const errors = server.logs().filter((line) => line.level >= 50);

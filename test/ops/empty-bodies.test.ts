@@ -12,10 +12,17 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 /** A POST whose body is sent chunked and is empty (no Content-Length), as streaming clients do. */
 function chunkedEmpty(url: string, path: string, key: string, contentType: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: response.statusCode!, body: text ? JSON.parse(text) : null }));
-    });
+    const request = http.request(
+      url + path,
+      { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } },
+      (response) => {
+        let text = '';
+        response
+          .setEncoding('utf8')
+          .on('data', (d) => (text += d))
+          .on('end', () => resolve({ status: response.statusCode!, body: text ? JSON.parse(text) : null }));
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -83,7 +90,10 @@ forEachEngine('empty bodies', (engine) => {
   });
 
   test('a route with a body answers an empty JSON body 422 missing, not json_invalid', async () => {
-    const response = await fetch(`${t.url}/v1/agent/create`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } });
+    const response = await fetch(`${t.url}/v1/agent/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+    });
     assert.equal(response.status, 422);
     const body = await response.json();
     assert.equal(body.detail[0].type, 'missing');

@@ -17,14 +17,28 @@ const MIGRATION = '0027_faces_per_account';
 /** Every migration but this one, as a database from before it was. */
 async function migrateAllBut(db: Kysely<any>): Promise<void> {
   const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== MIGRATION));
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => earlier }, migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock', allowUnorderedMigrations: true });
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => earlier },
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+    allowUnorderedMigrations: true,
+  });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
 }
 
 const face = (avatarId: string, accountId: number | null) => ({
-  avatar_id: avatarId, account_id: accountId, name: avatarId, gender: 'f', description: '', default_voice_id: 'af_alloy',
-  morphs: ['viseme_aa'], size_bytes: 4, sha256: 'ab'.repeat(32), glb: Buffer.from('glTF'),
+  avatar_id: avatarId,
+  account_id: accountId,
+  name: avatarId,
+  gender: 'f',
+  description: '',
+  default_voice_id: 'af_alloy',
+  morphs: ['viseme_aa'],
+  size_bytes: 4,
+  sha256: 'ab'.repeat(32),
+  glb: Buffer.from('glTF'),
 });
 
 async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
@@ -34,7 +48,10 @@ async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
     const db = before.db as Kysely<any>;
     const account = await db.insertInto('accounts').values({ name: 'a', plan: 'free', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
     const other = await db.insertInto('accounts').values({ name: 'b', plan: 'free', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
-    await db.insertInto('custom_faces').values([face('old-one', account.id), face('old-two', account.id), face('house', null)]).execute();
+    await db
+      .insertInto('custom_faces')
+      .values([face('old-one', account.id), face('old-two', account.id), face('house', null)])
+      .execute();
 
     await migrateToLatest(db);
     const rows = await db.selectFrom('custom_faces').select(['avatar_id', 'file_token']).orderBy('avatar_id').execute();
@@ -43,10 +60,29 @@ async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
     assert.equal(new Set(rows.map((r) => r.file_token)).size, 3, 'one token per face');
 
     // Ids are now per owner: another account may take one; the same owner, or a second operator face, may not.
-    await db.insertInto('custom_faces').values({ ...face('old-one', other.id), file_token: `cf${'1'.repeat(32)}` }).execute();
-    await assert.rejects(db.insertInto('custom_faces').values({ ...face('old-one', account.id), file_token: `cf${'2'.repeat(32)}` }).execute());
-    await assert.rejects(db.insertInto('custom_faces').values({ ...face('house', null), file_token: `cf${'3'.repeat(32)}` }).execute());
-    await assert.rejects(db.insertInto('custom_faces').values({ ...face('fresh', other.id), file_token: `cf${'1'.repeat(32)}` }).execute(), 'file tokens are unique');
+    await db
+      .insertInto('custom_faces')
+      .values({ ...face('old-one', other.id), file_token: `cf${'1'.repeat(32)}` })
+      .execute();
+    await assert.rejects(
+      db
+        .insertInto('custom_faces')
+        .values({ ...face('old-one', account.id), file_token: `cf${'2'.repeat(32)}` })
+        .execute(),
+    );
+    await assert.rejects(
+      db
+        .insertInto('custom_faces')
+        .values({ ...face('house', null), file_token: `cf${'3'.repeat(32)}` })
+        .execute(),
+    );
+    await assert.rejects(
+      db
+        .insertInto('custom_faces')
+        .values({ ...face('fresh', other.id), file_token: `cf${'1'.repeat(32)}` })
+        .execute(),
+      'file tokens are unique',
+    );
   } finally {
     await before.close();
   }

@@ -10,13 +10,19 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 /** A raw request line, so the URL reaches the server exactly as written (fetch would re-encode it). */
 function rawGet(port: number, target: string, key: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`));
+    const socket = net.connect({ host: '127.0.0.1', port }, () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n\r\n`),
+    );
     let text = '';
-    socket.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
-      const status = Number(text.split(' ')[1]);
-      const body = text.slice(text.indexOf('\r\n\r\n') + 4);
-      resolve({ status, body: JSON.parse(body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1)) });
-    }).on('error', reject);
+    socket
+      .setEncoding('utf8')
+      .on('data', (d) => (text += d))
+      .on('end', () => {
+        const status = Number(text.split(' ')[1]);
+        const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+        resolve({ status, body: JSON.parse(body.slice(body.indexOf('{'), body.lastIndexOf('}') + 1)) });
+      })
+      .on('error', reject);
   });
 }
 
@@ -42,14 +48,26 @@ forEachEngine('hostile input', (engine) => {
       const value = field === 'website_url' ? 'https://example.com/\u0000' : 'a\u0000b';
       assertDetail422(await t.request('POST', '/v1/agent/create', { body: { name: 'x', [field]: value } }), ['body', field], `create ${field}`);
     }
-    assertDetail422(await t.request('PATCH', `/v1/agent/${agentId}`, { body: { welcome_message: 'Hi\u0000' } }), ['body', 'welcome_message'], 'welcome_message');
+    assertDetail422(
+      await t.request('PATCH', `/v1/agent/${agentId}`, { body: { welcome_message: 'Hi\u0000' } }),
+      ['body', 'welcome_message'],
+      'welcome_message',
+    );
     assertDetail422(await t.request('PATCH', `/v1/agent/${agentId}/embed`, { body: { button_text: 'Talk\u0000' } }), ['body', 'button_text'], 'button_text');
-    assertDetail422(await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: { fields: [{ name: 'email', description: 'e\u0000' }] } }), ['body', 'fields', 0, 'description'], 'fields description');
+    assertDetail422(
+      await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: { fields: [{ name: 'email', description: 'e\u0000' }] } }),
+      ['body', 'fields', 0, 'description'],
+      'fields description',
+    );
   });
 
   test('lone surrogates in embed and visitor-values text: 422 at the field', async () => {
     assertDetail422(await t.request('PATCH', `/v1/agent/${agentId}/embed`, { body: '{"button_text":"Talk \\ud800"}' }), ['body', 'button_text'], 'button_text');
-    assertDetail422(await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: '{"fields":[{"name":"email","description":"\\udc00 e"}]}' }), ['body', 'fields', 0, 'description'], 'description');
+    assertDetail422(
+      await t.request('PATCH', `/v1/agent/${agentId}/visitor-values`, { body: '{"fields":[{"name":"email","description":"\\udc00 e"}]}' }),
+      ['body', 'fields', 0, 'description'],
+      'description',
+    );
   });
 
   test('ids beyond the database integer range: 422, in the body and in the query', async () => {

@@ -54,7 +54,12 @@ async function upload(t: TestApp, body: Uint8Array, query: string) {
 }
 
 /** One request over a fresh connection with node:http; resolves with the answer or rejects on a reset. */
-function rawPost(t: TestApp, path: string, body: Buffer, options: { expectContinue?: boolean; chunked?: boolean; type?: string } = {}): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+function rawPost(
+  t: TestApp,
+  path: string,
+  body: Buffer,
+  options: { expectContinue?: boolean; chunked?: boolean; type?: string } = {},
+): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { authorization: `Bearer ${t.key}`, 'content-type': options.type ?? 'application/json' };
     if (!options.chunked) headers['content-length'] = String(body.length);
@@ -62,7 +67,10 @@ function rawPost(t: TestApp, path: string, body: Buffer, options: { expectContin
     const request = http.request(`${t.url}${path}`, { method: 'POST', headers, agent: false });
     request.on('response', (response) => {
       let text = '';
-      response.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text), headers: response.headers }));
+      response
+        .setEncoding('utf8')
+        .on('data', (d) => (text += d))
+        .on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text), headers: response.headers }));
       response.on('error', reject);
     });
     request.on('error', reject);
@@ -179,7 +187,10 @@ forEachEngine('hostile uploads', (engine) => {
   });
 
   describe('hostile text in the name and description', () => {
-    for (const [what, query, field] of [['name', 'name=A%00B&gender=f', 'name'], ['description', 'name=A&gender=f&description=x%00y', 'description']]) {
+    for (const [what, query, field] of [
+      ['name', 'name=A%00B&gender=f', 'name'],
+      ['description', 'name=A&gender=f&description=x%00y', 'description'],
+    ]) {
       it(`a NUL in the ${what}: 422 at the field, never 500`, async () => {
         const res = await upload(t, glbOf(JSON.stringify(face.json), face.bin), query);
         assert.equal(res.status, 422, JSON.stringify(res.body));
@@ -210,7 +221,11 @@ forEachEngine('hostile uploads', (engine) => {
     });
 
     it('the same with fetch, the client most users have', async () => {
-      const response = await fetch(`${t.url}/v1/agent/create`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, body: json });
+      const response = await fetch(`${t.url}/v1/agent/create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: json,
+      });
       assert.equal(response.status, 413);
       assert.deepEqual(await response.json(), { detail: 'Request body is too large' });
     });
@@ -267,7 +282,10 @@ forEachEngine('hostile uploads', (engine) => {
 
     it('a slow uploader of a body of the wrong type (5 MB text/plain; 5 MB text to the face route) reads the refusal (413 or 415), not a reset', async () => {
       const size = 5 * 1024 * 1024;
-      for (const [path, status] of [['/v1/agent/create', '41[35]'], ['/v1/avatars?name=A&gender=f', '41[35]']] as const) {
+      for (const [path, status] of [
+        ['/v1/agent/create', '41[35]'],
+        ['/v1/avatars?name=A&gender=f', '41[35]'],
+      ] as const) {
         const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: text/plain\r\nContent-Length: ${size}\r\n\r\n`;
         const answer = await slowUpload(t, head, size);
         assert.equal(answer.error, undefined, `${path}: the client saw ${answer.error}`);

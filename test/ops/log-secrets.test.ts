@@ -20,7 +20,15 @@ after(cleanup);
 test('a failing query is logged with its SQL and without its values', async () => {
   const database = await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDump() });
   const lines: string[] = [];
-  const logger = pino(loggerOptions('info') as pino.LoggerOptions, new Writable({ write(chunk, _e, done) { lines.push(String(chunk)); done(); } }));
+  const logger = pino(
+    loggerOptions('info') as pino.LoggerOptions,
+    new Writable({
+      write(chunk, _e, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  );
   const secret = 'vsec_' + 'A'.repeat(43);
   const embedKey = 'pk_' + 'B'.repeat(24);
   try {
@@ -92,7 +100,10 @@ test('a real server at debug level logs no secret, whatever the routes it served
   await server.request('POST', `/v1/sessions/${session.body.session_id}/stop`, { key });
 
   assert.equal((await server.stop()).code, 0);
-  const log = server.logs().map((line) => JSON.stringify(line)).join('\n');
+  const log = server
+    .logs()
+    .map((line) => JSON.stringify(line))
+    .join('\n');
   assert.ok(log.includes('/preview/***'), 'the preview request is logged, masked');
   // The banner prints the first key once on stdout; the log lines must not.
   for (const secret of secrets) assert.ok(!log.includes(secret), `a secret reached the log: ${secret.slice(0, 10)}…`);

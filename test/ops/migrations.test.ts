@@ -36,7 +36,11 @@ async function indexesOf(database: OpenedDatabase): Promise<string[]> {
 async function idempotent(open: () => Promise<OpenedDatabase>) {
   const first = await open();
   const before = await applied(first);
-  assert.deepEqual(before.map((m) => m.name), expected, 'every migration applied once');
+  assert.deepEqual(
+    before.map((m) => m.name),
+    expected,
+    'every migration applied once',
+  );
   const account = await first.db.insertInto('accounts').values({ name: 'kept', plan: 'free', balance_cents: 1234 }).returning('id').executeTakeFirstOrThrow();
   await migrateToLatest(first.db); // a second run in the same process is a no-op
   assert.deepEqual(await applied(first), before);
@@ -65,7 +69,9 @@ describe('migrations', () => {
     embedded = await idempotent(() => openDatabase({ dataDir }));
   });
 
-  test('PostgreSQL (DATABASE_URL): idempotent across restarts, same schema as embedded', { skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async () => {
+  test('PostgreSQL (DATABASE_URL): idempotent across restarts, same schema as embedded', {
+    skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+  }, async () => {
     const databaseUrl = await freshPostgres();
     const onServer = await idempotent(() => openDatabase({ databaseUrl }));
     if (!embedded) embedded = await idempotent(() => openDatabase({ dataDir: tempDataDir('migrate') }));
@@ -73,11 +79,16 @@ describe('migrations', () => {
     assert.deepEqual(onServer.indexes, embedded.indexes, 'same indexes');
   });
 
-  test('two processes starting at once on PostgreSQL do not run a migration twice', { skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async () => {
+  test('two processes starting at once on PostgreSQL do not run a migration twice', {
+    skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set',
+  }, async () => {
     const databaseUrl = await freshPostgres();
     const opened = await Promise.all([openDatabase({ databaseUrl }), openDatabase({ databaseUrl }), openDatabase({ databaseUrl })]);
     try {
-      assert.deepEqual((await applied(opened[0])).map((m) => m.name), expected);
+      assert.deepEqual(
+        (await applied(opened[0])).map((m) => m.name),
+        expected,
+      );
     } finally {
       await Promise.all(opened.map((d) => d.close()));
     }

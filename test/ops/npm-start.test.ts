@@ -51,7 +51,9 @@ for (const { name, args, signal } of launchers) {
     let output = '';
     npm.stdout!.setEncoding('utf8').on('data', (d) => (output += d));
     npm.stderr!.setEncoding('utf8').on('data', (d) => (output += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.on('close', (code, sig) => resolve({ code, signal: sig })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      npm.on('close', (code, sig) => resolve({ code, signal: sig })),
+    );
 
     const deadline = Date.now() + 120_000;
     while (!(await answers(url))) {

@@ -12,7 +12,15 @@ import { sql } from 'kysely';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { Client, makeAgent, started } from '../sessions/helpers.js';
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; anyOf?: Schema[]; allOf?: Schema[]; oneOf?: Schema[]; items?: Schema; $ref?: string };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  anyOf?: Schema[];
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  items?: Schema;
+  $ref?: string;
+};
 interface Operation {
   method: string;
   path: string;
@@ -29,7 +37,11 @@ const BOOKKEEPING = new Set(['schema_migrations', 'schema_migrations_lock']);
 function resolve(doc: any, schema: Schema | undefined): Schema | undefined {
   let s = schema;
   for (let i = 0; i < 5 && s; i++) {
-    if (s.$ref) s = s.$ref.replace(/^#\//, '').split('/').reduce((node: any, key) => node?.[key], doc);
+    if (s.$ref)
+      s = s.$ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce((node: any, key) => node?.[key], doc);
     else if (!s.type && !s.properties && (s.allOf ?? s.oneOf ?? s.anyOf)?.length) {
       // A nullable body is anyOf [the body, null]: the body's own schema is what to get wrong.
       const members = (s.allOf ?? s.oneOf ?? s.anyOf)!.filter((m) => m.type !== 'null');
@@ -57,14 +69,21 @@ function operationsOf(doc: any): Operation[] {
 
 /** A value of the wrong type for a schema: a number where text is wanted, text where a number is. */
 function wrongTyped(schema: Schema | undefined): unknown {
-  const type = Array.isArray(schema?.type) ? schema!.type[0] : schema?.type ?? schema?.anyOf?.[0]?.type;
+  const type = Array.isArray(schema?.type) ? schema!.type[0] : (schema?.type ?? schema?.anyOf?.[0]?.type);
   switch (type) {
-    case 'string': return 12345;
-    case 'integer': case 'number': return 'not a number';
-    case 'boolean': return 'maybe';
-    case 'array': return { not: 'an array' };
-    case 'object': return 'not an object';
-    default: return [[[]]];
+    case 'string':
+      return 12345;
+    case 'integer':
+    case 'number':
+      return 'not a number';
+    case 'boolean':
+      return 'maybe';
+    case 'array':
+      return { not: 'an array' };
+    case 'object':
+      return 'not an object';
+    default:
+      return [[[]]];
   }
 }
 
@@ -78,7 +97,9 @@ function wrongTypedBody(schema: Schema): Record<string, unknown> {
 const MALFORMED_IDS = ['0xba', '-1', '1.5', '%20', '99999999999999999999', 'x'.repeat(300), '%00', '..%2F..%2Fetc'];
 
 async function fingerprint(t: TestApp): Promise<Record<string, string>> {
-  const { rows } = await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`.execute(t.database.db);
+  const { rows } = await sql<{
+    table_name: string;
+  }>`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' order by table_name`.execute(t.database.db);
   const out: Record<string, string> = {};
   for (const { table_name } of rows) {
     if (BOOKKEEPING.has(table_name)) continue;
@@ -133,20 +154,23 @@ forEachEngine('hostile input on every documented operation', (engine) => {
       requests++;
       const res = await send(method, path, body, type);
       const shaped = res.json && typeof res.json === 'object' && 'detail' in res.json;
-      if (res.status < 400 || res.status >= 500 || !shaped) failures.push(`${label} ${method} ${path.slice(0, 120)} -> ${res.status} ${res.text.slice(0, 160)}`);
+      if (res.status < 400 || res.status >= 500 || !shaped)
+        failures.push(`${label} ${method} ${path.slice(0, 120)} -> ${res.status} ${res.text.slice(0, 160)}`);
     };
     for (const op of operations) {
       const label = `${op.method} ${op.path}`;
       // Malformed path ids.
       for (const p of op.params.filter((p) => p.in === 'path')) {
-        for (const value of MALFORMED_IDS) await expectRefused(`[path ${p.name}=${value.slice(0, 20)}]`, op.method, fill(op, { name: p.name, value }), op.jsonBody ? '{}' : undefined);
+        for (const value of MALFORMED_IDS)
+          await expectRefused(`[path ${p.name}=${value.slice(0, 20)}]`, op.method, fill(op, { name: p.name, value }), op.jsonBody ? '{}' : undefined);
       }
       // An unknown query parameter (beside confirm=true, so a delete would otherwise go ahead).
       await expectRefused('[unknown query]', op.method, `${fill(op)}?confirm=true&zz_unknown=1`, op.jsonBody ? '{}' : undefined);
       if (!op.jsonBody) continue;
       const path = fill(op);
       await expectRefused('[wrong-typed body]', op.method, path, JSON.stringify(wrongTypedBody(op.jsonBody)));
-      for (const body of ['[]', '"text"', '42', ...(op.bodyOptional ? [] : ['null']), '{"a":', '{"a":1}{"b":2}']) await expectRefused(`[body ${body}]`, op.method, path, body);
+      for (const body of ['[]', '"text"', '42', ...(op.bodyOptional ? [] : ['null']), '{"a":', '{"a":1}{"b":2}'])
+        await expectRefused(`[body ${body}]`, op.method, path, body);
       await expectRefused('[oversized body]', op.method, path, JSON.stringify({ name: 'x'.repeat(3 * 1024 * 1024) }));
       await expectRefused('[invalid UTF-8]', op.method, path, Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]));
     }

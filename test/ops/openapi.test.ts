@@ -26,7 +26,11 @@ function refsOf(value: unknown, at = '#', out: Array<{ ref: string; at: string }
 
 function resolvePointer(document: any, ref: string): unknown {
   if (!ref.startsWith('#/')) return undefined;
-  return ref.slice(2).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).reduce((node, key) => (node == null ? undefined : node[key]), document);
+  return ref
+    .slice(2)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((node, key) => (node == null ? undefined : node[key]), document);
 }
 
 /** Each JSON request body and answer of the document: where, its schema, its example. */
@@ -38,7 +42,8 @@ function medias(document: any): Array<{ where: string; schema: any; example: unk
       if (body) out.push({ where: `${method.toUpperCase()} ${path} request`, schema: body.schema, example: body.example });
       for (const [status, answer] of Object.entries<any>(operation.responses ?? {})) {
         const media = answer.content?.['application/json'];
-        if (media && media.schema?.type !== 'null') out.push({ where: `${method.toUpperCase()} ${path} ${status}`, schema: media.schema, example: media.example });
+        if (media && media.schema?.type !== 'null')
+          out.push({ where: `${method.toUpperCase()} ${path} ${status}`, schema: media.schema, example: media.example });
       }
     }
   }
@@ -67,7 +72,10 @@ describe('the OpenAPI document and /docs', () => {
     assert.ok(refs.length > 100);
     const dangling = refs.filter(({ ref }) => resolvePointer(document, ref) === undefined);
     assert.deepEqual(dangling, []);
-    assert.ok(refs.some(({ ref }) => ref === '#/components/schemas/AgentCreateRequestInput'), 'the body the user met is a reference…');
+    assert.ok(
+      refs.some(({ ref }) => ref === '#/components/schemas/AgentCreateRequestInput'),
+      'the body the user met is a reference…',
+    );
     assert.equal(document.components.schemas.AgentCreateRequestInput.type, 'object', '…to a real component');
     for (const [name, schema] of Object.entries<any>(document.components.schemas)) {
       assert.equal(schema.$id, undefined, `${name} has an $id (Swagger UI resolves its references against it)`);
@@ -113,13 +121,16 @@ describe('the OpenAPI document and /docs', () => {
     const missing: string[] = [];
     for (const [path, operations] of Object.entries<any>(document.paths)) {
       for (const [method, operation] of Object.entries<any>(operations)) {
-        for (const parameter of operation.parameters ?? []) if (parameter.example === undefined || parameter.example === 'string') missing.push(`${method} ${path} ${parameter.name}`);
+        for (const parameter of operation.parameters ?? [])
+          if (parameter.example === undefined || parameter.example === 'string') missing.push(`${method} ${path} ${parameter.name}`);
       }
     }
     assert.deepEqual(missing, []);
   });
 
-  it('/docs in a browser shows the create body with its fields and example, not "any $ref"', { skip: hasChromium() ? false : 'chromium is not installed (apt-get install chromium)' }, async () => {
+  it('/docs in a browser shows the create body with its fields and example, not "any $ref"', {
+    skip: hasChromium() ? false : 'chromium is not installed (apt-get install chromium)',
+  }, async () => {
     const browser = await launch();
     try {
       const page = await browser.newPage();

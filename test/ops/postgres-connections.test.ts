@@ -22,7 +22,9 @@ describe('PostgreSQL connections ended by the server', { skip: process.env.TEST_
       const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
       await admin.connect();
       const name = new URL(databaseUrl).pathname.slice(1);
-      const { rows } = await admin.query('select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
+      const { rows } = await admin.query('select pg_terminate_backend(pid) as ended from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
+        name,
+      ]);
       await admin.end();
       assert.ok(rows.length > 0, 'the server held connections to terminate');
 

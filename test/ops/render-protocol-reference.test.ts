@@ -12,7 +12,13 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, voiced } from '../support/render-client.js';
 import { RenderCommand } from '../../src/realtime/protocol.js';
 import {
-  CLOSE_CODES, COMMAND_NOTES, COMMON_FIELDS, WORKED_SESSION, checkRenderEvent, renderCommandTypes, renderEventTypes,
+  CLOSE_CODES,
+  COMMAND_NOTES,
+  COMMON_FIELDS,
+  WORKED_SESSION,
+  checkRenderEvent,
+  renderCommandTypes,
+  renderEventTypes,
 } from '../../src/reference/render-protocol.js';
 
 const commandOptions = (RenderCommand as unknown as { options: z.ZodObject[] }).options;
@@ -42,12 +48,24 @@ describe('the render protocol reference', () => {
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
     const html = await response.text();
-    for (const type of [...renderCommandTypes(), ...renderEventTypes()]) assert.ok(html.includes(`<h3><code>${type}</code></h3>`), `the page has no section for ${type}`);
-    for (const field of ['played_seconds', 'received_seconds', 'dropped_seconds', 'dropped_utterances', 'duration_seconds', 'source_event_id', 'backdrop_name']) {
+    for (const type of [...renderCommandTypes(), ...renderEventTypes()])
+      assert.ok(html.includes(`<h3><code>${type}</code></h3>`), `the page has no section for ${type}`);
+    for (const field of [
+      'played_seconds',
+      'received_seconds',
+      'dropped_seconds',
+      'dropped_utterances',
+      'duration_seconds',
+      'source_event_id',
+      'backdrop_name',
+    ]) {
       assert.ok(new RegExp(`<code>([a-z_]+\\.)?${field}</code>`).test(html), `the page does not name ${field}`);
     }
     for (const { code } of CLOSE_CODES) assert.ok(html.includes(`<td>${code}</td>`), `close code ${code}`);
-    assert.ok([4000, 4001, 4002, 4003].every((code) => CLOSE_CODES.some((c) => c.code === code)), 'the interface\'s close codes');
+    assert.ok(
+      [4000, 4001, 4002, 4003].every((code) => CLOSE_CODES.some((c) => c.code === code)),
+      "the interface's close codes",
+    );
     assert.match(html, /A worked session/);
     assert.match(html, /href="\/asyncapi\.json"/);
     assert.doesNotMatch(html, /undefined/);
@@ -71,9 +89,15 @@ describe('the render protocol reference', () => {
     assert.equal(document.asyncapi, '3.0.0');
     const { document: parsed, diagnostics } = await new Parser().parse(JSON.stringify(document));
     const errors = diagnostics.filter((d) => d.severity === 0);
-    assert.deepEqual(errors.map((d) => `${d.code}: ${d.message} at ${d.path.join('/')}`), []);
+    assert.deepEqual(
+      errors.map((d) => `${d.code}: ${d.message} at ${d.path.join('/')}`),
+      [],
+    );
     assert.ok(parsed, 'the parser built the document');
-    const names = parsed!.allMessages().all().map((m) => m.name());
+    const names = parsed!
+      .allMessages()
+      .all()
+      .map((m) => m.name());
     for (const type of [...renderCommandTypes(), ...renderEventTypes()]) assert.ok(names.includes(type), `no message ${type}`);
     assert.ok(names.includes('audio frame'));
     assert.equal(new URL(t.url).host, document.servers.presence.host);
@@ -111,7 +135,16 @@ describe('the render protocol reference', () => {
       assert.ok(checked.success, `${JSON.stringify(event)} does not match its schema: ${checked.error?.message}`);
       seen.add(event.type);
     }
-    for (const type of ['session.state_updated', 'agent.state_updated', 'agent.speak_started', 'agent.speak_ended', 'agent.speak_interrupted', 'agent.audio_buffer_cleared', 'stage.updated', 'error']) {
+    for (const type of [
+      'session.state_updated',
+      'agent.state_updated',
+      'agent.speak_started',
+      'agent.speak_ended',
+      'agent.speak_interrupted',
+      'agent.audio_buffer_cleared',
+      'stage.updated',
+      'error',
+    ]) {
       assert.ok(seen.has(type), `the session sent no ${type} (saw ${[...seen].join(', ')})`);
     }
   });

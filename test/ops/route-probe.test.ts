@@ -12,7 +12,13 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 
 type Probe = { method: string; path: string; query?: string; body?: string | Buffer; what: string };
 
-const LIVEAVATAR_ROUTES = new Set(['POST /v1/sessions/token', 'POST /v1/sessions/start', 'POST /v1/sessions/keep-alive', 'POST /v1/sessions/stop', 'DELETE /v1/sessions']);
+const LIVEAVATAR_ROUTES = new Set([
+  'POST /v1/sessions/token',
+  'POST /v1/sessions/start',
+  'POST /v1/sessions/keep-alive',
+  'POST /v1/sessions/stop',
+  'DELETE /v1/sessions',
+]);
 
 /** Each leaf of an example object, with its path, so one field at a time can be spoiled. */
 function leaves(value: unknown, at: Array<string | number> = []): Array<{ at: Array<string | number>; value: unknown }> {
@@ -34,13 +40,19 @@ function raw(port: number, key: string, probe: Probe): Promise<{ status: number;
   return new Promise((resolve, reject) => {
     const target = probe.path + (probe.query ? `?${probe.query}` : '');
     const body = probe.body === undefined ? Buffer.alloc(0) : Buffer.from(probe.body);
-    const head = `${probe.method} ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
-      (probe.body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`) + '\r\n';
+    const head =
+      `${probe.method} ${target} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nConnection: close\r\n` +
+      (probe.body === undefined ? '' : `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`) +
+      '\r\n';
     const socket = net.connect({ host: '127.0.0.1', port }, () => socket.end(Buffer.concat([Buffer.from(head), body])));
     let text = '';
-    socket.setEncoding('utf8').on('data', (d) => (text += d)).on('end', () => {
-      resolve({ status: Number(text.split(' ')[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
-    }).on('error', reject);
+    socket
+      .setEncoding('utf8')
+      .on('data', (d) => (text += d))
+      .on('end', () => {
+        resolve({ status: Number(text.split(' ')[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+      })
+      .on('error', reject);
   });
 }
 
@@ -61,7 +73,10 @@ forEachEngine('every route probed with hostile input', (engine) => {
       for (const [method, operation] of Object.entries<any>(operations)) {
         if (method === 'delete' || template.includes('webhook')) continue;
         const params = (operation.parameters ?? []) as any[];
-        const fill = (id: unknown) => template.replace(/\{([^}]+)\}/g, (_m, name) => (name === 'agent_id' ? String(agentId) : String(id ?? params.find((p) => p.name === name)?.example ?? '1')));
+        const fill = (id: unknown) =>
+          template.replace(/\{([^}]+)\}/g, (_m, name) =>
+            name === 'agent_id' ? String(agentId) : String(id ?? params.find((p) => p.name === name)?.example ?? '1'),
+          );
         const path = fill(undefined);
         const query = params.filter((p) => p.in === 'query');
         const baseQuery = new URLSearchParams(query.filter((p) => p.required).map((p) => [p.name, String(p.example)])).toString();
@@ -77,7 +92,12 @@ forEachEngine('every route probed with hostile input', (engine) => {
           spoiled.set(parameter.name, bad);
           probes.push({ method: method.toUpperCase(), path, query: spoiled.toString(), what: `query ${parameter.name}=${JSON.stringify(bad)}` });
           // Bad percent-encoding in the value (kept as written by the query parser, then validated).
-          probes.push({ method: method.toUpperCase(), path, query: `${baseQuery ? `${baseQuery}&` : ''}${parameter.name}=%zz%E0%A4`, what: `query ${parameter.name} with bad percent-encoding` });
+          probes.push({
+            method: method.toUpperCase(),
+            path,
+            query: `${baseQuery ? `${baseQuery}&` : ''}${parameter.name}=%zz%E0%A4`,
+            what: `query ${parameter.name} with bad percent-encoding`,
+          });
         }
         // Body: each leaf of the example spoiled in turn.
         const example = operation.requestBody?.content?.['application/json']?.example;
@@ -85,13 +105,37 @@ forEachEngine('every route probed with hostile input', (engine) => {
         for (const leaf of leaves(example)) {
           const last = String(leaf.at[leaf.at.length - 1] ?? '');
           if (typeof leaf.value === 'string') {
-            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 'x\u0000y')), what: `body ${leaf.at.join('.')} with NUL` });
-            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 'SURROGATE')).replace('"SURROGATE"', '"x\\ud800"'), what: `body ${leaf.at.join('.')} with a lone surrogate` });
+            probes.push({
+              method: method.toUpperCase(),
+              path,
+              query: baseQuery,
+              body: JSON.stringify(setAt(example, leaf.at, 'x\u0000y')),
+              what: `body ${leaf.at.join('.')} with NUL`,
+            });
+            probes.push({
+              method: method.toUpperCase(),
+              path,
+              query: baseQuery,
+              body: JSON.stringify(setAt(example, leaf.at, 'SURROGATE')).replace('"SURROGATE"', '"x\\ud800"'),
+              what: `body ${leaf.at.join('.')} with a lone surrogate`,
+            });
           } else if (typeof leaf.value === 'number' && (last === 'id' || last.endsWith('_id'))) {
-            probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 2147483648)), what: `body ${leaf.at.join('.')} = 2147483648` });
+            probes.push({
+              method: method.toUpperCase(),
+              path,
+              query: baseQuery,
+              body: JSON.stringify(setAt(example, leaf.at, 2147483648)),
+              what: `body ${leaf.at.join('.')} = 2147483648`,
+            });
           }
         }
-        probes.push({ method: method.toUpperCase(), path, query: baseQuery, body: '{"a":' + '['.repeat(200) + ']'.repeat(200) + '}', what: 'deeply nested body' });
+        probes.push({
+          method: method.toUpperCase(),
+          path,
+          query: baseQuery,
+          body: '{"a":' + '['.repeat(200) + ']'.repeat(200) + '}',
+          what: 'deeply nested body',
+        });
       }
     }
     assert.ok(probes.length > 200, `${probes.length} probes`);
@@ -108,8 +152,10 @@ forEachEngine('every route probed with hostile input', (engine) => {
       }
       // The LiveAvatar-compatible routes answer in LiveAvatar's envelope, with `detail` inside (contract.md).
       const expected = LIVEAVATAR_ROUTES.has(`${probe.method} ${probe.path}`) ? 'code,message,data,detail' : 'detail';
-      if (answer.status >= 500 || (answer.status >= 400 && shape !== expected)) failures.push(`${probe.method} ${probe.path} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
-      if (answer.status < 300 && /NUL|surrogate/.test(probe.what)) failures.push(`${probe.method} ${probe.path} (${probe.what}): accepted with ${answer.status}`);
+      if (answer.status >= 500 || (answer.status >= 400 && shape !== expected))
+        failures.push(`${probe.method} ${probe.path} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
+      if (answer.status < 300 && /NUL|surrogate/.test(probe.what))
+        failures.push(`${probe.method} ${probe.path} (${probe.what}): accepted with ${answer.status}`);
     }
     assert.deepEqual(failures, []);
   });
@@ -137,7 +183,9 @@ forEachEngine('every route probed with hostile input', (engine) => {
         const M = method.toUpperCase();
         for (const parameter of params.filter((p) => p.in === 'path' && p.schema?.type === 'integer')) {
           for (const loose of ['0xba', '+1', '%201', '01', '1e0', '1.0']) {
-            const spoiled = fill((name) => (name === parameter.name ? loose : name === 'agent_id' ? String(target) : String(params.find((p) => p.name === name)?.example ?? '1')));
+            const spoiled = fill((name) =>
+              name === parameter.name ? loose : name === 'agent_id' ? String(target) : String(params.find((p) => p.name === name)?.example ?? '1'),
+            );
             probes.push({ method: M, path: spoiled, query: baseQuery, what: `path ${parameter.name}=${loose}` });
           }
         }
@@ -146,12 +194,21 @@ forEachEngine('every route probed with hostile input', (engine) => {
         if (example !== undefined) {
           const text = JSON.stringify(example);
           const at = text.indexOf('"', 1) > 0 ? text.indexOf('":"') : -1;
-          const bytes = at > 0 ? Buffer.concat([Buffer.from(text.slice(0, at + 3)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at + 3))]) : Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff]), Buffer.from('"}')]);
+          const bytes =
+            at > 0
+              ? Buffer.concat([Buffer.from(text.slice(0, at + 3)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at + 3))])
+              : Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff]), Buffer.from('"}')]);
           probes.push({ method: M, path, query: baseQuery, body: bytes, what: 'a body that is not UTF-8' });
           for (const leaf of leaves(example)) {
             const list = leaf.at[leaf.at.length - 2];
             if (typeof leaf.value === 'number' && typeof list === 'string' && list.endsWith('_ids')) {
-              probes.push({ method: M, path, query: baseQuery, body: JSON.stringify(setAt(example, leaf.at, 99_999_999_999)), what: `body ${leaf.at.join('.')} = 99999999999` });
+              probes.push({
+                method: M,
+                path,
+                query: baseQuery,
+                body: JSON.stringify(setAt(example, leaf.at, 99_999_999_999)),
+                what: `body ${leaf.at.join('.')} = 99999999999`,
+              });
             }
           }
         }
@@ -163,7 +220,8 @@ forEachEngine('every route probed with hostile input', (engine) => {
     const failures: string[] = [];
     for (const probe of probes) {
       const answer = await raw(port, t.key, probe);
-      if (answer.status < 400 || answer.status >= 500) failures.push(`${probe.method} ${probe.path}${probe.query ? `?${probe.query}` : ''} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
+      if (answer.status < 400 || answer.status >= 500)
+        failures.push(`${probe.method} ${probe.path}${probe.query ? `?${probe.query}` : ''} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
     }
     assert.deepEqual(failures, []);
     // Nothing the refused DELETEs named went: the target agent still has its record.

@@ -71,7 +71,11 @@ describe('graceful shutdown [embedded database]', () => {
     await waitFor('the shutdown to begin', () => server.logs().some((l) => /shutting down/.test(l.msg)));
 
     // Draining: no new connections, the idle one is closed, the process waits for the request.
-    const refused = async () => connect(server.port).then((socket) => (socket.destroy(), false), () => true);
+    const refused = async () =>
+      connect(server.port).then(
+        (socket) => (socket.destroy(), false),
+        () => true,
+      );
     let closed = false;
     for (const deadline = Date.now() + 5_000; !closed && Date.now() < deadline; ) {
       closed = await refused();

@@ -57,13 +57,17 @@ forEachEngine('strict input', (engine) => {
   });
 
   test("a destination's custom headers are masked to a key without setup; hop-by-hop headers are refused", async () => {
-    const created = await t.request('POST', '/v1/notifications/destinations/webhook', { body: { url: 'https://example.com/hook', headers: { Authorization: 'Bearer receiver-secret' } } });
+    const created = await t.request('POST', '/v1/notifications/destinations/webhook', {
+      body: { url: 'https://example.com/hook', headers: { Authorization: 'Bearer receiver-secret' } },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const readKey = await t.keyFor(t.accountId, ['read']);
     const seen = JSON.stringify((await t.request('GET', '/v1/notifications/destinations', { key: readKey })).body);
     assert.doesNotMatch(seen, /receiver-secret/);
     assert.match(seen, /Authorization/);
-    const refused = await t.request('POST', '/v1/notifications/destinations/webhook', { body: { url: 'https://example.com/hook', headers: { 'Transfer-Encoding': 'chunked' } } });
+    const refused = await t.request('POST', '/v1/notifications/destinations/webhook', {
+      body: { url: 'https://example.com/hook', headers: { 'Transfer-Encoding': 'chunked' } },
+    });
     assert.equal(refused.status, 422);
   });
 

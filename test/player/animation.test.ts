@@ -31,14 +31,25 @@ describe('blinks', () => {
     const mean = intervals.reduce((a, c) => a + c, 0) / intervals.length;
     const sd = Math.sqrt(intervals.reduce((a, c) => a + (c - mean) ** 2, 0) / intervals.length);
     assert.ok(sd / mean > 0.3, `irregular (cv ${(sd / mean).toFixed(2)})`);
-    assert.ok(intervals.some((i) => i < 0.6), 'double blinks happen');
+    assert.ok(
+      intervals.some((i) => i < 0.6),
+      'double blinks happen',
+    );
   });
 });
 
 describe('lip sync', () => {
   const track = {
-    type: 'track' as const, utterance: 1, t: 10, duration: 1,
-    visemes: [[10.1, 'PP', 1], [10.2, 'aa', 1], [10.5, 'O', 1], [10.8, 'sil', 1]] as [number, string, number][],
+    type: 'track' as const,
+    utterance: 1,
+    t: 10,
+    duration: 1,
+    visemes: [
+      [10.1, 'PP', 1],
+      [10.2, 'aa', 1],
+      [10.5, 'O', 1],
+      [10.8, 'sil', 1],
+    ] as [number, string, number][],
     mouth: { t0: 10, step: 0.1, values: [0, 0.2, 0.9, 1, 0.8, 0.9, 0.6, 0.3, 0, 0] },
   };
 
@@ -122,7 +133,12 @@ describe('morph mixing', () => {
 describe('audio worklet ring buffer', () => {
   test('resamples 24 kHz to 48 kHz without gaps across chunks, and clears on interrupt', async () => {
     const g = globalThis as unknown as Record<string, unknown>;
-    let registered: (new () => { port: { onmessage: (e: { data: unknown }) => void; postMessage: (m: unknown) => void }; process: (i: unknown, o: Float32Array[][]) => boolean }) | undefined;
+    let registered:
+      | (new () => {
+          port: { onmessage: (e: { data: unknown }) => void; postMessage: (m: unknown) => void };
+          process: (i: unknown, o: Float32Array[][]) => boolean;
+        })
+      | undefined;
     g.sampleRate = 48000;
     g.currentFrame = 0;
     g.AudioWorkletProcessor = class {

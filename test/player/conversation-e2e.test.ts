@@ -46,9 +46,11 @@ describe('a spoken question answered in the browser', { skip, timeout: 300_000 }
   });
 
   test('the agent answers the spoken question with the right fact, heard, captioned and recorded', async () => {
-    const agent = (await t.request('POST', '/v1/agent/create', {
-      body: { name: 'Ava', system_prompt: 'You are Ava, the assistant of the Corner Coffee shop. Yes, we have free parking behind the shop for 20 cars.' },
-    })).body;
+    const agent = (
+      await t.request('POST', '/v1/agent/create', {
+        body: { name: 'Ava', system_prompt: 'You are Ava, the assistant of the Corner Coffee shop. Yes, we have free parking behind the shop for 20 cars.' },
+      })
+    ).body;
     const started = await t.request('POST', '/v1/sessions', { body: { agent_id: agent.id, mode: 'conversation' } });
     assert.equal(started.status, 201, JSON.stringify(started.body));
     const context = await browser.newContext({ viewport: { width: 480, height: 640 } });
@@ -73,7 +75,10 @@ describe('a spoken question answered in the browser', { skip, timeout: 300_000 }
     const visitor = turns.find((turn) => turn.role === 'visitor');
     assert.ok(visitor, `a visitor turn: ${JSON.stringify(turns)}`);
     assert.match(visitor.text.toLowerCase(), /free parking/);
-    assert.ok(turns.some((turn) => turn.role === 'agent' && FACT.test(turn.text)), `the agent's answer recorded: ${JSON.stringify(turns)}`);
+    assert.ok(
+      turns.some((turn) => turn.role === 'agent' && FACT.test(turn.text)),
+      `the agent's answer recorded: ${JSON.stringify(turns)}`,
+    );
     await context.close();
   });
 });

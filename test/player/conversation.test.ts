@@ -18,7 +18,11 @@ import { CHROMIUM, CHROMIUM_ARGS, hasChromium, artifact } from './support/browse
 import { librivox, testdataInstalled, silence, concat } from '../recognition/recordings.js';
 import { encodeWav } from '../../src/speech/audio.js';
 
-const skip = !hasChromium() ? 'Debian chromium is not installed (.ci/run installs it)' : !testdataInstalled() ? 'pocketsphinx-testdata is not installed' : false;
+const skip = !hasChromium()
+  ? 'Debian chromium is not installed (.ci/run installs it)'
+  : !testdataInstalled()
+    ? 'pocketsphinx-testdata is not installed'
+    : false;
 
 /** Log energy per 20 ms window of 16 kHz audio. */
 function envelope(samples: ArrayLike<number>, from = 0, to = samples.length): number[] {
@@ -43,7 +47,9 @@ function bestCorrelation(a: number[], b: number[]): number {
     }
     const mx = x.reduce((s, v) => s + v, 0) / x.length;
     const my = y.reduce((s, v) => s + v, 0) / y.length;
-    let sxy = 0, sxx = 0, syy = 0;
+    let sxy = 0,
+      sxx = 0,
+      syy = 0;
     for (let i = 0; i < x.length; i++) {
       sxy += (x[i] - mx) * (y[i] - my);
       sxx += (x[i] - mx) ** 2;
@@ -105,7 +111,7 @@ describe('player page, conversation mode (fake microphone)', { skip, timeout: 30
 
   const conv = (page: Page) => page.evaluate('window.presence.conversation') as Promise<any>;
 
-  test('the microphone streams 16 kHz frames that carry the visitor\'s speech to the server', async (tc) => {
+  test("the microphone streams 16 kHz frames that carry the visitor's speech to the server", async (tc) => {
     const { id, page } = await open('conversation');
     await page.waitForFunction('window.presence.microphone === "granted"', null, { timeout: 20_000 });
     const constraints = (await page.evaluate('window.__constraints')) as { audio: Record<string, boolean> };
@@ -163,7 +169,7 @@ describe('player page, conversation mode (fake microphone)', { skip, timeout: 30
     await page.waitForFunction('window.presence.conversation.indication === "speaking"');
     assert.equal(await page.locator('#caption-agent').textContent(), 'We open at nine on Saturdays.');
     assert.ok(await page.locator('#caption-agent').isVisible());
-    assert.equal(await page.locator('#caption-visitor').textContent(), '', 'the answer replaces the visitor\'s words');
+    assert.equal(await page.locator('#caption-visitor').textContent(), '', "the answer replaces the visitor's words");
     await page.screenshot({ path: artifact('conversation-caption.png') });
     // The caption clears after its utterance ends.
     session.player.json({ type: 'utterance_end', t: session.now(), utterance: 'u1' });

@@ -36,7 +36,9 @@ ${snippet}
     const agent = (await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', concurrency_limit: 5 } })).body;
     agentId = agent.id;
     // Only the site as http://localhost:<port> is allowed; http://127.0.0.1:<port> is another origin.
-    const embed = await t.request('PATCH', `/v1/agent/${agent.id}/embed`, { body: { allowed_origins: [`http://localhost:${sitePort}`], button_text: 'Ask Ava', width: 360, height: 520 } });
+    const embed = await t.request('PATCH', `/v1/agent/${agent.id}/embed`, {
+      body: { allowed_origins: [`http://localhost:${sitePort}`], button_text: 'Ask Ava', width: 360, height: 520 },
+    });
     assert.equal(embed.status, 200);
     snippet = embed.body.script_snippet;
     browser = await launch();
@@ -100,7 +102,9 @@ ${snippet}
     assert.equal(state.drawn, false);
     assert.equal(await page.locator('[data-presence-widget]').count(), 0);
     // A direct start from that page is refused too.
-    const status = await page.evaluate(`fetch(${JSON.stringify(t.url)} + '/v1/embed/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ embed_key: ${JSON.stringify(snippet.match(/data-embed-key="([^"]+)"/)![1])} }) }).then((r) => r.status)`);
+    const status = await page.evaluate(
+      `fetch(${JSON.stringify(t.url)} + '/v1/embed/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ embed_key: ${JSON.stringify(snippet.match(/data-embed-key="([^"]+)"/)![1])} }) }).then((r) => r.status)`,
+    );
     assert.equal(status, 403);
     await context.close();
   });

@@ -41,12 +41,16 @@ function stretchedArea(mesh: Mesh, morph: BufferAttribute): number {
     const [a, b, c] = [index[t], index[t + 1], index[t + 2]];
     const n = Number(moves(a)) + Number(moves(b)) + Number(moves(c));
     if (n === 0 || n === 3) continue;
-    area += p(b).sub(p(a)).cross(p(c).sub(p(a))).length() / 2;
+    area +=
+      p(b)
+        .sub(p(a))
+        .cross(p(c).sub(p(a)))
+        .length() / 2;
   }
   return area;
 }
 
-const referenced = (mesh: Mesh) => new Set(Array.from((mesh.geometry.index!.array as ArrayLike<number>)));
+const referenced = (mesh: Mesh) => new Set(Array.from(mesh.geometry.index!.array as ArrayLike<number>));
 
 describe('software-GL level of detail', () => {
   test('cuts the triangles, keeps every vertex and morph target, indices stay valid', async () => {
@@ -113,8 +117,14 @@ describe('software-GL level of detail', () => {
     const mesh = headLike();
     await simplifyMeshes([mesh], { ratio: 0.2, error: 0.01, maxPartError: 0.01, minTriangles: 200, motionWeight: 1 });
     const g = mesh.geometry;
-    const corners = (attr: BufferAttribute | import('three').InterleavedBufferAttribute) => Array.from(g.index!.array as ArrayLike<number>).flatMap((v) => [attr.getX(v), attr.getY(v), attr.getZ(v)]);
-    const before = { pos: corners(g.attributes.position), uv: Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), morph: corners(g.morphAttributes.position![0]), count: g.attributes.position.count };
+    const corners = (attr: BufferAttribute | import('three').InterleavedBufferAttribute) =>
+      Array.from(g.index!.array as ArrayLike<number>).flatMap((v) => [attr.getX(v), attr.getY(v), attr.getZ(v)]);
+    const before = {
+      pos: corners(g.attributes.position),
+      uv: Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)),
+      morph: corners(g.morphAttributes.position![0]),
+      count: g.attributes.position.count,
+    };
     g.computeBoundingBox();
     const box = g.boundingBox!.clone();
     compactVertices(mesh);
@@ -122,7 +132,13 @@ describe('software-GL level of detail', () => {
     assert.deepEqual(new Set(Array.from(g.index!.array as ArrayLike<number>)).size, g.attributes.position.count, 'every kept vertex is used');
     const close = (a: number[], b: number[]) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-6);
     assert.ok(close(corners(g.attributes.position), before.pos), 'triangle corners in place');
-    assert.ok(close(Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)), before.uv), 'UVs follow');
+    assert.ok(
+      close(
+        Array.from(g.index!.array as ArrayLike<number>).map((v) => g.attributes.uv.getX(v)),
+        before.uv,
+      ),
+      'UVs follow',
+    );
     assert.ok(close(corners(g.morphAttributes.position![0]), before.morph), 'morph deltas follow');
     assert.ok(g.boundingBox!.equals(box), 'bounds of the full vertex set');
   });

@@ -28,7 +28,8 @@ const rms = (x: number[]) => Math.sqrt(x.reduce((s, v) => s + v * v, 0) / x.leng
 
 /** Amplitude of frequency `hz` in `x` at rate MIC_RATE (single-bin DFT). */
 function amplitudeAt(x: number[], hz: number): number {
-  let re = 0, im = 0;
+  let re = 0,
+    im = 0;
   for (let i = 0; i < x.length; i++) {
     re += x[i] * Math.cos((2 * Math.PI * hz * i) / MIC_RATE);
     im += x[i] * Math.sin((2 * Math.PI * hz * i) / MIC_RATE);

@@ -16,13 +16,28 @@ const skip = hasChromium() ? false : 'chromium is not installed (apt-get install
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Presence = {
-  state: string; avatar: string; blinks: number; camera: string; cameraMode: string; backdrop: string | null; faceLight: number; reconnects: number;
+  state: string;
+  avatar: string;
+  blinks: number;
+  camera: string;
+  cameraMode: string;
+  backdrop: string | null;
+  faceLight: number;
+  reconnects: number;
   lastInterrupt: { received: number | null; closed: number | null };
   detail: { level: 'full' | 'light'; software: boolean; meshes: { mesh: string; before: number; after: number }[] };
-  morphs(): Record<string, number>; audioTime(): number; audioLevel(): number; audioLevels(): [number, number][]; fps(): number; sessionTime(): number | null;
+  morphs(): Record<string, number>;
+  audioTime(): number;
+  audioLevel(): number;
+  audioLevels(): [number, number][];
+  fps(): number;
+  sessionTime(): number | null;
 };
 declare global {
-  interface Window { presence: Presence; __rec: number[][] }
+  interface Window {
+    presence: Presence;
+    __rec: number[][];
+  }
 }
 
 async function open(browser: Browser, fake: FakeChannel, viewport = { width: 640, height: 360 }, query = ''): Promise<Page> {
@@ -85,11 +100,23 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     assert.match(res.headers.get('permissions-policy') ?? '', /microphone/);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
     const page = await open(browser, fake);
-    const p = await page.evaluate(() => ({ state: window.presence.state, camera: window.presence.camera, backdrop: window.presence.backdrop, faceLight: window.presence.faceLight, morphs: Object.keys(window.presence.morphs()) }));
-    assert.deepEqual({ state: p.state, camera: p.camera, backdrop: p.backdrop, faceLight: p.faceLight }, { state: 'live', camera: 'mid', backdrop: 'warm_office', faceLight: 1 });
+    const p = await page.evaluate(() => ({
+      state: window.presence.state,
+      camera: window.presence.camera,
+      backdrop: window.presence.backdrop,
+      faceLight: window.presence.faceLight,
+      morphs: Object.keys(window.presence.morphs()),
+    }));
+    assert.deepEqual(
+      { state: p.state, camera: p.camera, backdrop: p.backdrop, faceLight: p.faceLight },
+      { state: 'live', camera: 'mid', backdrop: 'warm_office', faceLight: 1 },
+    );
     assert.ok(p.morphs.includes('jawOpen') && p.morphs.includes('viseme_aa'), 'face morphs are bound');
     await sleep(300);
-    assert.ok(fake.received.some((m) => (m as { type: string }).type === 'ready'), 'ready sent');
+    assert.ok(
+      fake.received.some((m) => (m as { type: string }).type === 'ready'),
+      'ready sent',
+    );
     // The presence object is read-only.
     const writable = await page.evaluate(() => {
       try {
@@ -106,13 +133,13 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
   test('the backdrop shows under the transparent WebGL canvas, where its plane projects', async () => {
     const page = await open(browser, fake);
     try {
-    // Live comes with the face loaded; its first frame (shaders, textures) may take a moment more.
-    await page.waitForFunction('window.presence.timings.faceFrame !== null', null, { timeout: 20_000 });
-    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
-    await sleep(200);
-    const shot = (await page.screenshot({ type: 'png' })).toString('base64');
-    // Page-side code as source text (see RECORDER): tsx's helpers do not exist in the page.
-    const r = (await page.evaluate(`(async (b64) => {
+      // Live comes with the face loaded; its first frame (shaders, textures) may take a moment more.
+      await page.waitForFunction('window.presence.timings.faceFrame !== null', null, { timeout: 20_000 });
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+      await sleep(200);
+      const shot = (await page.screenshot({ type: 'png' })).toString('base64');
+      // Page-side code as source text (see RECORDER): tsx's helpers do not exist in the page.
+      const r = (await page.evaluate(`(async (b64) => {
       const stage = document.getElementById('stage');
       const alpha = stage.getContext('webgl2').getContextAttributes().alpha;
       const layers = [...document.querySelectorAll('#backdrop canvas')];
@@ -134,12 +161,18 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       const face = [...g.getImageData(320, 150, 1, 1).data].slice(0, 3);
       const behindFace = toPainting.transformPoint(new DOMPoint(320.5, 150.5));
       return { alpha, layers: layers.length, points, face, behindFace: [...painting.getImageData(Math.floor(behindFace.x / behindFace.w), Math.floor(behindFace.y / behindFace.w), 1, 1).data].slice(0, 3) };
-    })(${JSON.stringify(shot)})`)) as { alpha: boolean; layers: number; points: { screen: number[]; painted: number[] }[]; face: number[]; behindFace: number[] };
-    assert.equal(r.alpha, true, 'the WebGL canvas is transparent');
-    assert.equal(r.layers, 1, 'one painted backdrop');
-    const diff = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
-    for (const p of r.points) assert.ok(diff(p.screen, p.painted) <= 10, `backdrop on screen ${p.screen} vs painted ${p.painted}`);
-    assert.ok(diff(r.face, r.behindFace) > 10, `the face covers the backdrop (${r.face} vs ${r.behindFace})`);
+    })(${JSON.stringify(shot)})`)) as {
+        alpha: boolean;
+        layers: number;
+        points: { screen: number[]; painted: number[] }[];
+        face: number[];
+        behindFace: number[];
+      };
+      assert.equal(r.alpha, true, 'the WebGL canvas is transparent');
+      assert.equal(r.layers, 1, 'one painted backdrop');
+      const diff = (a: number[], b: number[]) => Math.max(...a.map((v, i) => Math.abs(v - b[i])));
+      for (const p of r.points) assert.ok(diff(p.screen, p.painted) <= 10, `backdrop on screen ${p.screen} vs painted ${p.painted}`);
+      assert.ok(diff(r.face, r.behindFace) > 10, `the face covers the backdrop (${r.face} vs ${r.behindFace})`);
     } finally {
       await page.close();
     }
@@ -177,7 +210,8 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     for (const on of speech.onsets) {
       const T = t0 + on;
       const tAudio = (() => {
-        for (let i = 1; i < rec.length; i++) if (rec[i - 1][1] < T && rec[i][1] >= T) return rec[i - 1][0] + ((T - rec[i - 1][1]) / (rec[i][1] - rec[i - 1][1])) * (rec[i][0] - rec[i - 1][0]);
+        for (let i = 1; i < rec.length; i++)
+          if (rec[i - 1][1] < T && rec[i][1] >= T) return rec[i - 1][0] + ((T - rec[i - 1][1]) / (rec[i][1] - rec[i - 1][1])) * (rec[i][0] - rec[i - 1][0]);
         return null;
       })();
       const tJaw = tAudio === null ? null : crossing(rec, 0, 2, 0.05, tAudio - 300, tAudio + 300);
@@ -224,7 +258,9 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     console.log(`lip lag on rising edges: median ${median(lags).toFixed(1)} ms, mean ${mean(lags).toFixed(1)} ms over ${lags.length} samples`);
     assert.ok(lags.length >= 4, `enough rising-edge samples (${lags.length})`);
     assert.ok(Math.abs(median(lags)) <= 40, `lip lag ${median(lags).toFixed(1)} ms within ±40 ms`);
-    console.log(`lip sync (page at ${fps} fps, sampled at ${rate.toFixed(0)} Hz): jaw vs audio clock at onsets ${offsets.map((o) => o.toFixed(1)).join(', ')} ms (mean ${mean(offsets).toFixed(1)}); jaw vs rendered audio level ${levelOffsets.map((o) => o.toFixed(1)).join(', ')} ms`);
+    console.log(
+      `lip sync (page at ${fps} fps, sampled at ${rate.toFixed(0)} Hz): jaw vs audio clock at onsets ${offsets.map((o) => o.toFixed(1)).join(', ')} ms (mean ${mean(offsets).toFixed(1)}); jaw vs rendered audio level ${levelOffsets.map((o) => o.toFixed(1)).join(', ')} ms`,
+    );
     // Interpolating between samples tens of ms apart biases these early; the bound allows for it.
     const gap = 1000 / rate;
     assert.ok(Math.abs(mean(offsets)) <= 40 + gap / 2, `mean audio-to-lip offset ${mean(offsets).toFixed(1)} ms`);
@@ -274,7 +310,11 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     fake.send({ type: 'camera', t: fake.now(), camera: 'auto', hold: false });
     await page.waitForFunction(() => window.presence.cameraMode === 'auto', null, { timeout: 5_000 });
     // A change timed in the future waits for its moment on the audio clock.
-    fake.send({ type: 'backdrop', t: fake.now() + 0.8, backdrop: { backdrop_id: 'city_bokeh', name: 'City', kind: 'bokeh', colors: { top: '#1d1830', bottom: '#0c0a14', accent: '#f5b556' }, blur: 0.9 } });
+    fake.send({
+      type: 'backdrop',
+      t: fake.now() + 0.8,
+      backdrop: { backdrop_id: 'city_bokeh', name: 'City', kind: 'bokeh', colors: { top: '#1d1830', bottom: '#0c0a14', accent: '#f5b556' }, blur: 0.9 },
+    });
     await sleep(300);
     assert.equal(await page.evaluate(() => window.presence.backdrop), 'warm_office');
     await page.waitForFunction(() => window.presence.backdrop === 'city_bokeh', null, { timeout: 5_000 });
@@ -310,7 +350,10 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
   });
 
   test('two faces, phone-sized frame', async () => {
-    for (const [face, backdrop, viewport] of [['face01', 'studio_grey', { width: 640, height: 360 }], ['face02', 'modern_lobby', { width: 360, height: 640 }]] as const) {
+    for (const [face, backdrop, viewport] of [
+      ['face01', 'studio_grey', { width: 640, height: 360 }],
+      ['face02', 'modern_lobby', { width: 360, height: 640 }],
+    ] as const) {
       const f = new FakeChannel({ facesDir: faces.dir, face, backdrop, camera: 'close' });
       await f.listen();
       try {
@@ -406,7 +449,7 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     }
     const page = await browser.newPage();
     await page.goto(`${fake.url}/p/pk_unknown_key_0001`);
-    assert.match(await page.textContent('body') ?? '', /invalid or has expired/);
+    assert.match((await page.textContent('body')) ?? '', /invalid or has expired/);
     await page.close();
     // A link that dies while the page is open: the socket is refused with 4004.
     const live = await open(browser, fake);

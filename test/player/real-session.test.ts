@@ -40,7 +40,11 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
   });
 
   async function session(avatarId: string, voiceId: string, camera = 'mid') {
-    const agent = (await t.request('POST', '/v1/agent/create', { body: { name: `Face ${avatarId}`, avatar_id: avatarId, voice_id: voiceId, concurrency_limit: 5, studio: { backdrop: 'warm_office' } } })).body;
+    const agent = (
+      await t.request('POST', '/v1/agent/create', {
+        body: { name: `Face ${avatarId}`, avatar_id: avatarId, voice_id: voiceId, concurrency_limit: 5, studio: { backdrop: 'warm_office' } },
+      })
+    ).body;
     const started = await t.request('POST', '/v1/sessions', { body: { agent_id: agent.id, mode: 'render', look: { camera } } });
     assert.equal(started.status, 201);
     const client = await RenderClient.open(started.body.ws_url);
@@ -84,7 +88,10 @@ describe('player page on a real render session', { skip, timeout: 240_000 }, () 
   });
 
   test('each camera cuts on command; screenshots of two faces', async () => {
-    for (const [face, voice] of [['face01', 'af_bella'], ['face02', 'am_michael']] as const) {
+    for (const [face, voice] of [
+      ['face01', 'af_bella'],
+      ['face02', 'am_michael'],
+    ] as const) {
       const { client, page } = await session(face, voice, 'mid');
       for (const camera of ['far', 'mid', 'close'] as const) {
         client.send({ type: 'stage.camera', camera });

@@ -18,7 +18,11 @@ import { facesDir } from './support/faces.js';
 
 const skip = hasChromium() ? false : 'chromium is not installed (apt-get install chromium)';
 
-interface StillState { url: string | null; painted: number | null; hidden: number | null }
+interface StillState {
+  url: string | null;
+  painted: number | null;
+  hidden: number | null;
+}
 // Page-side code as source text (window.presence is typed by player.test.ts for its own members).
 const STILL_PAINTED = 'window.presence && window.presence.still.painted !== null';
 const LIVE_AND_HIDDEN = 'window.presence.liveFace && window.presence.still.hidden !== null';
@@ -123,7 +127,9 @@ describe('the face still', { skip, timeout: 180_000 }, () => {
     // the backdrop has painted under it; the live face has not drawn
     await page.waitForFunction(FIRST_FRAME, null, { timeout: 20_000 });
     await page.evaluate(TWO_FRAMES);
-    const before = (await page.evaluate(`({ still: window.presence.still, live: window.presence.liveFace, display: getComputedStyle(document.getElementById('still')).display, complete: document.getElementById('still').complete })`)) as { still: StillState; live: boolean; display: string; complete: boolean };
+    const before = (await page.evaluate(
+      `({ still: window.presence.still, live: window.presence.liveFace, display: getComputedStyle(document.getElementById('still')).display, complete: document.getElementById('still').complete })`,
+    )) as { still: StillState; live: boolean; display: string; complete: boolean };
     assert.equal(before.live, false, 'the live face has not drawn yet');
     assert.notEqual(before.display, 'none', 'the still is shown');
     assert.ok(before.complete);
@@ -134,7 +140,9 @@ describe('the face still', { skip, timeout: 180_000 }, () => {
 
     release();
     await page.waitForFunction(LIVE_AND_HIDDEN, null, { timeout: 60_000 });
-    const afterward = (await page.evaluate(`({ still: window.presence.still, faceFrame: window.presence.timings.faceFrame, display: getComputedStyle(document.getElementById('still')).display })`)) as { still: StillState; faceFrame: number; display: string };
+    const afterward = (await page.evaluate(
+      `({ still: window.presence.still, faceFrame: window.presence.timings.faceFrame, display: getComputedStyle(document.getElementById('still')).display })`,
+    )) as { still: StillState; faceFrame: number; display: string };
     assert.equal(afterward.display, 'none', 'the still is gone once the live head drew');
     assert.ok(afterward.still.painted! < afterward.faceFrame, `still painted (${afterward.still.painted} ms) before the live face (${afterward.faceFrame} ms)`);
     assert.ok(afterward.still.hidden! >= afterward.faceFrame, 'hidden after the live face drew, never before');

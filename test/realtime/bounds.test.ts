@@ -130,7 +130,10 @@ describe('render path bounds', () => {
     const fits = MAX_QUEUED_TEXT_CHARS / text.length;
     for (let i = 0; i < fits + 3; i++) client.send({ type: 'agent.speak', audio: '', text, event_id: `t${i}` });
     await client.waitForType('error', 3);
-    assert.deepEqual(client.of('error').map((e) => [e.event.error.type, e.event.error.source_event_id]), [0, 1, 2].map((k) => ['queue_full', `t${fits + k}`]));
+    assert.deepEqual(
+      client.of('error').map((e) => [e.event.error.type, e.event.error.source_event_id]),
+      [0, 1, 2].map((k) => ['queue_full', `t${fits + k}`]),
+    );
     assert.equal(live(session).queue.waiting().chars, MAX_QUEUED_TEXT_CHARS);
     // Interrupt frees them.
     client.send({ type: 'agent.interrupt' });
@@ -194,7 +197,7 @@ describe('render path bounds', () => {
     bystander.client.close();
   });
 
-  it('a playback clock that throws for one session drops that session\'s queue and closes its socket, not the process', async () => {
+  it("a playback clock that throws for one session drops that session's queue and closes its socket, not the process", async () => {
     const { client, session } = await renderSession();
     const realtimeSession = live(session);
     const tick = realtimeSession.tick.bind(realtimeSession);
@@ -248,8 +251,12 @@ describe('render path bounds', () => {
     assert.equal(warning.event.warning.source_event_id, 'late');
     assert.ok(warning.event.warning.late_ms >= 150, `late by ${warning.event.warning.late_ms} ms`);
     // The player still got every sample on one continuous timeline.
-    assert.equal(player.frames.reduce((n, f) => n + f.pcm.length, 0), 1.5 * 24000);
-    for (let i = 1; i < player.frames.length; i++) assert.ok(Math.abs(player.frames[i].t - player.frames[i - 1].t - player.frames[i - 1].pcm.length / 24000) < 1e-6);
+    assert.equal(
+      player.frames.reduce((n, f) => n + f.pcm.length, 0),
+      1.5 * 24000,
+    );
+    for (let i = 1; i < player.frames.length; i++)
+      assert.ok(Math.abs(player.frames[i].t - player.frames[i - 1].t - player.frames[i - 1].pcm.length / 24000) < 1e-6);
     player.close();
     client.close();
   });

@@ -47,11 +47,15 @@ describe('player frames', () => {
     assert.equal(t.mouth.t0, 1.245);
     assert.equal(t.mouth.step, 0.01);
     // Steps 0..4 of the piece's grid cover samples 120..1080.
-    assert.deepEqual(t.mouth.values, [...track.mouth.subarray(0, 5)].map((v) => Math.round((v / 255) * 100) / 100));
+    assert.deepEqual(
+      t.mouth.values,
+      [...track.mouth.subarray(0, 5)].map((v) => Math.round((v / 255) * 100) / 100),
+    );
     const expected: Array<[number, string, number]> = [];
     let previous = -1;
     for (let f = 0; f < 5; f++) {
-      if (track.viseme[f] !== previous) expected.push([Math.round((1.245 + f * 0.01) * 1000) / 1000, VISEMES[track.viseme[f]], Math.round((track.weight[f] / 255) * 100) / 100]);
+      if (track.viseme[f] !== previous)
+        expected.push([Math.round((1.245 + f * 0.01) * 1000) / 1000, VISEMES[track.viseme[f]], Math.round((track.weight[f] / 255) * 100) / 100]);
       previous = track.viseme[f];
     }
     assert.deepEqual(t.visemes, expected);
@@ -72,7 +76,9 @@ describe('player frames', () => {
       assert.equal((bytes.readUInt32LE(12) + 16) % 2, 0);
       assert.equal(decodeFrame(bytes)!.track!.utterance, utterance);
     }
-    const json = Buffer.from(JSON.stringify({ type: 'track', utterance: 'u', t: 2, duration: 0.01, visemes: [[2, 'aa', 1]], mouth: { t0: 2, step: 0.01, values: [0.5] } }) + ' ');
+    const json = Buffer.from(
+      JSON.stringify({ type: 'track', utterance: 'u', t: 2, duration: 0.01, visemes: [[2, 'aa', 1]], mouth: { t0: 2, step: 0.01, values: [0.5] } }) + ' ',
+    );
     const old = Buffer.alloc(16 + json.length + 4);
     old.writeUInt32LE((7 | TRACK_FLAG) >>> 0, 0);
     old.writeDoubleLE(2, 4);

@@ -19,7 +19,13 @@ function session() {
   const events: any[] = [];
   s.emit = (e) => events.push(e);
   const sent: PlayerMessage[] = [];
-  s.player.add({ readyState: 1, bufferedAmount: 0, send: (d: string | Buffer) => typeof d === 'string' && sent.push(JSON.parse(d)), close() {}, terminate() {} } as never);
+  s.player.add({
+    readyState: 1,
+    bufferedAmount: 0,
+    send: (d: string | Buffer) => typeof d === 'string' && sent.push(JSON.parse(d)),
+    close() {},
+    terminate() {},
+  } as never);
   const states = () => sent.filter((m) => m.type === 'state').map((m) => (m as { state: string }).state);
   return { s, events, sent, states };
 }
@@ -34,17 +40,24 @@ test('thinking is shown on the page only, once, and ends back in the resting sta
   s.stopThinking();
   s.stopThinking();
   assert.deepEqual(states(), ['listening', 'thinking', 'listening']);
-  assert.deepEqual(events.filter((e) => e.type === 'agent.state_updated').map((e) => e.new_state), ['listening'], 'render clients never see thinking');
+  assert.deepEqual(
+    events.filter((e) => e.type === 'agent.state_updated').map((e) => e.new_state),
+    ['listening'],
+    'render clients never see thinking',
+  );
   s.close();
 });
 
-test('a visitor\'s words reach the page as its live caption', () => {
+test("a visitor's words reach the page as its live caption", () => {
   const { s, sent } = session();
   s.showVisitorWords('what time do', false);
   s.showVisitorWords('what time do you open', true);
-  assert.deepEqual(sent.filter((m) => m.type === 'visitor_transcript'), [
-    { type: 'visitor_transcript', text: 'what time do', final: false },
-    { type: 'visitor_transcript', text: 'what time do you open', final: true },
-  ]);
+  assert.deepEqual(
+    sent.filter((m) => m.type === 'visitor_transcript'),
+    [
+      { type: 'visitor_transcript', text: 'what time do', final: false },
+      { type: 'visitor_transcript', text: 'what time do you open', final: true },
+    ],
+  );
   s.close();
 });

@@ -66,8 +66,13 @@ describe('player out: slow pages', () => {
   it('resynchronises a page once its buffer drains: a fresh hello marked resync, then frames again', () => {
     const out = new PlayerOut();
     const hello: HelloMessage = {
-      type: 'hello', now: 42, session: { session_id: 'ses_1', mode: 'render', status: 'active', max_session_seconds: null },
-      face: null, studio: { backdrop: null, cameras: ['mid'], face_light: 1 }, sample_rate: 24_000, state: 'idle',
+      type: 'hello',
+      now: 42,
+      session: { session_id: 'ses_1', mode: 'render', status: 'active', max_session_seconds: null },
+      face: null,
+      studio: { backdrop: null, cameras: ['mid'], face_light: 1 },
+      sample_rate: 24_000,
+      state: 'idle',
     };
     out.resync = () => hello;
     const slow = new RecordingSocket();
@@ -109,7 +114,10 @@ describe('lip-sync analysis reuses its scratch memory safely', () => {
   it('a piece analysed after another keeps its own tracks, and a silent piece gets no visemes from the voiced one before it', () => {
     const speech = analysePiece(voiced(0.2), 24000, 'hello there');
     const copy = { mouth: [...speech.mouth], viseme: [...speech.viseme], weight: [...speech.weight] };
-    assert.ok(speech.mouth.some((m) => m > 0), 'the voiced piece opens the mouth');
+    assert.ok(
+      speech.mouth.some((m) => m > 0),
+      'the voiced piece opens the mouth',
+    );
     const quiet = analysePiece(new Int16Array(4800), 24000, 'hello there');
     // Text is spread over voiced frames only: flags left from the voiced piece would put visemes here.
     assert.ok(quiet.mouth.every((m) => m === 0) && quiet.weight.every((w) => w === 0), 'silence stays closed and unweighted');

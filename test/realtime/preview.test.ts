@@ -30,7 +30,10 @@ describe('agent preview', () => {
     while (!player.of('utterance_end').length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const samples = player.frames.reduce((n, f) => n + f.pcm.length, 0);
     assert.ok(samples / 24000 > 0.8, `spoke ${(samples / 24000).toFixed(2)} s of welcome`);
-    assert.ok(player.of('track').some((tr: any) => tr.mouth.values.some((v: number) => v > 0.3)), 'with moving lips');
+    assert.ok(
+      player.of('track').some((tr: any) => tr.mouth.values.some((v: number) => v > 0.3)),
+      'with moving lips',
+    );
     player.close();
 
     const sessions = await t.request('GET', '/v1/sessions');

@@ -49,7 +49,10 @@ describe('render protocol', () => {
     await client.waitForType('agent.speak_ended');
     await client.waitFor(() => client.of('agent.state_updated').length >= 2);
     const sequence = client.events.map((e) => e.event).filter((e) => e.type.startsWith('agent.'));
-    assert.deepEqual(sequence.map((e) => e.type), ['agent.state_updated', 'agent.speak_started', 'agent.speak_ended', 'agent.state_updated']);
+    assert.deepEqual(
+      sequence.map((e) => e.type),
+      ['agent.state_updated', 'agent.speak_started', 'agent.speak_ended', 'agent.state_updated'],
+    );
     assert.deepEqual([sequence[0].previous_state, sequence[0].new_state], ['idle', 'talking']);
     assert.deepEqual([sequence[3].previous_state, sequence[3].new_state], ['talking', 'idle']);
     assert.equal(sequence[1].source_event_id, 'utt-1');
@@ -86,7 +89,8 @@ describe('render protocol', () => {
   it('plays queued audio byte-exact while its memory is recycled, also after an interrupt dropped pieces', async () => {
     // Noise, so a sample overwritten by a later piece (slab.ts reusing memory too early) shows.
     let seed = 12345;
-    const noise = (seconds: number) => Int16Array.from({ length: Math.round(seconds * 24000) }, () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) - 32768);
+    const noise = (seconds: number) =>
+      Int16Array.from({ length: Math.round(seconds * 24000) }, () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 16) - 32768);
     const { client, session } = await renderSession();
     const player = await PlayerClient.open(session.player_url);
     const received = () => concat(...player.frames.map((f) => f.pcm));
@@ -186,7 +190,10 @@ describe('render protocol', () => {
     const started = client.of('agent.speak_started').map((e) => e.event.source_event_id);
     const ended = client.of('agent.speak_ended');
     assert.deepEqual(started, ['first', 'second']);
-    assert.deepEqual(ended.map((e) => e.event.source_event_id), ['first', 'second']);
+    assert.deepEqual(
+      ended.map((e) => e.event.source_event_id),
+      ['first', 'second'],
+    );
     const secondStart = client.of('agent.speak_started')[1];
     assert.ok(secondStart.at >= ended[0].at - 0.005, 'the second starts after the first ended');
     assert.ok(secondStart.at - ended[0].at < 0.05, 'and without a gap');
@@ -246,7 +253,10 @@ describe('render protocol', () => {
     client.send({ type: 'agent.stop_listening' });
     await client.waitForType('agent.state_updated', 2);
     const states = client.of('agent.state_updated').map((e) => [e.event.previous_state, e.event.new_state]);
-    assert.deepEqual(states, [['idle', 'listening'], ['listening', 'idle']]);
+    assert.deepEqual(states, [
+      ['idle', 'listening'],
+      ['listening', 'idle'],
+    ]);
     client.close();
   });
 
@@ -284,7 +294,10 @@ describe('render protocol', () => {
     client.send({ type: 'stage.camera', camera: 'close' }); // not among this agent's cameras
     client.send({ type: 'stage.backdrop', backdrop: 'the_moon' });
     await client.waitForType('error', 2);
-    assert.deepEqual(client.of('error').map((e) => e.event.error.type), ['stage_error', 'stage_error']);
+    assert.deepEqual(
+      client.of('error').map((e) => e.event.error.type),
+      ['stage_error', 'stage_error'],
+    );
     client.send({ type: 'stage.backdrop', backdrop: null, event_id: 'plain' });
     client.send({ type: 'stage.camera', camera: 'auto', hold: true });
     await client.waitForType('stage.updated', 3);
@@ -349,7 +362,10 @@ describe('render protocol', () => {
     for (const s of [0.05, 0.15, 0.9, 1.1, 1.55]) assert.ok(mouthAt(s) < 0.1, `mouth closed in silence at ${s} s (${mouthAt(s)})`);
     for (const s of [0.4, 0.55, 0.7, 1.3, 1.45]) assert.ok(mouthAt(s) > 0.3, `mouth open in speech at ${s} s (${mouthAt(s)})`);
     const visemes = tracks.flatMap((track: any) => track.visemes);
-    assert.ok(visemes.some((v: any) => v[1] !== 'sil' && v[0] - origin > 0.3 && v[0] - origin < 0.8), 'visemes during speech');
+    assert.ok(
+      visemes.some((v: any) => v[1] !== 'sil' && v[0] - origin > 0.3 && v[0] - origin < 0.8),
+      'visemes during speech',
+    );
     player.close();
     client.close();
   });

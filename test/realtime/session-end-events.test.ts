@@ -37,12 +37,21 @@ describe('session end and tags on the render socket', () => {
     await client.waitForType('agent.speak_started');
     await new Promise((r) => setTimeout(r, 300));
     // Stopped the way many clients do it: Content-Type application/json, no body.
-    const stopped = await fetch(`${t.url}/v1/sessions/${id}/stop`, { method: 'POST', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } });
+    const stopped = await fetch(`${t.url}/v1/sessions/${id}/stop`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+    });
     assert.equal(stopped.status, 200);
     await client.waitFor(() => client.closeCode !== undefined);
     assert.equal(client.closeCode, 4001);
-    const after = client.events.map((e) => e.event).filter((e) => e.type === 'agent.speak_interrupted' || e.type === 'agent.audio_buffer_cleared' || e.type === 'agent.speak_ended');
-    assert.deepEqual(after.map((e) => e.type), ['agent.speak_interrupted', 'agent.audio_buffer_cleared'], 'no speak_ended for the cut utterance');
+    const after = client.events
+      .map((e) => e.event)
+      .filter((e) => e.type === 'agent.speak_interrupted' || e.type === 'agent.audio_buffer_cleared' || e.type === 'agent.speak_ended');
+    assert.deepEqual(
+      after.map((e) => e.type),
+      ['agent.speak_interrupted', 'agent.audio_buffer_cleared'],
+      'no speak_ended for the cut utterance',
+    );
     assert.equal(after[0].source_event_id, 'long-1');
     assert.ok(after[0].played_seconds > 0.1 && after[0].played_seconds < 3, JSON.stringify(after[0]));
     assert.equal(after[0].received_seconds, 3);

@@ -41,18 +41,19 @@ const WORD = voiced(0.1, RATE);
  * long text is still being voiced when an interrupt comes, as a real engine's would be. It runs in
  * whatever process calls it, so `pid` says which one voiced the text.
  */
-const speakerFor: SpeakerFactory = (voice) => async function* ({ text, signal }) {
-  assert.equal(typeof text, 'string', 'speak_text voices a whole text');
-  const call: SpeakCall = { text: text as string, voiceId: voice.voiceId, sessionId: voice.sessionId, pid: process.pid, pieces: 0, aborted: false };
-  calls.push(call);
-  signal.addEventListener('abort', () => (call.aborted = true), { once: true });
-  for (const word of (text as string).split(/\s+/)) {
-    if (signal.aborted) return;
-    call.pieces++;
-    yield { pcm: WORD, text: word };
-    await new Promise((resolve) => setTimeout(resolve, 30));
-  }
-};
+const speakerFor: SpeakerFactory = (voice) =>
+  async function* ({ text, signal }) {
+    assert.equal(typeof text, 'string', 'speak_text voices a whole text');
+    const call: SpeakCall = { text: text as string, voiceId: voice.voiceId, sessionId: voice.sessionId, pid: process.pid, pieces: 0, aborted: false };
+    calls.push(call);
+    signal.addEventListener('abort', () => (call.aborted = true), { once: true });
+    for (const word of (text as string).split(/\s+/)) {
+      if (signal.aborted) return;
+      call.pieces++;
+      yield { pcm: WORD, text: word };
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+  };
 
 let t: TestApp;
 let agent: { id: number; avatar_id: string; voice_id: string };
@@ -126,7 +127,9 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
   before(async () => {
     t = await startTestApp('pglite', { REALTIME_SHARDS: String(SHARDS) }, { speakerFor });
     // A face other than the default one: the page's hello must carry this session's face.
-    const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Sharded', avatar_id: 'face03', concurrency_limit: 100, studio: { cameras: ['far', 'mid'] } } });
+    const created = await t.request('POST', '/v1/agent/create', {
+      body: { name: 'Sharded', avatar_id: 'face03', concurrency_limit: 100, studio: { cameras: ['far', 'mid'] } },
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     agent = created.body;
   });
@@ -157,19 +160,25 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
       const hello = player.of('hello')[0];
       assert.equal(hello.session.session_id, session.session_id);
       assert.equal(hello.session.mode, 'render');
-      assert.deepEqual(hello.face, face, 'the page is shown the session\'s face');
+      assert.deepEqual(hello.face, face, "the page is shown the session's face");
       assert.deepEqual(hello.studio.cameras, ['far', 'mid']);
     }
     // All at once: each shard plays several sessions on its clock.
     const sent = await Promise.all(open.map(({ session, client }) => play(client, 0.4, `utt-${session.session_id}`)));
     for (const [i, { session, client, player }] of open.entries()) {
       const id = `utt-${session.session_id}`;
-      assert.deepEqual(client.events.map((e) => e.event.type).filter((type) => type.startsWith('agent.speak')), ['agent.speak_started', 'agent.speak_ended']);
+      assert.deepEqual(
+        client.events.map((e) => e.event.type).filter((type) => type.startsWith('agent.speak')),
+        ['agent.speak_started', 'agent.speak_ended'],
+      );
       assert.equal(client.of('agent.speak_started')[0].event.source_event_id, id);
       assert.equal(client.of('agent.speak_ended')[0].event.duration_seconds, 0.4);
       await heard(player, sent[i].length);
       assert.deepEqual(Array.from(received(player)), Array.from(sent[i]), 'the page gets the audio byte for byte, in order');
-      assert.ok(player.of('track').some((track: any) => track.utterance === id && track.mouth.values.some((v: number) => v > 0.2)), 'lip-sync frames come with it');
+      assert.ok(
+        player.of('track').some((track: any) => track.utterance === id && track.mouth.values.some((v: number) => v > 0.2)),
+        'lip-sync frames come with it',
+      );
       // The live side is the shard's: this process never opened the session.
       assert.equal(t.context.realtime.get(session.session_id), undefined);
       client.close();
@@ -239,7 +248,9 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
     await until(() => player.of('expression').length > 0, 2000, 'the expression at the page');
     assert.deepEqual([player.of('expression')[0].name, player.of('expression')[0].intensity], ['surprised', 0.6]);
     // A camera the session does not have is refused by the shard, on the render socket.
-    const close = await t.request('POST', `/v1/sessions/${session.session_id}/commands`, { body: { type: 'stage.camera', camera: 'close', event_id: 'no-such-camera' } });
+    const close = await t.request('POST', `/v1/sessions/${session.session_id}/commands`, {
+      body: { type: 'stage.camera', camera: 'close', event_id: 'no-such-camera' },
+    });
     assert.equal(close.status, 202);
     const error = await client.waitForType('error');
     assert.deepEqual([error.event.error.type, error.event.error.source_event_id], ['stage_error', 'no-such-camera']);
@@ -365,7 +376,10 @@ describe(`real-time shards (REALTIME_SHARDS=${SHARDS})`, () => {
     await until(() => pool.pids()[0] === undefined, 5000, 'shard 0 restarting');
     // While shard 0 is down, /metrics has shard 1's memory under its own label, not shard 0's.
     const memory = await metric('presence_shard_resident_memory_bytes');
-    assert.deepEqual(memory.map((line) => line.match(/shard="(\d+)"/)?.[1]), ['1']);
+    assert.deepEqual(
+      memory.map((line) => line.match(/shard="(\d+)"/)?.[1]),
+      ['1'],
+    );
     // Live sessions without shard 0's: what the node must count again once the new shard is up.
     const withoutShard0 = await metricValue('presence_live_sessions');
     // The page is authenticated while the session is active, and waits for the new shard; the

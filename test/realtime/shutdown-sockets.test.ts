@@ -23,11 +23,18 @@ test('shutdown closes pages and render sockets with 1012 and leaves the session 
 
     await t.app.close();
     closed = true;
-    await until(() => socket.closeCode !== undefined && renderPage.closeCode !== undefined && conversationPage.closeCode !== undefined, 10_000, 'every socket closed');
+    await until(
+      () => socket.closeCode !== undefined && renderPage.closeCode !== undefined && conversationPage.closeCode !== undefined,
+      10_000,
+      'every socket closed',
+    );
     assert.deepEqual([socket.closeCode, renderPage.closeCode, conversationPage.closeCode], [1012, 1012, 1012]);
     assert.ok(![...renderPage.messages, ...conversationPage.messages].some((m) => m.event.type === 'ended'), 'no page is told the session ended');
     const rows = await t.database.db.selectFrom('sessions').select(['id', 'status']).where('id', 'in', [render.session_id, conversation.session_id]).execute();
-    assert.deepEqual(rows.map((r) => r.status), ['active', 'active']);
+    assert.deepEqual(
+      rows.map((r) => r.status),
+      ['active', 'active'],
+    );
   } finally {
     if (!closed) await t.app.close();
     await t.database.close();

@@ -50,7 +50,10 @@ describe('slab', () => {
       const range = fill(slab, 300, i & 0x7f);
       slab.give(range.buffer);
     }
-    assert.ok(kept.bytes.every((b) => b === 0xab), 'a range still in use was overwritten');
+    assert.ok(
+      kept.bytes.every((b) => b === 0xab),
+      'a range still in use was overwritten',
+    );
   });
 
   it('ignores a range of a buffer it no longer tracks, and gives large ranges their own memory', () => {
@@ -73,7 +76,14 @@ class QueuedSocket implements PlayerSocket {
   readyState = 1;
   bufferedAmount = 0;
   /** The page's TCP socket: what was written, by reference, and how much the stream still holds. */
-  readonly _socket = { written: [] as Buffer[], writableLength: 0, write(data: Buffer) { this.written.push(data); return true; } };
+  readonly _socket = {
+    written: [] as Buffer[],
+    writableLength: 0,
+    write(data: Buffer) {
+      this.written.push(data);
+      return true;
+    },
+  };
   send(): void {}
   close(): void {}
   terminate(): void {}

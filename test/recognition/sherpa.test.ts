@@ -28,14 +28,18 @@ function folder(name: string, files: string[]): string {
 
 describe('sherpa-onnx model folders', () => {
   test('each published layout is recognised, int8 files first', () => {
-    const whisper = describeModelFolder(folder('sherpa-onnx-whisper-tiny', ['tiny-encoder.onnx', 'tiny-encoder.int8.onnx', 'tiny-decoder.int8.onnx', 'tiny-decoder.onnx', 'tiny-tokens.txt']));
+    const whisper = describeModelFolder(
+      folder('sherpa-onnx-whisper-tiny', ['tiny-encoder.onnx', 'tiny-encoder.int8.onnx', 'tiny-decoder.int8.onnx', 'tiny-decoder.onnx', 'tiny-tokens.txt']),
+    );
     assert.equal(whisper.kind, 'whisper');
     const w = (whisper.config.modelConfig as any).whisper;
     assert.match(w.encoder, /tiny-encoder\.int8\.onnx$/);
     assert.match(w.decoder, /tiny-decoder\.int8\.onnx$/);
     assert.match((whisper.config.modelConfig as any).tokens, /tiny-tokens\.txt$/);
 
-    const moonshine = describeModelFolder(folder('moonshine', ['preprocess.onnx', 'encode.int8.onnx', 'uncached_decode.int8.onnx', 'cached_decode.int8.onnx', 'tokens.txt']));
+    const moonshine = describeModelFolder(
+      folder('moonshine', ['preprocess.onnx', 'encode.int8.onnx', 'uncached_decode.int8.onnx', 'cached_decode.int8.onnx', 'tokens.txt']),
+    );
     assert.equal(moonshine.kind, 'moonshine');
     assert.match((moonshine.config.modelConfig as any).moonshine.cachedDecoder, /\/cached_decode\.int8\.onnx$/);
     assert.match((moonshine.config.modelConfig as any).moonshine.uncachedDecoder, /uncached_decode\.int8\.onnx$/);
@@ -54,7 +58,10 @@ describe('sherpa-onnx model folders', () => {
     assert.throws(() => describeModelFolder(path.join(root, 'absent')), /does not exist/);
     assert.throws(() => describeModelFolder(folder('no-tokens', ['model.onnx'])), /no tokens\.txt/);
     assert.throws(() => describeModelFolder(folder('unknown', ['weights.onnx', 'tokens.txt'])), /holds no model/);
-    assert.throws(() => describeModelFolder(folder('half-moonshine', ['preprocess.onnx', 'tokens.txt']), 'moonshine'), /lacks its encoder, uncachedDecoder, cachedDecoder/);
+    assert.throws(
+      () => describeModelFolder(folder('half-moonshine', ['preprocess.onnx', 'tokens.txt']), 'moonshine'),
+      /lacks its encoder, uncachedDecoder, cachedDecoder/,
+    );
   });
 
   test('a broken model file ends only the model process; the error says why and this process lives on', async () => {

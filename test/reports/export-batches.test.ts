@@ -31,10 +31,16 @@ forEachEngine('reports: CSV export in batches', (engine) => {
     const base = Date.parse('2026-03-01T00:00:00Z');
     // 1,203 conversations, several sharing a start (the keyset must not skip ties).
     for (let i = 0; i < 1203; i += 50) {
-      await Promise.all(Array.from({ length: Math.min(50, 1203 - i) }, (_, k) => {
-        const created = new Date(base + Math.floor((i + k) / 3) * 1000);
-        return t.context.conversations.begin({ session: { id: crypto.randomUUID(), account_id: many.id, agent_id: agent, mode: 'render', created_at: created }, agentName: 'Busy', visitorId: null });
-      }));
+      await Promise.all(
+        Array.from({ length: Math.min(50, 1203 - i) }, (_, k) => {
+          const created = new Date(base + Math.floor((i + k) / 3) * 1000);
+          return t.context.conversations.begin({
+            session: { id: crypto.randomUUID(), account_id: many.id, agent_id: agent, mode: 'render', created_at: created },
+            agentName: 'Busy',
+            visitorId: null,
+          });
+        }),
+      );
     }
     const text = await (await fetch(`${t.url}/v1/reports/export/conversations`, { headers: { authorization: `Bearer ${many.key}` } })).text();
     const rows = text.trim().split('\r\n').slice(1);

@@ -28,7 +28,17 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
   const ids: Record<string, string> = {};
 
   /** Begins a conversation as the records do; ends it after `seconds` unless undefined. */
-  async function record(name: string, o: { accountId?: number; agentId: number; start: string; seconds?: number; turns?: Array<['visitor' | 'agent', string, Record<string, unknown>?]>; agentName?: string }) {
+  async function record(
+    name: string,
+    o: {
+      accountId?: number;
+      agentId: number;
+      start: string;
+      seconds?: number;
+      turns?: Array<['visitor' | 'agent', string, Record<string, unknown>?]>;
+      agentName?: string;
+    },
+  ) {
     const id = crypto.randomUUID();
     ids[name] = id;
     const started = new Date(o.start);
@@ -37,7 +47,12 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     let at = started.getTime();
     for (const [role, text, details] of o.turns ?? []) await t.context.conversations.addTurn(id, { role, text, at: new Date((at += 1)), details });
     if (o.seconds !== undefined) {
-      await t.context.conversations.end({ ...session, ended_at: new Date(started.getTime() + o.seconds * 1000), duration_seconds: o.seconds, end_reason: 'stopped' });
+      await t.context.conversations.end({
+        ...session,
+        ended_at: new Date(started.getTime() + o.seconds * 1000),
+        duration_seconds: o.seconds,
+        end_reason: 'stopped',
+      });
     }
     return id;
   }
@@ -53,9 +68,35 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     const gap = (id: number) => ({ source: 'answer', answered: false, gap_id: id });
 
     // The edges of 2026-03-10: its last instant and the next day's first.
-    await record('lastInstant', { agentId: alice, start: '2026-03-10T23:59:59.999Z', seconds: 12.345, turns: [['visitor', 'late question'], ['agent', 'no idea', gap(7)]] });
-    await record('firstInstant', { agentId: alice, start: '2026-03-11T00:00:00.000Z', seconds: 60, turns: [['visitor', 'early'], ['agent', 'hm', gap(7)], ['agent', 'hm again', gap(7)]] });
-    await record('bobs', { agentId: bob, start: '2026-03-11T10:00:00Z', seconds: 0.5, turns: [['visitor', 'hi'], ['agent', 'hello', gap(8)]], agentName: 'Bob (old name)' });
+    await record('lastInstant', {
+      agentId: alice,
+      start: '2026-03-10T23:59:59.999Z',
+      seconds: 12.345,
+      turns: [
+        ['visitor', 'late question'],
+        ['agent', 'no idea', gap(7)],
+      ],
+    });
+    await record('firstInstant', {
+      agentId: alice,
+      start: '2026-03-11T00:00:00.000Z',
+      seconds: 60,
+      turns: [
+        ['visitor', 'early'],
+        ['agent', 'hm', gap(7)],
+        ['agent', 'hm again', gap(7)],
+      ],
+    });
+    await record('bobs', {
+      agentId: bob,
+      start: '2026-03-11T10:00:00Z',
+      seconds: 0.5,
+      turns: [
+        ['visitor', 'hi'],
+        ['agent', 'hello', gap(8)],
+      ],
+      agentName: 'Bob (old name)',
+    });
     await record('bobsLater', { agentId: bob, start: '2026-03-12T10:00:00Z', seconds: 30, turns: [['visitor', 'hi again']] });
     // Changes after the end: a late turn raising a gap, a handoff delivered (twice: counted once), a category.
     await record('changed', { agentId: alice, start: '2026-03-12T08:00:00Z', seconds: 90, turns: [['visitor', 'first']] });
@@ -70,12 +111,30 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     await sql`DELETE FROM conversations WHERE id = ${ids.deleted}`.execute(t.database.db);
     // Ended once, ended again (ignored), and an ended row written whole (as an import or the bench does).
     await record('twice', { agentId: alice, start: '2026-03-13T12:00:00Z', seconds: 20 });
-    await t.context.conversations.end({ id: ids.twice!, account_id: acct.id, agent_id: alice, mode: 'conversation', created_at: new Date('2026-03-13T12:00:00Z'), ended_at: new Date(), duration_seconds: 999, end_reason: 'again' });
+    await t.context.conversations.end({
+      id: ids.twice!,
+      account_id: acct.id,
+      agent_id: alice,
+      mode: 'conversation',
+      created_at: new Date('2026-03-13T12:00:00Z'),
+      ended_at: new Date(),
+      duration_seconds: 999,
+      end_reason: 'again',
+    });
     ids.inserted = crypto.randomUUID();
     await sql`INSERT INTO conversations (id, account_id, agent_id, agent_name, mode, started_at, ended_at, duration_seconds, end_reason, visitor_turns, agent_turns, gap_ids)
-              VALUES (${ids.inserted}, ${acct.id}, ${bob}, 'Bob', 'conversation', '2026-03-13T13:00:00Z', '2026-03-13T13:01:00Z', NULL, 'stopped', 2, 1, '{11}')`.execute(t.database.db);
+              VALUES (${ids.inserted}, ${acct.id}, ${bob}, 'Bob', 'conversation', '2026-03-13T13:00:00Z', '2026-03-13T13:01:00Z', NULL, 'stopped', 2, 1, '{11}')`.execute(
+      t.database.db,
+    );
     // Running: one begun on an earlier day (its duration keeps growing), one now; both raised gaps.
-    await record('runningOld', { agentId: alice, start: '2026-03-11T15:00:00Z', turns: [['visitor', 'still here'], ['agent', 'yes', gap(8)]] });
+    await record('runningOld', {
+      agentId: alice,
+      start: '2026-03-11T15:00:00Z',
+      turns: [
+        ['visitor', 'still here'],
+        ['agent', 'yes', gap(8)],
+      ],
+    });
     await record('runningNow', { agentId: bob, start: new Date(Date.now() - 5000).toISOString(), turns: [['agent', 'hello', gap(12)]] });
     // Another account's, the same day.
     await record('foreign', { accountId: other.id, agentId: elsewhere, start: '2026-03-11T10:00:00Z', seconds: 100, turns: [['agent', 'x', gap(7)]] });
@@ -131,7 +190,10 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
   test('what the rollup answers: edges of a day, running conversations, changes after the end, gaps', async () => {
     const q = new ConversationQueries(t.database.db);
     const march10 = await q.stats({ accountId: acct.id, from: day('2026-03-10'), before: day('2026-03-11') });
-    assert.deepEqual(march10.days.map((d) => [d.day, d.conversations, d.seconds, d.visitorTurns, d.agentTurns]), [['2026-03-10', 1, 12.345, 1, 1]]);
+    assert.deepEqual(
+      march10.days.map((d) => [d.day, d.conversations, d.seconds, d.visitorTurns, d.agentTurns]),
+      [['2026-03-10', 1, 12.345, 1, 1]],
+    );
     assert.equal(march10.gaps, 1);
     const march11 = await q.stats({ accountId: acct.id, from: day('2026-03-11'), before: day('2026-03-12') });
     const [d11] = march11.days;
@@ -140,10 +202,18 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     assert.ok(d11!.seconds > 60 + 0.5 + 86_400, 'the running one counts its time so far');
     assert.equal(march11.gaps, 2, 'gap 7 (twice in one conversation), gap 8 (ended and running)');
     const march12 = await q.stats({ accountId: acct.id, from: day('2026-03-12'), before: day('2026-03-13') });
-    assert.deepEqual(march12.days.map((d) => [d.conversations, d.seconds, d.visitorTurns, d.agentTurns, d.handoffsDelivered]), [[2, 120, 3, 1, 2]], 'the deleted one is gone; the late turns and the handoffs count');
+    assert.deepEqual(
+      march12.days.map((d) => [d.conversations, d.seconds, d.visitorTurns, d.agentTurns, d.handoffsDelivered]),
+      [[2, 120, 3, 1, 2]],
+      'the deleted one is gone; the late turns and the handoffs count',
+    );
     assert.equal(march12.gaps, 1, 'the late answer raised gap 9; the deleted one took gap 10 with it');
     const march13 = await q.stats({ accountId: acct.id, from: day('2026-03-13'), before: day('2026-03-14') });
-    assert.deepEqual(march13.days.map((d) => [d.conversations, d.seconds]), [[2, 80]], 'ended once (20 s), and an inserted ended row without a duration (its end minus its start)');
+    assert.deepEqual(
+      march13.days.map((d) => [d.conversations, d.seconds]),
+      [[2, 80]],
+      'ended once (20 s), and an inserted ended row without a duration (its end minus its start)',
+    );
     const all = await q.stats({ accountId: acct.id });
     assert.equal(all.gaps, 5, 'gaps 7, 8, 9, 11 and 12 (10 left with its conversation)');
   });
@@ -153,7 +223,11 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
     const whole: ConversationFilter = { accountId: acct.id, from: day('2026-03-11'), before: day('2026-03-12') };
     // To the first instant of the next day: the whole day from the rollup, that instant scanned.
     const cut: ConversationFilter = { accountId: acct.id, from: day('2026-03-11'), before: new Date(day('2026-03-12').getTime() + 1) };
-    const inside: ConversationFilter = { accountId: acct.id, from: new Date(day('2026-03-11').getTime() - 1), before: new Date(day('2026-03-12').getTime() - 1) };
+    const inside: ConversationFilter = {
+      accountId: acct.id,
+      from: new Date(day('2026-03-11').getTime() - 1),
+      before: new Date(day('2026-03-12').getTime() - 1),
+    };
     const rollback = new Error('rollback');
     await assert.rejects(
       t.database.db.transaction().execute(async (trx) => {
@@ -189,7 +263,11 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
 
   test("the migration's backfill equals the rollup the trigger kept", async () => {
     const read = async (db: Db) => ({
-      days: (await sql`SELECT account_id, agent_id, day::text, conversations, seconds::text, visitor_turns::int, agent_turns::int, handoffs_delivered::int FROM conversation_days ORDER BY 1, 2, 3`.execute(db)).rows,
+      days: (
+        await sql`SELECT account_id, agent_id, day::text, conversations, seconds::text, visitor_turns::int, agent_turns::int, handoffs_delivered::int FROM conversation_days ORDER BY 1, 2, 3`.execute(
+          db,
+        )
+      ).rows,
       gaps: (await sql`SELECT account_id, agent_id, day::text, gap_id, conversations FROM conversation_day_gaps ORDER BY 1, 2, 3, 4`.execute(db)).rows,
     });
     const kept = await read(t.database.db);
@@ -203,7 +281,8 @@ forEachEngine('reports: the per-day rollup agrees with the scan', (engine) => {
 
   test("deleting an account's conversations (by an operator) leaves no rollup row behind", async () => {
     await sql`DELETE FROM conversations WHERE account_id = ${other.id}`.execute(t.database.db);
-    const left = async (table: string) => Number((await sql<{ n: string }>`SELECT COUNT(*) AS n FROM ${sql.table(table)} WHERE account_id = ${other.id}`.execute(t.database.db)).rows[0]!.n);
+    const left = async (table: string) =>
+      Number((await sql<{ n: string }>`SELECT COUNT(*) AS n FROM ${sql.table(table)} WHERE account_id = ${other.id}`.execute(t.database.db)).rows[0]!.n);
     assert.deepEqual([await left('conversations'), await left('conversation_days'), await left('conversation_day_gaps')], [0, 0, 0]);
     const mine = await new ConversationQueries(t.database.db).totals({ accountId: acct.id });
     assert.ok(mine.conversations > 0);

@@ -29,7 +29,8 @@ test('date bounds: a date is its whole UTC day, a date-time its instant; impossi
   assert.equal(dateBounds('2026-11-23T14:30:00+02:00')!.start.toISOString(), '2026-11-23T12:30:00.000Z');
   assert.equal(dateBounds('2026-11-23T14:30')!.start.toISOString(), '2026-11-23T14:30:00.000Z');
   assert.equal(dateBounds('2026-11-23 14:30:05.250Z')!.start.toISOString(), '2026-11-23T14:30:05.250Z');
-  for (const bad of ['2026-02-30', '2026-13-01', '23/11/2026', '2026-11-23T25:00', 'yesterday', '2026-11-23T10:00:00+0']) assert.equal(dateBounds(bad), undefined, bad);
+  for (const bad of ['2026-02-30', '2026-13-01', '23/11/2026', '2026-11-23T25:00', 'yesterday', '2026-11-23T10:00:00+0'])
+    assert.equal(dateBounds(bad), undefined, bad);
 });
 
 forEachEngine('reports: list, filters, validation', (engine) => {
@@ -62,9 +63,20 @@ forEachEngine('reports: list, filters, validation', (engine) => {
     assert.deepEqual(
       { ...c1 },
       {
-        conversation_id: ids.c1, session_id: ids.c1, agent_id: alice, agent_name: 'Alice desk', mode: 'conversation', visitor_id: 'v_1',
-        started_at: '2026-01-10T10:00:00.000Z', ended_at: '2026-01-10T10:02:00.000Z', duration_seconds: 120, end_reason: 'stopped',
-        visitor_turns: 2, agent_turns: 1, notif_categories: [], handoffs_delivered: 1,
+        conversation_id: ids.c1,
+        session_id: ids.c1,
+        agent_id: alice,
+        agent_name: 'Alice desk',
+        mode: 'conversation',
+        visitor_id: 'v_1',
+        started_at: '2026-01-10T10:00:00.000Z',
+        ended_at: '2026-01-10T10:02:00.000Z',
+        duration_seconds: 120,
+        end_reason: 'stopped',
+        visitor_turns: 2,
+        agent_turns: 1,
+        notif_categories: [],
+        handoffs_delivered: 1,
       },
     );
     const running = res.body.items[0];
@@ -72,7 +84,10 @@ forEachEngine('reports: list, filters, validation', (engine) => {
     assert.equal(running.end_reason, null);
     assert.ok(running.duration_seconds >= 1 && running.duration_seconds < 120, `running for ${running.duration_seconds}s`);
     const page = await get('/v1/reports/conversations?limit=2&offset=1');
-    assert.deepEqual(page.body.items.map((i: any) => i.conversation_id), [ids.c3, ids.c2]);
+    assert.deepEqual(
+      page.body.items.map((i: any) => i.conversation_id),
+      [ids.c3, ids.c2],
+    );
     assert.equal(page.body.total, 4);
     assert.equal(page.body.limit, 2);
     assert.equal(page.body.offset, 1);
@@ -106,7 +121,10 @@ forEachEngine('reports: list, filters, validation', (engine) => {
 
   test('another account sees only its own', async () => {
     const res = await get('/v1/reports/conversations?visitor_id=v_1', other.key);
-    assert.deepEqual(res.body.items.map((i: any) => i.conversation_id), [ids.foreign]);
+    assert.deepEqual(
+      res.body.items.map((i: any) => i.conversation_id),
+      [ids.foreign],
+    );
     assert.equal(res.body.total, 1);
     assertCoded(await get(`/v1/reports/conversations/${ids.c1}`, other.key), 404, 'conversation_not_found');
     assertCoded(await get(`/v1/reports/export/conversations/${ids.c1}`, other.key), 404, 'conversation_not_found');
@@ -119,17 +137,34 @@ forEachEngine('reports: list, filters, validation', (engine) => {
     assert.equal(text.trim().split('\r\n').length, 2);
     assert.ok(!text.includes(ids.c1));
     const agents = await get('/v1/reports/agents', other.key);
-    assert.deepEqual(agents.body.agents.map((a: any) => a.agent_name), ['Elsewhere']);
+    assert.deepEqual(
+      agents.body.agents.map((a: any) => a.agent_name),
+      ['Elsewhere'],
+    );
   });
 
   test('every query is validated: 422 in the FastAPI shape', async () => {
     const cases: Array<[string, string]> = [
-      ['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=abc', 'limit'], ['offset=-1', 'offset'], ['offset=1.5', 'offset'],
-      ['date_from=2026-02-30', 'date_from'], ['date_from=yesterday', 'date_from'], ['date_to=2026-11-23T25:00', 'date_to'], [`date_to=${'2'.repeat(41)}`, 'date_to'],
-      ['agent_id=x', 'agent_id'], ['agent_id=0', 'agent_id'], ['agent_id=99999999999', 'agent_id'],
-      ['visitor_id=has%20space', 'visitor_id'], [`visitor_id=${'v'.repeat(129)}`, 'visitor_id'],
-      ['min_duration_seconds=-1', 'min_duration_seconds'], ['min_duration_seconds=ten', 'min_duration_seconds'],
-      ['q=', 'q'], [`q=${'w'.repeat(201)}`, 'q'], ['notif_category=', 'notif_category'], [`notif_category=${'c'.repeat(101)}`, 'notif_category'],
+      ['limit=0', 'limit'],
+      ['limit=201', 'limit'],
+      ['limit=abc', 'limit'],
+      ['offset=-1', 'offset'],
+      ['offset=1.5', 'offset'],
+      ['date_from=2026-02-30', 'date_from'],
+      ['date_from=yesterday', 'date_from'],
+      ['date_to=2026-11-23T25:00', 'date_to'],
+      [`date_to=${'2'.repeat(41)}`, 'date_to'],
+      ['agent_id=x', 'agent_id'],
+      ['agent_id=0', 'agent_id'],
+      ['agent_id=99999999999', 'agent_id'],
+      ['visitor_id=has%20space', 'visitor_id'],
+      [`visitor_id=${'v'.repeat(129)}`, 'visitor_id'],
+      ['min_duration_seconds=-1', 'min_duration_seconds'],
+      ['min_duration_seconds=ten', 'min_duration_seconds'],
+      ['q=', 'q'],
+      [`q=${'w'.repeat(201)}`, 'q'],
+      ['notif_category=', 'notif_category'],
+      [`notif_category=${'c'.repeat(101)}`, 'notif_category'],
       ['date_from=2026-01-12&date_to=2026-01-11', 'date_to'],
     ];
     for (const [query, field] of cases) {
@@ -150,7 +185,15 @@ forEachEngine('reports: list, filters, validation', (engine) => {
   test('permissions: read is needed, and enough', async () => {
     const reader = await t.keyFor(acct.id, ['read']);
     const sessionsOnly = await t.keyFor(acct.id, ['sessions', 'setup']);
-    for (const path of ['/v1/reports/me', '/v1/reports/agents', '/v1/reports/conversations', '/v1/reports/stats', '/v1/reports/export/conversations', `/v1/reports/conversations/${ids.c1}`, `/v1/reports/export/conversations/${ids.c1}`]) {
+    for (const path of [
+      '/v1/reports/me',
+      '/v1/reports/agents',
+      '/v1/reports/conversations',
+      '/v1/reports/stats',
+      '/v1/reports/export/conversations',
+      `/v1/reports/conversations/${ids.c1}`,
+      `/v1/reports/export/conversations/${ids.c1}`,
+    ]) {
       assert.equal((await get(path, reader)).status, 200, path);
       assertCoded(await get(path, sessionsOnly), 403, 'missing_permission');
       assertCoded(await t.request('GET', path, { key: null }), 401, 'invalid_api_key');
@@ -159,7 +202,16 @@ forEachEngine('reports: list, filters, validation', (engine) => {
 
   test('the OpenAPI document lists every reports route with its answer', async () => {
     const doc = (await t.request('GET', '/openapi.json', { key: null })).body;
-    for (const path of ['/v1/usage/summary', '/v1/reports/me', '/v1/reports/agents', '/v1/reports/conversations', '/v1/reports/stats', '/v1/reports/export/conversations', '/v1/reports/export/conversations/{conversation_id}', '/v1/reports/conversations/{conversation_id}']) {
+    for (const path of [
+      '/v1/usage/summary',
+      '/v1/reports/me',
+      '/v1/reports/agents',
+      '/v1/reports/conversations',
+      '/v1/reports/stats',
+      '/v1/reports/export/conversations',
+      '/v1/reports/export/conversations/{conversation_id}',
+      '/v1/reports/conversations/{conversation_id}',
+    ]) {
       assert.ok(doc.paths[path]?.get, `${path} is documented`);
       assert.ok(doc.paths[path].get.responses['200'], `${path} has its answer`);
     }

@@ -63,11 +63,23 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     for (const [i, [known, firstAudio]] of o.answers.entries()) {
       await t.context.conversations.addTurn(id, { role: 'visitor', text: `question ${i}`, at: next(), details: { source: 'typed' } });
       const details: Record<string, unknown> = { source: 'answer', answered: known, ...(known ? {} : { gap_id: 100 + i }) };
-      if (firstAudio !== undefined) details.latency_ms = { end_of_turn: 0, recognised: 0, first_text: firstAudio === null ? null : Math.max(0, firstAudio - 100), first_audio: firstAudio, heard: firstAudio === null ? null : firstAudio + 120 };
+      if (firstAudio !== undefined)
+        details.latency_ms = {
+          end_of_turn: 0,
+          recognised: 0,
+          first_text: firstAudio === null ? null : Math.max(0, firstAudio - 100),
+          first_audio: firstAudio,
+          heard: firstAudio === null ? null : firstAudio + 120,
+        };
       await t.context.conversations.addTurn(id, { role: 'agent', text: known ? 'We open at eight.' : "I don't know that yet.", at: next(), details });
     }
     if (o.seconds !== undefined) {
-      await t.context.conversations.end({ ...session, ended_at: new Date(started.getTime() + o.seconds * 1000), duration_seconds: o.seconds, end_reason: 'stopped' });
+      await t.context.conversations.end({
+        ...session,
+        ended_at: new Date(started.getTime() + o.seconds * 1000),
+        duration_seconds: o.seconds,
+        end_reason: 'stopped',
+      });
     }
   }
 
@@ -104,7 +116,11 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
       const wanted = want.days.get(d.date) ?? { answers: 0, answered: 0, answer_rate: null, voice_to_voice_ms: null };
       assert.deepEqual(quality(d), wanted, `${what}: ${d.date}`);
     }
-    assert.deepEqual(body.per_day.filter((d: any) => d.conversations > 0).map((d: any) => d.date), [...want.days.keys()], `${what}: the days`);
+    assert.deepEqual(
+      body.per_day.filter((d: any) => d.conversations > 0).map((d: any) => d.date),
+      [...want.days.keys()],
+      `${what}: the days`,
+    );
   }
 
   before(async () => {
@@ -121,33 +137,82 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     await record('a2', { agentId: alice, start: '2026-04-01T23:59:00Z', seconds: 200, answers: second.map((ms, i) => [i % 4 !== 3, ms]) });
     // 2026-04-02, Bob: an answer without a waterfall and one whose audio never came (no first
     // audio): both count in the rate, neither in the latencies.
-    await record('b1', { agentId: bob, start: '2026-04-02T10:00:00Z', seconds: 60, answers: [[true, 950], [false, undefined], [false, null], [true, 640]] });
+    await record('b1', {
+      agentId: bob,
+      start: '2026-04-02T10:00:00Z',
+      seconds: 60,
+      answers: [
+        [true, 950],
+        [false, undefined],
+        [false, null],
+        [true, 640],
+      ],
+    });
     // 2026-04-03: visitors only, no answer. 2026-04-04: nothing. 2026-04-05: one answer.
     await record('silent', { agentId: alice, start: '2026-04-03T12:00:00Z', seconds: 30, answers: [] });
     await record('late', { agentId: bob, start: '2026-04-05T08:00:00Z', seconds: 40, answers: [[true, 333]] });
     // Running, begun now: scanned, never in the rollup.
-    await record('running', { agentId: alice, start: new Date(Date.now() - 5000).toISOString(), answers: [[true, 1234], [false, 77]] });
+    await record('running', {
+      agentId: alice,
+      start: new Date(Date.now() - 5000).toISOString(),
+      answers: [
+        [true, 1234],
+        [false, 77],
+      ],
+    });
   });
   after(() => t?.close());
 
   test('the figures, exact: the rate of known answers and nearest-rank p50/p95, in the totals and each day', async () => {
     const april = await stats('?date_from=2026-04-01&date_to=2026-04-30');
-    assertFigures(april, expected((c) => c.start < day('2026-05-01')), 'April');
+    assertFigures(
+      april,
+      expected((c) => c.start < day('2026-05-01')),
+      'April',
+    );
     // The same numbers written out, so the reference above cannot hide a shared mistake.
     const [d1, d2, d3, d4, d5] = april.per_day;
-    assert.deepEqual(quality(d1), { answers: 20, answered: 16, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(600), p95: approx(1500) } }, 'rank 10 of 20 is 600, rank 19 is 1500');
-    assert.deepEqual(quality(d2), { answers: 4, answered: 2, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(640), p95: approx(950) } }, 'two measured of four answers');
-    assert.deepEqual([d3.date, d3.conversations, d3.answer_rate, d3.voice_to_voice_ms], ['2026-04-03', 1, null, null], 'a day with conversations but no answer');
-    assert.deepEqual([d4.date, d4.conversations, d4.answers, d4.answer_rate, d4.voice_to_voice_ms], ['2026-04-04', 0, 0, null, null], 'a day without conversations');
+    assert.deepEqual(
+      quality(d1),
+      { answers: 20, answered: 16, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(600), p95: approx(1500) } },
+      'rank 10 of 20 is 600, rank 19 is 1500',
+    );
+    assert.deepEqual(
+      quality(d2),
+      { answers: 4, answered: 2, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(640), p95: approx(950) } },
+      'two measured of four answers',
+    );
+    assert.deepEqual(
+      [d3.date, d3.conversations, d3.answer_rate, d3.voice_to_voice_ms],
+      ['2026-04-03', 1, null, null],
+      'a day with conversations but no answer',
+    );
+    assert.deepEqual(
+      [d4.date, d4.conversations, d4.answers, d4.answer_rate, d4.voice_to_voice_ms],
+      ['2026-04-04', 0, 0, null, null],
+      'a day without conversations',
+    );
     assert.deepEqual(quality(d5), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: approx(333), p95: approx(333) } });
     // 23 measured: rank 12 (p50) and rank 22 (p95) of 100 200 200 300 333 420 480 480 480 510 600 640 650 700 730 730 800 900 950 1000 1200 1500 4000.
     assert.deepEqual(quality(april), { answers: 25, answered: 19, answer_rate: 0.76, voice_to_voice_ms: { p50: approx(640), p95: approx(1500) } });
 
     // Everything, the running conversation included.
-    assertFigures(await stats(''), expected(() => true), 'everything');
+    assertFigures(
+      await stats(''),
+      expected(() => true),
+      'everything',
+    );
     // One agent.
-    assertFigures(await stats(`?agent_id=${bob}`), expected((c) => c.agentId === bob), 'Bob');
-    assertFigures(await stats(`?agent_id=${alice}&date_to=2026-04-30`), expected((c) => c.agentId === alice && c.start < day('2026-05-01')), 'Alice in April');
+    assertFigures(
+      await stats(`?agent_id=${bob}`),
+      expected((c) => c.agentId === bob),
+      'Bob',
+    );
+    assertFigures(
+      await stats(`?agent_id=${alice}&date_to=2026-04-30`),
+      expected((c) => c.agentId === alice && c.start < day('2026-05-01')),
+      'Alice in April',
+    );
   });
 
   test('empty ranges and days answer null, not zero', async () => {
@@ -169,8 +234,16 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     }
     // Date-times cut a day: its rows are scanned, the whole days read from the rollup.
     const cut = await stats('?date_from=2026-04-01T12:00:00Z&date_to=2026-04-05');
-    assertFigures(cut, expected((c) => c.start >= new Date('2026-04-01T12:00:00Z') && c.start < day('2026-04-06')), 'from noon of the first');
-    assert.deepEqual(quality(cut.per_day[0]), { answers: 10, answered: 8, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(800), p95: approx(4000) } }, 'only a2 on the cut day');
+    assertFigures(
+      cut,
+      expected((c) => c.start >= new Date('2026-04-01T12:00:00Z') && c.start < day('2026-04-06')),
+      'from noon of the first',
+    );
+    assert.deepEqual(
+      quality(cut.per_day[0]),
+      { answers: 10, answered: 8, answer_rate: 0.8, voice_to_voice_ms: { p50: approx(800), p95: approx(4000) } },
+      'only a2 on the cut day',
+    );
     // A visitor filter scans; one conversation's figures equal its own detail's.
     const one = await stats('?visitor_id=v_b1');
     const detail = await t.request('GET', `/v1/reports/conversations/${ids.b1}`, { key: acct.key });
@@ -189,7 +262,8 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     ];
     await t.database.db.transaction().execute(async (trx) => {
       const q = new ConversationQueries(trx as unknown as Db);
-      for (const filter of filters) assert.deepEqual(await q.latency(filter, { rollup: true }), await q.latency(filter, { rollup: false }), JSON.stringify(filter));
+      for (const filter of filters)
+        assert.deepEqual(await q.latency(filter, { rollup: true }), await q.latency(filter, { rollup: false }), JSON.stringify(filter));
     });
   });
 
@@ -197,18 +271,29 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     const before = await stats('?date_from=2026-04-05&date_to=2026-04-05');
     assert.deepEqual(quality(before), { answers: 1, answered: 1, answer_rate: 1, voice_to_voice_ms: { p50: approx(333), p95: approx(333) } });
     // A late answer recorded after the end (the answer is written once it has been heard).
-    await t.context.conversations.addTurn(ids.late!, { role: 'agent', text: 'a late answer', details: { source: 'answer', answered: false, latency_ms: { first_audio: 2000 } } });
+    await t.context.conversations.addTurn(ids.late!, {
+      role: 'agent',
+      text: 'a late answer',
+      details: { source: 'answer', answered: false, latency_ms: { first_audio: 2000 } },
+    });
     const later = await stats('?date_from=2026-04-05&date_to=2026-04-05');
     assert.deepEqual(quality(later), { answers: 2, answered: 1, answer_rate: 0.5, voice_to_voice_ms: { p50: approx(333), p95: approx(2000) } });
     assert.deepEqual(later, await stats('?date_from=2026-04-05&date_to=2026-04-05&min_duration_seconds=0'), 'the rollup kept the late answer');
 
     const read = async (db: Db) => ({
       conversations: (await sql`SELECT id::text, answers, answered, answer_ms FROM conversations WHERE account_id = ${acct.id} ORDER BY id`.execute(db)).rows,
-      days: (await sql`SELECT agent_id, day::text, answers::int, answered::int, answer_hist FROM conversation_days WHERE account_id = ${acct.id} ORDER BY 1, 2`.execute(db)).rows,
+      days: (
+        await sql`SELECT agent_id, day::text, answers::int, answered::int, answer_hist FROM conversation_days WHERE account_id = ${acct.id} ORDER BY 1, 2`.execute(
+          db,
+        )
+      ).rows,
     });
     const kept = await read(t.database.db);
     const april1 = kept.days.filter((r: any) => r.day === '2026-04-01').map((r: any) => r.answer_hist as number[]);
-    assert.ok(april1.some((h) => h[latencyBucket(480)] === 3), '480 ms three times on 2026-04-01: its bucket counted 3');
+    assert.ok(
+      april1.some((h) => h[latencyBucket(480)] === 3),
+      '480 ms three times on 2026-04-01: its bucket counted 3',
+    );
     const rebuilt = await t.database.db.transaction().execute(async (trx) => {
       await sql`UPDATE conversations SET answers = 0, answered = 0, answer_ms = '{}' WHERE account_id = ${acct.id}`.execute(trx);
       await backfillConversationAnswers(trx);
@@ -221,14 +306,25 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     await sql`DELETE FROM conversations WHERE id = ${ids.late}`.execute(t.database.db);
     const gone = await stats('?date_from=2026-04-05&date_to=2026-04-05');
     assert.deepEqual([gone.conversations, gone.answer_rate, gone.voice_to_voice_ms, gone.per_day], [0, null, null, []]);
-    const left = (await sql<{ n: number }>`SELECT COALESCE(SUM(n), 0)::int AS n FROM conversation_days, unnest(answer_hist) AS n WHERE account_id = ${acct.id} AND day = '2026-04-05'`.execute(t.database.db)).rows[0]!.n;
+    const left = (
+      await sql<{
+        n: number;
+      }>`SELECT COALESCE(SUM(n), 0)::int AS n FROM conversation_days, unnest(answer_hist) AS n WHERE account_id = ${acct.id} AND day = '2026-04-05'`.execute(
+        t.database.db,
+      )
+    ).rows[0]!.n;
     assert.equal(left, 0, 'no latency left in the day');
   });
 
   test('the database and the code put a latency in the same bucket', async () => {
     const values = [-5, 0, 19, 20, 333, 999, 1499, 1500, 1599, 1600, 4999, 5000, 5999, 29_999, 30_000, 86_400_000];
-    const { rows } = await sql<{ ms: number; bucket: number }>`SELECT v AS ms, answer_ms_bucket(v) AS bucket FROM unnest(${values}::int[]) AS v`.execute(t.database.db);
-    assert.deepEqual(rows.map((r) => Number(r.bucket)), values.map(latencyBucket));
+    const { rows } = await sql<{ ms: number; bucket: number }>`SELECT v AS ms, answer_ms_bucket(v) AS bucket FROM unnest(${values}::int[]) AS v`.execute(
+      t.database.db,
+    );
+    assert.deepEqual(
+      rows.map((r) => Number(r.bucket)),
+      values.map(latencyBucket),
+    );
     // Each bucket's figure lies inside it, and within 10 ms of every latency below 1.5 s.
     for (const ms of [0, 333, 999, 1499]) assert.ok(Math.abs(approx(ms) - ms) <= 10, `${ms}`);
     for (const ms of [1500, 2345, 4999]) assert.ok(Math.abs(approx(ms) - ms) <= 50, `${ms}`);

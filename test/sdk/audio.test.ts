@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { resample, toPcm16, convertStream, bytesToInt16, int16ToBytes, float32ToInt16, Resampler } from '../../sdk/src/index.js';
 
-const sine = (frequency: number, rate: number, seconds: number, amplitude = 0.5) => Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / rate));
+const sine = (frequency: number, rate: number, seconds: number, amplitude = 0.5) =>
+  Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amplitude * Math.sin((2 * Math.PI * frequency * i) / rate));
 
 /** The strongest frequency (a direct DFT scan in 1 Hz steps around the expected one, and coarse elsewhere). */
 function magnitudeAt(signal: Float32Array, rate: number, frequency: number): number {
@@ -45,7 +46,12 @@ describe('@presence/sdk audio', () => {
   });
 
   it('keeps lengths exact for every socket rate, and band-limits when lowering the rate', () => {
-    for (const [from, to] of [[44100, 24000], [48000, 16000], [22050, 24000], [8000, 24000]]) {
+    for (const [from, to] of [
+      [44100, 24000],
+      [48000, 16000],
+      [22050, 24000],
+      [8000, 24000],
+    ]) {
       assert.equal(resample(new Float32Array(from * 2 + 7), from, to).length, Math.round(((from * 2 + 7) * to) / from));
     }
     // 15 kHz cannot exist at 24 kHz (Nyquist 12 kHz): it must not fold back as a 9 kHz alias.

@@ -57,7 +57,9 @@ describe('@presence/sdk in a browser', { skip }, () => {
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     // The import map's CDN copy of openapi-fetch, served from the installed package (no network in tests).
-    await page.route('https://esm.sh/openapi-fetch@0.17.0', (route) => route.fulfill({ contentType: 'text/javascript', body: fs.readFileSync(path.join(ROOT, 'node_modules/openapi-fetch/dist/index.mjs'), 'utf8') }));
+    await page.route('https://esm.sh/openapi-fetch@0.17.0', (route) =>
+      route.fulfill({ contentType: 'text/javascript', body: fs.readFileSync(path.join(ROOT, 'node_modules/openapi-fetch/dist/index.mjs'), 'utf8') }),
+    );
     await page.goto(`${pagesUrl}/examples/conversation.html`);
     await page.fill('input[name=url]', t.url);
     await page.fill('input[name=key]', 'pk_wrong');
@@ -73,7 +75,10 @@ describe('@presence/sdk in a browser', { skip }, () => {
     assert.match(src!, new RegExp(`^${t.url}/p/`));
     assert.equal(await frame.getAttribute('allow'), 'microphone; autoplay');
     const sessions = await t.database.db.selectFrom('sessions').select(['mode', 'status']).execute();
-    assert.deepEqual(sessions.map((s) => [s.mode, s.status]), [['conversation', 'active']]);
+    assert.deepEqual(
+      sessions.map((s) => [s.mode, s.status]),
+      [['conversation', 'active']],
+    );
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -24,9 +24,17 @@ let t: TestApp;
 let agentId: number;
 
 /** Runs an example with node; resolves with its exit code and output. `onLine` sees stdout as it comes. */
-function runExample(file: string, args: string[], env: Record<string, string>, onLine: (line: string) => void = () => {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runExample(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  onLine: (line: string) => void = () => {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'sdk', 'examples', file), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT, 'sdk', 'examples', file), ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {
@@ -62,7 +70,8 @@ describe('@presence/sdk package', () => {
 
   it('builds to sdk/dist with declarations, exporting what its source exports', async () => {
     compileSdk();
-    for (const file of ['index.js', 'index.d.ts', 'render-session.js', 'generated/openapi.d.ts']) assert.ok(fs.existsSync(path.join(ROOT, 'sdk', 'dist', file)), file);
+    for (const file of ['index.js', 'index.d.ts', 'render-session.js', 'generated/openapi.d.ts'])
+      assert.ok(fs.existsSync(path.join(ROOT, 'sdk', 'dist', file)), file);
     const built = await import(pathToFileURL(path.join(ROOT, 'sdk', 'dist', 'index.js')).href);
     const source = await import('../../sdk/src/index.js');
     assert.deepEqual(Object.keys(built).sort(), Object.keys(source).sort());
@@ -111,7 +120,11 @@ describe('@presence/sdk package', () => {
       requestBody = JSON.parse(text);
       await released;
       response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-      for (const [from, to] of [[0, 10_001], [10_001, 30_000], [30_000, bytes.length]]) {
+      for (const [from, to] of [
+        [0, 10_001],
+        [10_001, 30_000],
+        [30_000, bytes.length],
+      ]) {
         response.write(bytes.subarray(from, to));
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -121,13 +134,26 @@ describe('@presence/sdk package', () => {
     let player: PlayerClient | undefined;
     try {
       const opened: Promise<void>[] = [];
-      const run = runExample('tts-bridge.mjs', ['Hello from the bridge.'], {
-        PRESENCE_URL: t.url, PRESENCE_API_KEY: t.key, PRESENCE_AGENT_ID: String(agentId), TTS_URL: `http://127.0.0.1:${(tts.address() as { port: number }).port}`,
-      }, (line) => {
-        const watch = line.match(/watch: (\S+)/);
-        // The page opens before the TTS answers, so it sees every frame.
-        if (watch) opened.push(PlayerClient.open(watch[1]).then((p) => void (player = p)).finally(release));
-      });
+      const run = runExample(
+        'tts-bridge.mjs',
+        ['Hello from the bridge.'],
+        {
+          PRESENCE_URL: t.url,
+          PRESENCE_API_KEY: t.key,
+          PRESENCE_AGENT_ID: String(agentId),
+          TTS_URL: `http://127.0.0.1:${(tts.address() as { port: number }).port}`,
+        },
+        (line) => {
+          const watch = line.match(/watch: (\S+)/);
+          // The page opens before the TTS answers, so it sees every frame.
+          if (watch)
+            opened.push(
+              PlayerClient.open(watch[1])
+                .then((p) => void (player = p))
+                .finally(release),
+            );
+        },
+      );
       const result = await run;
       await Promise.all(opened);
       assert.equal(result.code, 0, result.stderr + result.stdout);

@@ -12,8 +12,18 @@ import { startTestApp, type TestApp } from '../support/app.js';
 import { PlayerClient, concat } from '../support/render-client.js';
 import { until } from '../support/until.js';
 import {
-  createPresenceClient, RenderSession, PresenceApiError, RenderSocketClosedError, RenderConnectTimeoutError, SpeakInterruptedError, CloseCodes, EVENT_TYPES, COMMAND_TYPES,
-  type PresenceClient, type RenderEventOf, type RenderEvent,
+  createPresenceClient,
+  RenderSession,
+  PresenceApiError,
+  RenderSocketClosedError,
+  RenderConnectTimeoutError,
+  SpeakInterruptedError,
+  CloseCodes,
+  EVENT_TYPES,
+  COMMAND_TYPES,
+  type PresenceClient,
+  type RenderEventOf,
+  type RenderEvent,
 } from '../../sdk/src/index.js';
 import * as server from '../../src/realtime/protocol.js';
 import { RenderEvents } from '../../src/reference/render-protocol.js';
@@ -55,7 +65,12 @@ describe('@presence/sdk RenderSession', () => {
     const bytes = new Uint8Array(audio.buffer);
     // As a stream of odd-sized chunks: the SDK re-pieces them into whole samples.
     const chunks = [bytes.subarray(0, 1001), bytes.subarray(1001, 40_001), bytes.subarray(40_001)];
-    const utterance = await session.speak((async function* () { yield* chunks; })(), { eventId: 'hello-1', text: 'Hello there' });
+    const utterance = await session.speak(
+      (async function* () {
+        yield* chunks;
+      })(),
+      { eventId: 'hello-1', text: 'Hello there' },
+    );
     assert.equal(utterance.id, 'hello-1');
     const ended: RenderEventOf<'agent.speak_ended'> = await session.waitFor('agent.speak_ended');
     assert.equal(await utterance.played(), 'ended');
@@ -120,11 +135,14 @@ describe('@presence/sdk RenderSession', () => {
     // A speak whose source never ends: it is still sending when interrupt() comes.
     let release!: () => void;
     const blocked = new Promise<void>((resolve) => (release = resolve));
-    const pending = session.speak((async function* () {
-      yield new Uint8Array(4800);
-      await blocked;
-      yield new Uint8Array(4800);
-    })(), { eventId: 'cut-short' });
+    const pending = session.speak(
+      (async function* () {
+        yield new Uint8Array(4800);
+        await blocked;
+        yield new Uint8Array(4800);
+      })(),
+      { eventId: 'cut-short' },
+    );
     const cleared = await session.interrupt();
     release();
     await assert.rejects(pending, SpeakInterruptedError);
@@ -169,12 +187,18 @@ describe('@presence/sdk RenderSession', () => {
   it('rejects a refused socket (bad token, 4003) and a silent one (connect timeout) instead of hanging', async () => {
     const started = await startRender();
     const bad = started.ws_url!.replace(/token=[^&]+/, 'token=not-the-token');
-    await assert.rejects(RenderSession.connect(bad, { WebSocket }), (error: unknown) => error instanceof RenderSocketClosedError && error.code === CloseCodes.BAD_TOKEN);
+    await assert.rejects(
+      RenderSession.connect(bad, { WebSocket }),
+      (error: unknown) => error instanceof RenderSocketClosedError && error.code === CloseCodes.BAD_TOKEN,
+    );
     const silent = net.createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as net.AddressInfo).port;
     try {
-      await assert.rejects(RenderSession.connect(`ws://127.0.0.1:${port}/v1/sessions/x/render?token=y`, { WebSocket, connectTimeoutMs: 500 }), RenderConnectTimeoutError);
+      await assert.rejects(
+        RenderSession.connect(`ws://127.0.0.1:${port}/v1/sessions/x/render?token=y`, { WebSocket, connectTimeoutMs: 500 }),
+        RenderConnectTimeoutError,
+      );
     } finally {
       silent.close();
     }
@@ -190,10 +214,12 @@ describe('@presence/sdk RenderSession', () => {
     const never = new Promise<void>(() => {});
     const playing = session.waitFor('agent.speak_started');
     // A source that sends one piece and then never ends.
-    const pending = session.speak((async function* () {
-      yield new Uint8Array(24000);
-      await never;
-    })());
+    const pending = session.speak(
+      (async function* () {
+        yield new Uint8Array(24000);
+        await never;
+      })(),
+    );
     await playing;
     await presence.post('/v1/sessions/{session_id}/stop', { params: { path: { session_id: started.session_id } } });
     await until(() => closes.length > 0, 5000, 'the session closed');
@@ -219,15 +245,23 @@ describe('@presence/sdk RenderSession', () => {
       assert.equal(error.status, 422);
       assert.equal(error.detail.code, 'validation_error');
       assert.ok(error.errors.length >= 1);
-      assert.ok(error.errors.some((issue) => issue.loc.includes('body')), JSON.stringify(error.errors));
+      assert.ok(
+        error.errors.some((issue) => issue.loc.includes('body')),
+        JSON.stringify(error.errors),
+      );
       return true;
     });
   });
 
   it('keeps its protocol constants and message types equal to the server', () => {
     assert.deepEqual(CloseCodes, {
-      BAD_SAMPLE_RATE: server.CLOSE_BAD_SAMPLE_RATE, SESSION_ENDED: server.CLOSE_SESSION_ENDED, REPLACED: server.CLOSE_REPLACED, BAD_TOKEN: server.CLOSE_BAD_TOKEN,
-      RATE_LIMITED: server.CLOSE_RATE_LIMITED, INTERNAL_ERROR: server.CLOSE_INTERNAL_ERROR, SERVER_RESTART: server.CLOSE_SERVER_RESTART,
+      BAD_SAMPLE_RATE: server.CLOSE_BAD_SAMPLE_RATE,
+      SESSION_ENDED: server.CLOSE_SESSION_ENDED,
+      REPLACED: server.CLOSE_REPLACED,
+      BAD_TOKEN: server.CLOSE_BAD_TOKEN,
+      RATE_LIMITED: server.CLOSE_RATE_LIMITED,
+      INTERNAL_ERROR: server.CLOSE_INTERNAL_ERROR,
+      SERVER_RESTART: server.CLOSE_SERVER_RESTART,
     });
     assert.deepEqual([...EVENT_TYPES].sort(), RenderEvents.map((schema) => (schema.shape.type as { value: string }).value).sort());
     assert.deepEqual([...COMMAND_TYPES].sort(), server.RenderCommand.options.map((schema) => schema.shape.type.value).sort());

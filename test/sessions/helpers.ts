@@ -85,7 +85,8 @@ export class Client {
     for (;;) {
       const found = this.messages.find(match);
       if (found) return found;
-      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode}) before the message; got ${JSON.stringify(this.messages).slice(0, 400)}`);
+      if (this.closeCode !== undefined)
+        throw new Error(`socket closed (${this.closeCode}) before the message; got ${JSON.stringify(this.messages).slice(0, 400)}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no such message within ${timeoutMs} ms; got ${JSON.stringify(this.messages).slice(0, 400)}`);
       await new Promise<void>((resolve) => {

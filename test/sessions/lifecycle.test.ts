@@ -8,7 +8,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import {
-  assertCoded, getSession, makeAgent, openPlayer, PREMIUM_VOICE, renderSocket, sleep, startSession, started, stopSession, waitEnded,
+  assertCoded,
+  getSession,
+  makeAgent,
+  openPlayer,
+  PREMIUM_VOICE,
+  renderSocket,
+  sleep,
+  startSession,
+  started,
+  stopSession,
+  waitEnded,
 } from './helpers.js';
 
 // Short, with room for a loaded machine: the player must be open before PLAYER_OPEN_SECONDS.
@@ -91,7 +101,10 @@ forEachEngine('session lifecycle', (engine) => {
       const record = await waitEnded(t, s.session_id);
       assert.equal(record.status, 'ended');
       assert.equal(record.end_reason, 'player_timeout');
-      assert.ok(record.duration_seconds >= PLAYER_OPEN_SECONDS - 0.2 && record.duration_seconds < PLAYER_OPEN_SECONDS + 2, `duration ${record.duration_seconds}`);
+      assert.ok(
+        record.duration_seconds >= PLAYER_OPEN_SECONDS - 0.2 && record.duration_seconds < PLAYER_OPEN_SECONDS + 2,
+        `duration ${record.duration_seconds}`,
+      );
       assert.equal((await usage(s.session_id)).length, 1, 'a timed-out session is metered');
     });
 
@@ -140,7 +153,7 @@ forEachEngine('session lifecycle', (engine) => {
       assert.ok(Math.abs(Number(rows[0].seconds) - stopped.duration_seconds) < 0.01, `metered ${rows[0].seconds} vs ${stopped.duration_seconds}`);
     });
 
-    it('the voice provider metered is the session\'s (a premium voice_id), not the agent\'s', async () => {
+    it("the voice provider metered is the session's (a premium voice_id), not the agent's", async () => {
       const paid = await t.account('paid');
       const agentId = await makeAgent(t, {}, paid.key);
       const s = await started(t, { agent_id: agentId, voice_id: PREMIUM_VOICE }, paid.key);

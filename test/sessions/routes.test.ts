@@ -7,9 +7,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
-import {
-  assertCoded, Client, getSession, ISO_UTC, itemAt, makeAgent, renderSocket, sleep, started, stopSession,
-} from './helpers.js';
+import { assertCoded, Client, getSession, ISO_UTC, itemAt, makeAgent, renderSocket, sleep, started, stopSession } from './helpers.js';
 
 forEachEngine('session routes', (engine) => {
   let t: TestApp;
@@ -27,7 +25,8 @@ forEachEngine('session routes', (engine) => {
       assert.equal(active.ended_at, null);
       assert.equal(active.end_reason, null);
       assert.equal(active.duration_seconds, null);
-      for (const key of ['session_id', 'mode', 'agent_id', 'player_url', 'max_session_seconds', 'created_at'] as const) assert.deepEqual(active[key], s[key], key);
+      for (const key of ['session_id', 'mode', 'agent_id', 'player_url', 'max_session_seconds', 'created_at'] as const)
+        assert.deepEqual(active[key], s[key], key);
       assert.ok(!('ws_url' in active), 'the record does not repeat the secret ws_url');
 
       await sleep(300);
@@ -52,7 +51,7 @@ forEachEngine('session routes', (engine) => {
       assert.deepEqual(again, first);
     });
 
-    it('GET and stop of another account\'s session answer 404 exactly like a missing one', async () => {
+    it("GET and stop of another account's session answer 404 exactly like a missing one", async () => {
       const other = await t.account('paid');
       const theirs = await started(t, { agent_id: await makeAgent(t, {}, other.key) }, other.key);
       const missing = crypto.randomUUID();
@@ -88,7 +87,11 @@ forEachEngine('session routes', (engine) => {
     });
 
     it('a non-UUID session id answers 422 at ["path", "session_id"]', async () => {
-      for (const [method, suffix] of [['GET', ''], ['POST', '/stop'], ['POST', '/commands']] as const) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['POST', '/stop'],
+        ['POST', '/commands'],
+      ] as const) {
         const res = await t.request(method, `/v1/sessions/not-a-uuid${suffix}`, suffix === '/commands' ? { body: { type: 'agent.interrupt' } } : {});
         itemAt(res, ['path', 'session_id']);
       }
@@ -118,14 +121,17 @@ forEachEngine('session routes', (engine) => {
       }
     });
 
-    it('newest first, default limit 50, only this account\'s sessions', async () => {
+    it("newest first, default limit 50, only this account's sessions", async () => {
       const res = await list();
       assert.equal(res.status, 200);
       assert.equal(res.body.length, 50);
-      assert.deepEqual(res.body.map((r: any) => r.session_id), [...ids].reverse().slice(0, 50));
+      assert.deepEqual(
+        res.body.map((r: any) => r.session_id),
+        [...ids].reverse().slice(0, 50),
+      );
       for (let i = 1; i < res.body.length; i++) assert.ok(res.body[i - 1].created_at >= res.body[i].created_at);
       const mine = await t.request('GET', '/v1/sessions?limit=200');
-      assert.ok(!mine.body.some((r: any) => ids.includes(r.session_id)), 'another account\'s list shows none of these');
+      assert.ok(!mine.body.some((r: any) => ids.includes(r.session_id)), "another account's list shows none of these");
     });
 
     it('limit and offset page through all of them', async () => {
@@ -134,7 +140,10 @@ forEachEngine('session routes', (engine) => {
       const page = (await list('?limit=10&offset=20')).body.map((r: any) => r.session_id);
       assert.deepEqual(page, all.slice(20, 30));
       assert.equal((await list('?limit=1')).body.length, 1);
-      assert.deepEqual((await list('?offset=50')).body.map((r: any) => r.session_id), all.slice(50));
+      assert.deepEqual(
+        (await list('?offset=50')).body.map((r: any) => r.session_id),
+        all.slice(50),
+      );
       assert.deepEqual((await list('?offset=1000')).body, []);
     });
 
@@ -155,13 +164,20 @@ forEachEngine('session routes', (engine) => {
       assert.equal(b.length, 11);
       assert.ok(b.every((r: any) => r.agent_id === agentB));
       const bEnded = (await list(`?agent_id=${agentB}&status=ended`)).body;
-      assert.deepEqual(bEnded.map((r: any) => r.session_id), [ids[10]]);
+      assert.deepEqual(
+        bEnded.map((r: any) => r.session_id),
+        [ids[10]],
+      );
       assert.deepEqual((await list('?agent_id=987654321')).body, []);
     });
 
     for (const [query, loc] of [
-      ['?limit=0', ['query', 'limit']], ['?limit=201', ['query', 'limit']], ['?limit=abc', ['query', 'limit']],
-      ['?offset=-1', ['query', 'offset']], ['?status=running', ['query', 'status']], ['?agent_id=x', ['query', 'agent_id']],
+      ['?limit=0', ['query', 'limit']],
+      ['?limit=201', ['query', 'limit']],
+      ['?limit=abc', ['query', 'limit']],
+      ['?offset=-1', ['query', 'offset']],
+      ['?status=running', ['query', 'status']],
+      ['?agent_id=x', ['query', 'agent_id']],
     ] as const) {
       it(`422 for ${query}`, async () => {
         itemAt(await list(query), [...loc]);
@@ -309,7 +325,7 @@ forEachEngine('session routes', (engine) => {
       socket.close();
     });
 
-    it('a bad token, a missing token, and another session\'s token close with 4003', async () => {
+    it("a bad token, a missing token, and another session's token close with 4003", async () => {
       const agentId = await makeAgent(t, { concurrency_limit: 2 });
       const s = await started(t, { agent_id: agentId, mode: 'render' });
       const other = await started(t, { agent_id: agentId, mode: 'render' });

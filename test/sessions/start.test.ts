@@ -7,7 +7,18 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import {
-  assertCoded, getSession, ISO_UTC, itemAt, makeAgent, openPlayer, PREMIUM_VOICE, startSession, started, stopSession, UUID, validationItems,
+  assertCoded,
+  getSession,
+  ISO_UTC,
+  itemAt,
+  makeAgent,
+  openPlayer,
+  PREMIUM_VOICE,
+  startSession,
+  started,
+  stopSession,
+  UUID,
+  validationItems,
 } from './helpers.js';
 
 forEachEngine('session start', (engine) => {
@@ -70,7 +81,11 @@ forEachEngine('session start', (engine) => {
         assert.match(key, /^[A-Za-z0-9_-]+$/);
       }
       // No shared prefix beyond chance: keys are not counters or timestamps.
-      const common = (a: string, b: string) => { let i = 0; while (i < a.length && a[i] === b[i]) i++; return i; };
+      const common = (a: string, b: string) => {
+        let i = 0;
+        while (i < a.length && a[i] === b[i]) i++;
+        return i;
+      };
       assert.ok(common(keys[0], keys[1]) < 6 && common(keys[2], keys[3]) < 6, `player keys look sequential: ${keys.join(', ')}`);
       // The player key is not the session id.
       for (const a of answers) assert.ok(!a.player_url.includes(a.session_id));
@@ -123,7 +138,7 @@ forEachEngine('session start', (engine) => {
       assert.equal(record.voice_provider, 'elevenlabs');
     });
 
-    it('404 agent_not_found: a missing agent and another account\'s agent, answered alike', async () => {
+    it("404 agent_not_found: a missing agent and another account's agent, answered alike", async () => {
       const other = await t.account('paid');
       const foreign = await makeAgent(t, {}, other.key);
       const missing = await startSession(t, { agent_id: 987_654_321 });
@@ -166,7 +181,7 @@ forEachEngine('session start', (engine) => {
       assertCoded(await startSession(t, { agent_id: single }), 409, 'concurrency_limit');
     });
 
-    it('422 voice_face_mismatch: a man\'s face with the agent\'s af_bella voice; a suitable voice_id fixes it', async () => {
+    it("422 voice_face_mismatch: a man's face with the agent's af_bella voice; a suitable voice_id fixes it", async () => {
       const agentId = await makeAgent(t, { concurrency_limit: 5 });
       assertCoded(await startSession(t, { agent_id: agentId, avatar_id: 'face02' }), 422, 'voice_face_mismatch');
       assertCoded(await startSession(t, { agent_id: agentId, voice_id: 'am_michael' }), 422, 'voice_face_mismatch');
@@ -205,7 +220,10 @@ forEachEngine('session start', (engine) => {
       it('a known backdrop, cameras and start camera start', async () => {
         const backdrops = (await t.request('GET', '/v1/backdrops')).body as Array<{ backdrop_id: string }>;
         assert.ok(backdrops.length > 0);
-        assert.equal((await startSession(t, { agent_id: agentId, look: { backdrop: backdrops[0].backdrop_id, cameras: ['far', 'close'], camera: 'close' } })).status, 201);
+        assert.equal(
+          (await startSession(t, { agent_id: agentId, look: { backdrop: backdrops[0].backdrop_id, cameras: ['far', 'close'], camera: 'close' } })).status,
+          201,
+        );
         assert.equal((await startSession(t, { agent_id: agentId, look: { backdrop: null, camera: 'auto' } })).status, 201);
       });
     });
@@ -281,7 +299,7 @@ forEachEngine('session start', (engine) => {
       }
     });
 
-    it('without an overlay the session takes the agent\'s settings', async () => {
+    it("without an overlay the session takes the agent's settings", async () => {
       const agentId = await makeAgent(t, { avatar_id: 'face04', voice_id: 'am_adam', studio: { face_light: 0.7, cameras: ['far'] } });
       const s = await started(t, { agent_id: agentId });
       const record = await getSession(t, s.session_id);

@@ -20,7 +20,10 @@ test('1 kHz resampled 24k -> 16k keeps its frequency and length, streamed in pie
   r.close();
   const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
-  for (const p of parts) { out.set(p, o); o += p.length; }
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
   assert.equal(out.length, 16000, 'one second in, one second out');
   const body = out.subarray(800, 15200); // skip the filter's start-up
   const at1k = tonePower(body, 16000, 1000);

@@ -4,12 +4,15 @@ import type { AddressInfo } from 'node:net';
 import { SpeechService, speechConfigFromEnv, type SpeechLogger } from '../../src/speech/synthesis.js';
 
 export function silentLogger(lines: string[] = []): SpeechLogger & { lines: string[] } {
-  const put = (obj: object | string, msg?: string) => void lines.push(typeof obj === 'string' ? obj : msg ?? JSON.stringify(obj));
+  const put = (obj: object | string, msg?: string) => void lines.push(typeof obj === 'string' ? obj : (msg ?? JSON.stringify(obj)));
   return { lines, info: put, warn: put, error: put };
 }
 
 export function makeService(env: Record<string, string> = {}, lines: string[] = []) {
-  return new SpeechService(speechConfigFromEnv({ SPEECH_TIMEOUT_MS: '1500', ...env }, env.DATA_DIR ?? 'memory'), { logger: silentLogger(lines), fliteWorkers: 2 });
+  return new SpeechService(speechConfigFromEnv({ SPEECH_TIMEOUT_MS: '1500', ...env }, env.DATA_DIR ?? 'memory'), {
+    logger: silentLogger(lines),
+    fliteWorkers: 2,
+  });
 }
 
 /** Pitch (Hz) of a voiced stretch by autocorrelation, median over 40 ms frames that carry energy. */
@@ -81,10 +84,11 @@ export async function fakeServer(handler: (req: http.IncomingMessage, res: http.
     url: `http://127.0.0.1:${port}`,
     port,
     requests,
-    close: () => new Promise<void>((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
   };
 }
 

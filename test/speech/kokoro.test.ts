@@ -44,7 +44,10 @@ async function collect(voiceId: string, text: string, sampleRate = 24000) {
 }
 
 test('loads the model from KOKORO_MODEL_DIR and says so', () => {
-  assert.ok(lines.some((l) => l.includes('Kokoro model loaded from KOKORO_MODEL_DIR')), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.includes('Kokoro model loaded from KOKORO_MODEL_DIR')),
+    lines.join('\n'),
+  );
   assert.equal(speech.engineFor('kokoro', 'af_heart'), 'kokoro');
   assert.equal(speech.engineFor('kokoro', 'bm_george'), 'kokoro');
   // kokoro-js phonemises English only: other languages go to the offline engine.
@@ -71,14 +74,24 @@ test('tokeniser, style vector and inference reach the graph: one 75 ms tone per 
   for (const s of other) peak2 = Math.max(peak2, Math.abs(s) / 32768);
   const expected2 = 3 * styleLoudness('am_adam', tokens);
   assert.ok(Math.abs(peak2 - expected2) / expected2 < 0.03, `am_adam peak ${peak2} vs ${expected2}`);
-  assert.ok(chunks.flatMap((c) => c.words ?? []).map((w) => w.word).join(' ') === 'Hello world');
+  assert.ok(
+    chunks
+      .flatMap((c) => c.words ?? [])
+      .map((w) => w.word)
+      .join(' ') === 'Hello world',
+  );
 });
 
 test('streams sentence by sentence, first sentence first, resampled to 16 kHz', async () => {
   const t0 = performance.now();
   let first = 0;
   const chunks: SpeechChunk[] = [];
-  for await (const c of speech.synthesize({ text: 'Hi. This second sentence is a good deal longer than the first one. And a third.', provider: 'kokoro', voiceId: 'bf_emma', sampleRate: 16000 })) {
+  for await (const c of speech.synthesize({
+    text: 'Hi. This second sentence is a good deal longer than the first one. And a third.',
+    provider: 'kokoro',
+    voiceId: 'bf_emma',
+    sampleRate: 16000,
+  })) {
     first ||= performance.now() - t0;
     chunks.push(c);
   }
@@ -99,7 +112,10 @@ test('a broken model folder falls back to the offline engine with a clear log li
   const s = makeService({ KOKORO_MODEL_DIR: broken }, log);
   await s.start();
   assert.equal(s.engineFor('kokoro', 'af_heart'), 'flite');
-  assert.ok(log.some((l) => /could not be loaded .*config.json is missing.*flite/.test(l)), log.join('\n'));
+  assert.ok(
+    log.some((l) => /could not be loaded .*config.json is missing.*flite/.test(l)),
+    log.join('\n'),
+  );
   await s.close();
 });
 
@@ -122,7 +138,10 @@ test('KOKORO_URL: Kokoro-FastAPI client streams raw 24 kHz PCM', async () => {
     assert.equal(req.url, '/v1/audio/speech');
     assert.deepEqual(JSON.parse(req.body), { model: 'kokoro', input: 'こんにちは。', voice: 'jf_alpha', response_format: 'pcm', stream: true, speed: 1 });
     await fake.close();
-    await assert.rejects(s.synthesizeAll({ text: 'Hello.', provider: 'kokoro', voiceId: 'af_heart', sampleRate: 24000 }), (e: SpeechError) => e.code === 'provider_unavailable');
+    await assert.rejects(
+      s.synthesizeAll({ text: 'Hello.', provider: 'kokoro', voiceId: 'af_heart', sampleRate: 24000 }),
+      (e: SpeechError) => e.code === 'provider_unavailable',
+    );
   } finally {
     await s.close();
     await fake.close();

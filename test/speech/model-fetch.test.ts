@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { makeTinyKokoro } from '../../scripts/make-tiny-kokoro.js';
 import { loadConfig } from '../../src/core/config.js';
-import { fetchFile, FetchError } from '../../src/speech/models/fetcher.js';
+import { fetchFile, type FetchError } from '../../src/speech/models/fetcher.js';
 import { ModelDownloads } from '../../src/speech/models/downloads.js';
 import { pinnedModels, type ModelFile, type ModelSpec } from '../../src/speech/models/manifest.js';
 import { modelsWanted } from '../../src/speech/models/plan.js';
@@ -68,7 +68,10 @@ async function fileServer(files: Record<string, Served>) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { base, requests, close: () =>
+  return {
+    base,
+    requests,
+    close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
@@ -120,7 +123,10 @@ test('a download cut mid-file is taken up again with a Range request, and a .par
     fs.writeFileSync(`${dest2}.part`, body.subarray(0, 200_000));
     server.requests.length = 0;
     await fetchFile(`${server.base}/m/file.bin`, dest2, pin(body), options);
-    assert.deepEqual(server.requests.map((r) => r.range), ['bytes=200000-']);
+    assert.deepEqual(
+      server.requests.map((r) => r.range),
+      ['bytes=200000-'],
+    );
     assert.ok(fs.readFileSync(dest2).equals(body));
     assert.equal(fs.existsSync(`${dest2}.part`), false);
   } finally {
@@ -200,7 +206,7 @@ test('progress is logged at most every few seconds', () => {
   assert.deepEqual(status.get('kokoro'), { state: 'downloading', bytes: 1_000_000, total: 1_000_000 });
 });
 
-test("operator settings win and MODELS_DOWNLOAD=0 turns fetching off; the pins are whole", () => {
+test('operator settings win and MODELS_DOWNLOAD=0 turns fetching off; the pins are whole', () => {
   const noKokoro = { kokoroModelDir: undefined, kokoroDownload: false, kokoroUrl: undefined };
   assert.deepEqual(modelsWanted(loadConfig({}), noKokoro), { stt: true, kokoro: true });
   assert.deepEqual(modelsWanted(loadConfig({ MODELS_DOWNLOAD: '0' }), noKokoro), { stt: 'MODELS_DOWNLOAD=0', kokoro: 'MODELS_DOWNLOAD=0' });
@@ -256,15 +262,25 @@ test('start and /readyz do not wait for the models; /readyz shows the progress, 
   try {
     const ready = async () => {
       const response = await fetch(`${app.url}/readyz`);
-      return { status: response.status, body: (await response.json()) as { status: string; models: Record<string, { state: string; bytes?: number; total?: number; reason?: string }> } };
+      return {
+        status: response.status,
+        body: (await response.json()) as { status: string; models: Record<string, { state: string; bytes?: number; total?: number; reason?: string }> },
+      };
     };
     // The voice model's download is held half-way: the service is up and ready meanwhile.
-    const during = await until(async () => {
-      const r = await ready();
-      return r.status === 200 && r.body.models.kokoro.state === 'downloading' && (r.body.models.kokoro.bytes ?? 0) > 0 && r;
-    }, 30_000, '/readyz ready while the voice downloads');
+    const during = await until(
+      async () => {
+        const r = await ready();
+        return r.status === 200 && r.body.models.kokoro.state === 'downloading' && (r.body.models.kokoro.bytes ?? 0) > 0 && r;
+      },
+      30_000,
+      '/readyz ready while the voice downloads',
+    );
     assert.equal(during.body.status, 'ready');
-    assert.equal(during.body.models.kokoro.total, specs[1].files.reduce((s, f) => s + f.bytes, 0));
+    assert.equal(
+      during.body.models.kokoro.total,
+      specs[1].files.reduce((s, f) => s + f.bytes, 0),
+    );
     assert.ok(during.body.models.kokoro.bytes! < during.body.models.kokoro.total!);
     assert.equal(app.context.speech.engineFor('kokoro', 'af_heart'), 'flite', 'flite speaks until the model is verified');
     // The recogniser's files arrived and were verified, but they are no model: it says why.
@@ -273,10 +289,14 @@ test('start and /readyz do not wait for the models; /readyz shows the progress, 
     assert.match(stt.reason!, /verified, but could not be loaded/);
 
     release();
-    const done = await until(async () => {
-      const r = await ready();
-      return r.body.models.kokoro.state === 'ready' && r;
-    }, 60_000, 'the voice model ready');
+    const done = await until(
+      async () => {
+        const r = await ready();
+        return r.body.models.kokoro.state === 'ready' && r;
+      },
+      60_000,
+      'the voice model ready',
+    );
     assert.equal(done.status, 200);
     assert.equal(app.context.speech.engineFor('kokoro', 'af_heart'), 'kokoro', 'Kokoro speaks without a restart');
     assert.ok(fs.existsSync(path.join(app.context.config.dataDir, 'models', 'Kokoro-test', 'onnx', 'model.onnx')));
@@ -295,10 +315,14 @@ test('MODELS_DOWNLOAD=0 sends no request at all, and /readyz says the models are
   release();
   const app = await startTestApp('pglite', { MODELS_DOWNLOAD: '0' }, { models: { specs } });
   try {
-    const body = await until(async () => {
-      const response = await fetch(`${app.url}/readyz`);
-      return response.status === 200 && ((await response.json()) as { models: Record<string, { state: string; reason?: string }> });
-    }, 30_000, '/readyz ready');
+    const body = await until(
+      async () => {
+        const response = await fetch(`${app.url}/readyz`);
+        return response.status === 200 && ((await response.json()) as { models: Record<string, { state: string; reason?: string }> });
+      },
+      30_000,
+      '/readyz ready',
+    );
     assert.deepEqual(body.models, { stt: { state: 'off', reason: 'MODELS_DOWNLOAD=0' }, kokoro: { state: 'off', reason: 'MODELS_DOWNLOAD=0' } });
     assert.deepEqual(server.requests, []);
     assert.equal(fs.existsSync(path.join(app.context.config.dataDir, 'models')), false);

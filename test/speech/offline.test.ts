@@ -12,7 +12,10 @@ before(() => speech.start());
 after(() => speech.close());
 
 test('says at start which engine speaks', () => {
-  assert.ok(lines.some((l) => /no Kokoro model .*speaking with the offline flite engine/.test(l)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => /no Kokoro model .*speaking with the offline flite engine/.test(l)),
+    lines.join('\n'),
+  );
   assert.equal(speech.engineFor('kokoro', 'af_heart'), 'flite');
 });
 
@@ -32,14 +35,18 @@ test('offline engine produces real speech: energy, zero crossings, plausible dur
   const quiet = energies.filter((e) => e < 0.01).length / energies.length;
   const loud = energies.filter((e) => e > 0.05).length / energies.length;
   assert.ok(quiet > 0.05 && loud > 0.3, `quiet ${quiet}, loud ${loud}`);
-  assert.deepEqual(words.map((w) => w.word), ['Good', 'morning', 'and', 'welcome', 'to', 'our', 'store', 'What', 'can', 'I', 'help', 'you', 'find', 'today']);
+  assert.deepEqual(
+    words.map((w) => w.word),
+    ['Good', 'morning', 'and', 'welcome', 'to', 'our', 'store', 'What', 'can', 'I', 'help', 'you', 'find', 'today'],
+  );
   for (let i = 1; i < words.length; i++) assert.ok(words[i].start >= words[i - 1].start && words[i].end >= words[i].start);
   assert.ok(words.at(-1)!.end <= seconds + 0.05 && words.at(-1)!.end > seconds * 0.6);
   assert.ok(words[7].start > 1.2, 'second sentence words are offset into the stream');
 });
 
 test('female and male voices map to different offline voices (pitch)', async () => {
-  const say = async (voiceId: string) => (await speech.synthesizeAll({ text: 'This is my speaking voice, nice and clear.', provider: 'kokoro', voiceId, sampleRate: 16000 })).pcm;
+  const say = async (voiceId: string) =>
+    (await speech.synthesizeAll({ text: 'This is my speaking voice, nice and clear.', provider: 'kokoro', voiceId, sampleRate: 16000 })).pcm;
   const female = medianPitch(await say('af_bella'), 16000);
   const male = medianPitch(await say('am_michael'), 16000);
   assert.ok(female > 140 && female < 300, `female pitch ${female}`);
@@ -94,7 +101,8 @@ test('abort while waiting for the first audio ends at once', async () => {
   }
   setTimeout(() => controller.abort(), 50);
   const t = performance.now();
-  for await (const _ of speech.synthesize({ text: never(), provider: 'kokoro', voiceId: 'af_heart', sampleRate: 16000, signal: controller.signal })) assert.fail('no audio expected');
+  for await (const _ of speech.synthesize({ text: never(), provider: 'kokoro', voiceId: 'af_heart', sampleRate: 16000, signal: controller.signal }))
+    assert.fail('no audio expected');
   assert.ok(performance.now() - t < 200);
 });
 
@@ -115,7 +123,13 @@ test('premium voice without a key falls back to the offline engine, with a log l
 
 test('welcome message and fillers', async () => {
   const conv = new ConversationSpeech(speech);
-  const agent = { voice_id: 'af_heart', tts_primary: 'kokoro', languages: { main: 'en', also: [] }, welcome_message: 'Welcome! How can I help?', fillers_enabled: true };
+  const agent = {
+    voice_id: 'af_heart',
+    tts_primary: 'kokoro',
+    languages: { main: 'en', also: [] },
+    welcome_message: 'Welcome! How can I help?',
+    fillers_enabled: true,
+  };
   const welcome: Int16Array[] = [];
   for await (const c of conv.welcome(agent, { sampleRate: 16000 })) welcome.push(c.pcm);
   assert.ok(rms(concatInt16(welcome)) > 0.03);

@@ -79,7 +79,10 @@ async function errorCases(speech: SpeechService, provider: string, voiceId: stri
   assert.equal(await codeOf(), 'timeout');
   assert.ok(performance.now() - t < 4000);
   mode = 'ok';
-  assert.ok(lines.some((l) => l.includes('HTTP 401')), 'errors are logged');
+  assert.ok(
+    lines.some((l) => l.includes('HTTP 401')),
+    'errors are logged',
+  );
   assert.ok(!lines.some((l) => l.includes(KEY)), 'the key never reaches the log');
 }
 
@@ -87,11 +90,15 @@ test('ElevenLabs: streaming PCM endpoint, models, headers, and failures', async 
   const { fake, speech, lines } = await setup('ELEVENLABS', async (req, res) => {
     if (req.url === '/v1/voices') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ voices: [
-        { voice_id: 'abc', name: 'Aria', labels: { gender: 'female', accent: 'american' }, verified_languages: [{ language: 'en', locale: 'en-US' }] },
-        { voice_id: 'def', name: 'Jorge', labels: { gender: 'male', language: 'es' } },
-        { voice_id: 'ghi', name: 'Robot', labels: {} },
-      ] }));
+      res.end(
+        JSON.stringify({
+          voices: [
+            { voice_id: 'abc', name: 'Aria', labels: { gender: 'female', accent: 'american' }, verified_languages: [{ language: 'en', locale: 'en-US' }] },
+            { voice_id: 'def', name: 'Jorge', labels: { gender: 'male', language: 'es' } },
+            { voice_id: 'ghi', name: 'Robot', labels: {} },
+          ],
+        }),
+      );
       return;
     }
     if (failOrSilent(res)) return;
@@ -110,7 +117,13 @@ test('ElevenLabs: streaming PCM endpoint, models, headers, and failures', async 
   // The live voice list replaced the shipped one, normalised; a voice without gender is left out.
   await speech.freshVoices('elevenlabs');
   assert.deepEqual(speech.voices.list('elevenlabs')!.length, 2, lines.join('\n'));
-  assert.deepEqual(speech.voices.list('elevenlabs')!.map((v) => [v.voice_id, v.gender, v.language, v.locale]), [['abc', 'f', 'en', 'en-US'], ['def', 'm', 'es', 'es']]);
+  assert.deepEqual(
+    speech.voices.list('elevenlabs')!.map((v) => [v.voice_id, v.gender, v.language, v.locale]),
+    [
+      ['abc', 'f', 'en', 'en-US'],
+      ['def', 'm', 'es', 'es'],
+    ],
+  );
   assert.equal(speech.voices.list('elevenlabs-flash')!.length, 2);
   await errorCases(speech, 'elevenlabs', 'abc', lines);
 });
@@ -119,7 +132,15 @@ test('Cartesia: /tts/bytes with raw pcm_s16le, version header, and failures', as
   const { fake, speech, lines } = await setup('CARTESIA', async (req, res) => {
     if (req.url?.startsWith('/voices')) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ data: [{ id: 'v-1', name: 'Katie', language: 'en', gender: 'feminine' }, { id: 'v-2', name: 'Luca', language: 'it', description: 'A calm male voice' }], has_more: false }));
+      res.end(
+        JSON.stringify({
+          data: [
+            { id: 'v-1', name: 'Katie', language: 'en', gender: 'feminine' },
+            { id: 'v-2', name: 'Luca', language: 'it', description: 'A calm male voice' },
+          ],
+          has_more: false,
+        }),
+      );
       return;
     }
     if (failOrSilent(res)) return;
@@ -136,7 +157,13 @@ test('Cartesia: /tts/bytes with raw pcm_s16le, version header, and failures', as
   assert.deepEqual(body.voice, { mode: 'id', id: 'v-1' });
   assert.deepEqual(body.output_format, { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 });
   await speech.freshVoices('cartesia');
-  assert.deepEqual(speech.voices.list('cartesia')!.map((v) => [v.voice_id, v.gender, v.language]), [['v-1', 'f', 'en'], ['v-2', 'm', 'it']]);
+  assert.deepEqual(
+    speech.voices.list('cartesia')!.map((v) => [v.voice_id, v.gender, v.language]),
+    [
+      ['v-1', 'f', 'en'],
+      ['v-2', 'm', 'it'],
+    ],
+  );
   await errorCases(speech, 'cartesia', 'v-1', lines);
 });
 
@@ -151,7 +178,10 @@ test('Inworld: NDJSON stream of WAV chunks (headers stripped), word timings, Bas
     }
     if (failOrSilent(res)) return;
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-    const times = [[0.05, 0.3], [0.35, 0.5]];
+    const times = [
+      [0.05, 0.3],
+      [0.35, 0.5],
+    ];
     for (let i = 0; i < 2; i++) {
       const pcm = new Int16Array(new Uint8Array(pieces[i]).buffer);
       const result = {
@@ -172,7 +202,13 @@ test('Inworld: NDJSON stream of WAV chunks (headers stripped), word timings, Bas
   for await (const c of speech.synthesize({ text: 'Hello there.', provider: 'inworld-flash', voiceId: 'Ashley', sampleRate: 24000 })) chunks.push(c);
   const pcm = Buffer.concat(chunks.map((c) => Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)));
   assert.deepEqual(pcm, audio, 'RIFF headers stripped, samples unchanged');
-  assert.deepEqual(chunks.flatMap((c) => c.words ?? []), [{ word: 'Hello', start: 0.05, end: 0.3 }, { word: 'there', start: 0.35, end: 0.5 }]);
+  assert.deepEqual(
+    chunks.flatMap((c) => c.words ?? []),
+    [
+      { word: 'Hello', start: 0.05, end: 0.3 },
+      { word: 'there', start: 0.35, end: 0.5 },
+    ],
+  );
   const req = fake.requests.find((r) => r.url === '/tts/v1/voice:stream')!;
   assert.equal(req.headers.authorization, `Basic ${KEY}`);
   const body = JSON.parse(req.body);
@@ -189,7 +225,10 @@ test('Inworld: an error line in the stream becomes a SpeechError', async () => {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     res.end(JSON.stringify({ error: { code: 3, message: 'Unknown voice' } }) + '\n');
   });
-  await assert.rejects(speech.synthesizeAll({ text: 'Hi.', provider: 'inworld', voiceId: 'Nobody', sampleRate: 24000 }), (e: SpeechError) => e.code === 'provider_error' && /Unknown voice/.test(e.message));
+  await assert.rejects(
+    speech.synthesizeAll({ text: 'Hi.', provider: 'inworld', voiceId: 'Nobody', sampleRate: 24000 }),
+    (e: SpeechError) => e.code === 'provider_error' && /Unknown voice/.test(e.message),
+  );
 });
 
 test('a provider that is down: provider_unavailable at once, not a stuck stream', async () => {
@@ -198,7 +237,10 @@ test('a provider that is down: provider_unavailable at once, not a stuck stream'
   services.push(speech);
   await speech.start();
   const t = performance.now();
-  await assert.rejects(speech.synthesizeAll({ text: 'Hi.', provider: 'elevenlabs', voiceId: 'abc', sampleRate: 16000 }), (e: SpeechError) => e.code === 'provider_unavailable');
+  await assert.rejects(
+    speech.synthesizeAll({ text: 'Hi.', provider: 'elevenlabs', voiceId: 'abc', sampleRate: 16000 }),
+    (e: SpeechError) => e.code === 'provider_unavailable',
+  );
   assert.ok(performance.now() - t < 1000);
   // The shipped list stays when the voice list cannot be fetched.
   await speech.freshVoices('elevenlabs');

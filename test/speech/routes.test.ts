@@ -56,7 +56,10 @@ test('lists every provider with the required fields', async () => {
 
 test('filters by language and gender', async () => {
   const fr = (await get('/v1/voices/kokoro?language=fr')).body;
-  assert.deepEqual(fr.map((v: any) => v.voice_id), ['ff_siwis']);
+  assert.deepEqual(
+    fr.map((v: any) => v.voice_id),
+    ['ff_siwis'],
+  );
   const enMale = (await get('/v1/voices/kokoro?language=en&gender=m')).body;
   assert.ok(enMale.length >= 10 && enMale.every((v: any) => v.language === 'en' && v.gender === 'm'));
   assert.deepEqual((await get('/v1/voices/cartesia?language=de')).body, []);
@@ -102,7 +105,7 @@ test('preview is a playable WAV of speech, cached after the first synthesis (mem
   assert.equal(previews.synthesized, 2);
 });
 
-test('preview language: honoured where the voice speaks it, else the voice\'s own', async () => {
+test("preview language: honoured where the voice speaks it, else the voice's own", async () => {
   const es = await get('/v1/voices/kokoro/ef_dora/preview?language=es');
   assert.equal(es.headers.get('x-preview-language'), 'es');
   const other = await get('/v1/voices/kokoro/af_heart/preview?language=ja');

@@ -39,11 +39,14 @@ async function fakeWs(onMessage: (socket: WebSocket, message: any, conn: FakeWs[
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanup.push(() => new Promise<void>((r) => {
-    for (const c of wss.clients) c.terminate();
-    server.close(() => r());
-    server.closeAllConnections();
-  }));
+  cleanup.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const c of wss.clients) c.terminate();
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  );
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections };
 }
 
@@ -61,7 +64,15 @@ test('Cartesia WebSocket: contexts on one socket, audio chunks, word timestamps'
     const half = audio.length / 2;
     ws.send(JSON.stringify({ type: 'chunk', data: audio.subarray(0, half).toString('base64'), done: false, status_code: 206, context_id: m.context_id }));
     await sleep(5);
-    ws.send(JSON.stringify({ type: 'timestamps', done: false, status_code: 206, context_id: m.context_id, word_timestamps: { words: m.transcript.replace(/[.!?]/g, '').split(' '), start: [0.02, 0.2], end: [0.18, 0.38] } }));
+    ws.send(
+      JSON.stringify({
+        type: 'timestamps',
+        done: false,
+        status_code: 206,
+        context_id: m.context_id,
+        word_timestamps: { words: m.transcript.replace(/[.!?]/g, '').split(' '), start: [0.02, 0.2], end: [0.18, 0.38] },
+      }),
+    );
     ws.send(JSON.stringify({ type: 'chunk', data: audio.subarray(half).toString('base64'), done: false, status_code: 206, context_id: m.context_id }));
     ws.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: m.context_id }));
   });
@@ -71,7 +82,10 @@ test('Cartesia WebSocket: contexts on one socket, audio chunks, word timestamps'
   const pcm = Buffer.concat(chunks.map((c) => Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)));
   assert.deepEqual(pcm, Buffer.concat([audio, audio]));
   const words = chunks.flatMap((c) => c.words ?? []);
-  assert.deepEqual(words.map((w) => w.word), ['Hello', 'there', 'Good', 'morning']);
+  assert.deepEqual(
+    words.map((w) => w.word),
+    ['Hello', 'there', 'Good', 'morning'],
+  );
   assert.equal(words[2].start, 0.42, 'second sentence words offset by the first sentence (0.4 s)');
   assert.equal(fake.connections.length, 1, 'both sentences on one socket');
   const conn = fake.connections[0];
@@ -90,7 +104,8 @@ test('Cartesia WebSocket: error message, silence and abort', async () => {
   let behaviour: 'error' | 'silent' | 'slow' = 'error';
   const fake = await fakeWs(async (ws, m) => {
     if (m.cancel) return;
-    if (behaviour === 'error') ws.send(JSON.stringify({ type: 'error', done: true, status_code: 400, context_id: m.context_id, message: 'The model is not valid' }));
+    if (behaviour === 'error')
+      ws.send(JSON.stringify({ type: 'error', done: true, status_code: 400, context_id: m.context_id, message: 'The model is not valid' }));
     if (behaviour === 'slow') {
       for (let i = 0; i < 100 && ws.readyState === 1; i++) {
         ws.send(JSON.stringify({ type: 'chunk', data: sineBytes(200, 0.05).toString('base64'), done: false, context_id: m.context_id }));
@@ -125,8 +140,20 @@ test('ElevenLabs stream-input: BOS, text, EOS; audio with alignment becomes word
     if (m.text !== '') return;
     const text = 'Hi you';
     const chars = [...text];
-    ws.send(JSON.stringify({ audio: audio.subarray(0, 9600).toString('base64'), isFinal: null, alignment: { chars: chars.slice(0, 3), charStartTimesMs: [0, 50, 100], charDurationsMs: [50, 50, 20] } }));
-    ws.send(JSON.stringify({ audio: audio.subarray(9600).toString('base64'), isFinal: null, alignment: { chars: chars.slice(3), charStartTimesMs: [0, 60, 120], charDurationsMs: [60, 60, 60] } }));
+    ws.send(
+      JSON.stringify({
+        audio: audio.subarray(0, 9600).toString('base64'),
+        isFinal: null,
+        alignment: { chars: chars.slice(0, 3), charStartTimesMs: [0, 50, 100], charDurationsMs: [50, 50, 20] },
+      }),
+    );
+    ws.send(
+      JSON.stringify({
+        audio: audio.subarray(9600).toString('base64'),
+        isFinal: null,
+        alignment: { chars: chars.slice(3), charStartTimesMs: [0, 60, 120], charDurationsMs: [60, 60, 60] },
+      }),
+    );
     ws.send(JSON.stringify({ isFinal: true }));
     ws.close();
   });
@@ -136,7 +163,13 @@ test('ElevenLabs stream-input: BOS, text, EOS; audio with alignment becomes word
   const pcm = Buffer.concat(chunks.map((c) => Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)));
   assert.deepEqual(pcm, audio);
   // Second chunk's alignment restarts at 0: it is chunk-relative, shifted by the first chunk's 0.2 s.
-  assert.deepEqual(chunks.flatMap((c) => c.words ?? []), [{ word: 'Hi', start: 0, end: 0.1 }, { word: 'you', start: 0.2, end: 0.38 }]);
+  assert.deepEqual(
+    chunks.flatMap((c) => c.words ?? []),
+    [
+      { word: 'Hi', start: 0, end: 0.1 },
+      { word: 'you', start: 0.2, end: 0.38 },
+    ],
+  );
   const conn = fake.connections[0];
   assert.match(conn.url, /^\/v1\/text-to-speech\/abc\/stream-input\?/);
   const q = new URLSearchParams(conn.url.split('?')[1]);
@@ -149,7 +182,10 @@ test('ElevenLabs stream-input: BOS, text, EOS; audio with alignment becomes word
 test('ElevenLabs stream-input: refused handshake and silence', async () => {
   const refused = await fakeWs(() => {}, 401);
   const s1 = service({ ELEVENLABS_API_KEY: KEY, ELEVENLABS_BASE_URL: refused.base, ELEVENLABS_TRANSPORT: 'websocket' });
-  await assert.rejects(s1.synthesizeAll({ text: 'Hi.', provider: 'elevenlabs', voiceId: 'abc', sampleRate: 24000 }), (e: SpeechError) => e.code === 'auth_failed');
+  await assert.rejects(
+    s1.synthesizeAll({ text: 'Hi.', provider: 'elevenlabs', voiceId: 'abc', sampleRate: 24000 }),
+    (e: SpeechError) => e.code === 'auth_failed',
+  );
   const silent = await fakeWs(() => {});
   const s2 = service({ ELEVENLABS_API_KEY: KEY, ELEVENLABS_BASE_URL: silent.base, ELEVENLABS_TRANSPORT: 'websocket' });
   const t = performance.now();

@@ -28,7 +28,6 @@ export function forEachEngine(name: string, suite: (engine: Engine) => void): vo
   }
 }
 
-
 // Every embedded test database starts from one migrated dump (made once per run: db-template.ts).
 let template: Promise<Blob> | undefined;
 function migratedTemplate(): Promise<Blob> {
@@ -40,7 +39,7 @@ export interface TestApp {
   url: string;
   wsUrl: string;
   app: FastifyInstance;
-  context: AppContext & import("../../src/app.js").BillingContext;
+  context: AppContext & import('../../src/app.js').BillingContext;
   database: OpenedDatabase;
   /** A key with all four permissions on a paid account with balance 100.00. */
   key: string;
@@ -48,7 +47,11 @@ export interface TestApp {
   /** Makes an account and a key for it. */
   account(plan: 'free' | 'paid', options?: { balance?: string; permissions?: Permission[] }): Promise<{ id: number; key: string }>;
   keyFor(accountId: number, permissions: Permission[]): Promise<string>;
-  request(method: string, path: string, options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   close(): Promise<void>;
 }
 
@@ -61,12 +64,22 @@ export async function openTestDatabase(engine: Engine): Promise<{ database: Open
   return { database: await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedTemplate() }), drop: async () => {} };
 }
 
-export async function startTestApp(engine: Engine, env: Record<string, string> = {}, build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor' | 'visitorInputs' | 'models'>> = {}): Promise<TestApp> {
+export async function startTestApp(
+  engine: Engine,
+  env: Record<string, string> = {},
+  build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor' | 'visitorInputs' | 'models'>> = {},
+): Promise<TestApp> {
   const pgdb = engine === 'postgres' ? await createDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://', loadDataDir: await migratedTemplate() });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));
   // MODELS_DOWNLOAD=0: tests reach no model host (a test about fetching turns it on with its own server).
-  const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: dataDir, MODELS_DOWNLOAD: '0', ...env } as NodeJS.ProcessEnv);
+  const config = loadConfig({
+    PUBLIC_URL: 'http://127.0.0.1:0',
+    RATE_LIMIT_PER_SECOND: '100000',
+    DATA_DIR: dataDir,
+    MODELS_DOWNLOAD: '0',
+    ...env,
+  } as NodeJS.ProcessEnv);
   const { app, context } = await buildApp({ config, database, logger: false, ...build });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
@@ -77,7 +90,8 @@ export async function startTestApp(engine: Engine, env: Record<string, string> =
   const main = await context.accounts.create({ name: 'test', plan: 'paid', balanceCents: 10_000 });
   const { key } = await context.accounts.createKey(main.id, [...PERMISSIONS]);
 
-  const request: TestApp['request'] = (method, path, options = {}) => jsonRequest(url, method, path, { ...options, key: options.key === undefined ? key : options.key });
+  const request: TestApp['request'] = (method, path, options = {}) =>
+    jsonRequest(url, method, path, { ...options, key: options.key === undefined ? key : options.key });
 
   const keyFor = async (accountId: number, permissions: Permission[]) => (await context.accounts.createKey(accountId, permissions)).key;
 

@@ -5,7 +5,12 @@ export interface JsonResponse {
   headers: Headers;
 }
 
-export async function jsonRequest(baseUrl: string, method: string, path: string, options: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Promise<JsonResponse> {
+export async function jsonRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { key?: string | null; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | undefined;

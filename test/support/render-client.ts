@@ -56,7 +56,13 @@ export class RenderClient {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out; ${this.events.length} events, the last: ${this.events.slice(-20).map((e) => e.event.type).join(', ')}; close ${this.closeCode ?? '-'}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out; ${this.events.length} events, the last: ${this.events
+            .slice(-20)
+            .map((e) => e.event.type)
+            .join(', ')}; close ${this.closeCode ?? '-'}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 200));
         this.waiters.push(() => {

@@ -9,9 +9,18 @@ export function lazy<P extends object>(load: () => Promise<ComponentType<P>>) {
     const [component, setComponent] = useState<ComponentType<P> | undefined>(() => loaded);
     const [error, setError] = useState<unknown>(null);
     useEffect(() => {
-      if (!loaded) load().then((c) => setComponent(() => (loaded = c))).catch(setError);
+      if (!loaded)
+        load()
+          .then((c) => setComponent(() => (loaded = c)))
+          .catch(setError);
     }, []);
-    if (error) return <><h1>Could not load this page</h1><ErrorAlert error={error} /></>;
+    if (error)
+      return (
+        <>
+          <h1>Could not load this page</h1>
+          <ErrorAlert error={error} />
+        </>
+      );
     const C = component;
     return C ? <C {...props} /> : <Loading what="the page" />;
   };

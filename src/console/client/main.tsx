@@ -50,7 +50,9 @@ function Nav() {
   const current = path.value;
   return (
     <nav aria-label="Console">
-      <a class="brand" href={href('/')}>Presence</a>
+      <a class="brand" href={href('/')}>
+        Presence
+      </a>
       <ul>
         {NAV.map(([to, label]) => {
           const full = href(to).replace(/\/$/, '');
@@ -59,7 +61,12 @@ function Nav() {
             <li key={to}>
               <a href={href(to)} aria-current={active ? 'page' : undefined}>
                 {label}
-                {label === 'Inbox' && unread.value > 0 && <span class="badge"><span aria-hidden="true">{unread.value}</span><span class="visually-hidden">{unread.value} unread</span></span>}
+                {label === 'Inbox' && unread.value > 0 && (
+                  <span class="badge">
+                    <span aria-hidden="true">{unread.value}</span>
+                    <span class="visually-hidden">{unread.value} unread</span>
+                  </span>
+                )}
               </a>
             </li>
           );
@@ -91,8 +98,12 @@ function SignOut() {
 function NotFound() {
   return (
     <Page title="Page not found">
-      <p>There is no console page at <code>{path.value}</code>.</p>
-      <p><a href={href('/')}>Go to the overview</a></p>
+      <p>
+        There is no console page at <code>{path.value}</code>.
+      </p>
+      <p>
+        <a href={href('/')}>Go to the overview</a>
+      </p>
     </Page>
   );
 }
@@ -127,30 +138,48 @@ function App() {
     if (first) setFirst(false);
     else focusTitle();
   });
-  usePoll(async () => {
-    if (!me.value) return;
-    const count = await api.get<{ unread: number }>('/v1/notifications/unread-count').catch(() => null);
-    if (count) unread.value = count.unread;
-  }, 30_000, !!me.value);
+  usePoll(
+    async () => {
+      if (!me.value) return;
+      const count = await api.get<{ unread: number }>('/v1/notifications/unread-count').catch(() => null);
+      if (count) unread.value = count.unread;
+    },
+    30_000,
+    !!me.value,
+  );
   useEffect(() => {
-    if (me.value) void api.get<{ unread: number }>('/v1/notifications/unread-count').then((c) => (unread.value = c.unread)).catch(() => undefined);
+    if (me.value)
+      void api
+        .get<{ unread: number }>('/v1/notifications/unread-count')
+        .then((c) => (unread.value = c.unread))
+        .catch(() => undefined);
   }, [me.value?.account_id]);
 
-  if (!checked.value) return <main id="main"><h1>Presence console</h1><p>Loading…</p></main>;
+  if (!checked.value)
+    return (
+      <main id="main">
+        <h1>Presence console</h1>
+        <p>Loading…</p>
+      </main>
+    );
   if (!me.value || match('/login')) {
     return (
       <main id="main" class="signin">
-        <SignIn onSignedIn={(who) => {
-          me.value = who;
-          signedOut.value = false;
-          navigate(href('/'), true);
-        }} />
+        <SignIn
+          onSignedIn={(who) => {
+            me.value = who;
+            signedOut.value = false;
+            navigate(href('/'), true);
+          }}
+        />
       </main>
     );
   }
   return (
     <div class="frame">
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <Nav />
       <main id="main">
         <Route />

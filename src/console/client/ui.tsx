@@ -30,7 +30,9 @@ export function Page(props: { title: string; children: ComponentChildren; intro?
   }, [props.title]);
   return (
     <>
-      <h1 tabIndex={-1} id="page-title">{props.title}</h1>
+      <h1 tabIndex={-1} id="page-title">
+        {props.title}
+      </h1>
       {props.intro && <p class="intro">{props.intro}</p>}
       {props.children}
     </>
@@ -50,14 +52,23 @@ export function describeError(error: unknown): string {
 
 export function ErrorAlert(props: { error: unknown }) {
   if (!props.error) return null;
-  return <p role="alert" class="error">{describeError(props.error)}</p>;
+  return (
+    <p role="alert" class="error">
+      {describeError(props.error)}
+    </p>
+  );
 }
 
 /** The 422 message for one field, if the error names it. */
 export const fieldError = (error: unknown, name: string) => (error instanceof ApiFailure ? error.fields[name] : undefined);
 
 let fieldIds = 0;
-export function Field(props: { label: string; error?: string; hint?: ComponentChildren; children: (id: string, describedBy: string | undefined) => ComponentChildren }) {
+export function Field(props: {
+  label: string;
+  error?: string;
+  hint?: ComponentChildren;
+  children: (id: string, describedBy: string | undefined) => ComponentChildren;
+}) {
   const id = useRef(`f${++fieldIds}`).current;
   const describedBy = [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
   return (
@@ -65,7 +76,11 @@ export function Field(props: { label: string; error?: string; hint?: ComponentCh
       <label for={id}>{props.label}</label>
       {props.children(id, describedBy)}
       {props.hint && <small id={`${id}-hint`}>{props.hint}</small>}
-      {props.error && <span id={`${id}-error`} class="error" role="alert">{props.error}</span>}
+      {props.error && (
+        <span id={`${id}-error`} class="error" role="alert">
+          {props.error}
+        </span>
+      )}
     </div>
   );
 }

@@ -36,12 +36,64 @@ const PAUSE_FLOOR_MS = 150;
 const MARGIN_MS = 150;
 
 const HANGING = new Set([
-  'and', 'or', 'but', 'so', 'because', 'the', 'a', 'an', 'to', 'of', 'with', 'for', 'in', 'on', 'at', 'if',
-  'my', 'your', 'our', 'their', 'um', 'uh', 'er', 'erm', 'hmm', 'like', 'than', 'that', 'which', 'is', 'are',
+  'and',
+  'or',
+  'but',
+  'so',
+  'because',
+  'the',
+  'a',
+  'an',
+  'to',
+  'of',
+  'with',
+  'for',
+  'in',
+  'on',
+  'at',
+  'if',
+  'my',
+  'your',
+  'our',
+  'their',
+  'um',
+  'uh',
+  'er',
+  'erm',
+  'hmm',
+  'like',
+  'than',
+  'that',
+  'which',
+  'is',
+  'are',
 ]);
 const QUESTION_OPENERS = new Set([
-  'what', 'where', 'when', 'who', 'whom', 'whose', 'why', 'how', 'which', 'can', 'could', 'do', 'does', 'did',
-  'is', 'are', 'was', 'were', 'will', 'would', 'should', 'shall', 'may', 'have', 'has',
+  'what',
+  'where',
+  'when',
+  'who',
+  'whom',
+  'whose',
+  'why',
+  'how',
+  'which',
+  'can',
+  'could',
+  'do',
+  'does',
+  'did',
+  'is',
+  'are',
+  'was',
+  'were',
+  'will',
+  'would',
+  'should',
+  'shall',
+  'may',
+  'have',
+  'has',
 ]);
 
 export type Completeness = 'complete' | 'hanging' | 'unknown';
@@ -52,7 +104,11 @@ export function completeness(text: string | undefined): Completeness {
   const trimmed = text.trim();
   if (!trimmed) return 'unknown';
   if (/[?.!。？！]["')\]]*$/.test(trimmed)) return 'complete';
-  const words = trimmed.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
+  const words = trimmed
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
   if (words.length === 0) return 'unknown';
   if (HANGING.has(words[words.length - 1])) return 'hanging';
   if (words.length >= 3 && QUESTION_OPENERS.has(words[0])) return 'complete';

@@ -114,7 +114,11 @@ export class VisitorListener implements Listener {
   private turns = 0;
   private turnChain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly recognizer: Recognizer, private readonly events: ListenerEvents, options: ListenerOptions = {}) {
+  constructor(
+    private readonly recognizer: Recognizer,
+    private readonly events: ListenerEvents,
+    options: ListenerOptions = {},
+  ) {
     this.options = { ...DEFAULTS, ...definedOnly(options) } as typeof DEFAULTS;
     this.now = options.now ?? (() => performance.now());
     this.endOfTurn = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, ...options.endOfTurn });
@@ -219,8 +223,14 @@ export class VisitorListener implements Listener {
       const frames = this.preroll.splice(0);
       segment = this.segment = {
         turn: ++this.turns,
-        frames, samples: frames.length * VAD_FRAME, voicedMs: 0, voicedOverAgentMs: 0, silenceMs: 0,
-        lastVoicedEndMs: endMs, started: false, bargedIn: false,
+        frames,
+        samples: frames.length * VAD_FRAME,
+        voicedMs: 0,
+        voicedOverAgentMs: 0,
+        silenceMs: 0,
+        lastVoicedEndMs: endMs,
+        started: false,
+        bargedIn: false,
       };
     }
     segment.frames.push(pcm);
@@ -304,11 +314,14 @@ export class VisitorListener implements Listener {
     const controller = new AbortController();
     const result = this.recognizer.transcribe(concatInt16(segment.frames), { ...this.recognitionOptions(), signal: controller.signal });
     const speculation = { controller, result, text: undefined as string | undefined };
-    result.then((t) => {
-      speculation.text = t.text;
-      // It heard every word so far and the visitor has not spoken since (a voiced frame would have aborted it).
-      if (this.segment === segment && segment.speculation === speculation) this.tell(segment, t.text, t.language);
-    }, () => {});
+    result.then(
+      (t) => {
+        speculation.text = t.text;
+        // It heard every word so far and the visitor has not spoken since (a voiced frame would have aborted it).
+        if (this.segment === segment && segment.speculation === speculation) this.tell(segment, t.text, t.language);
+      },
+      () => {},
+    );
     segment.speculation = speculation;
   }
 
@@ -329,7 +342,7 @@ export class VisitorListener implements Listener {
     // A speculation started after the last voiced frame has heard every word of the turn.
     const recognition = segment.stream
       ? segment.stream.finish()
-      : segment.speculation?.result ?? this.recognizer.transcribe(audio, this.recognitionOptions());
+      : (segment.speculation?.result ?? this.recognizer.transcribe(audio, this.recognitionOptions()));
     recognition.catch(() => {}); // reported in order below
     this.queuedTurns++;
     this.turnChain = this.turnChain.then(async () => {

@@ -45,7 +45,10 @@ export class SileroVad implements VoiceActivityDetector {
   private state = new Float32Array(2 * 128);
   private input = new Float32Array(CONTEXT + VAD_FRAME);
 
-  private constructor(private readonly ort: Ort, private readonly session: import('onnxruntime-node').InferenceSession) {}
+  private constructor(
+    private readonly ort: Ort,
+    private readonly session: import('onnxruntime-node').InferenceSession,
+  ) {}
 
   static async create(): Promise<SileroVad> {
     shared ??= loadShared().catch((error) => {

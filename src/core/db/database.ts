@@ -49,7 +49,15 @@ export async function openDatabase(options: OpenOptions): Promise<OpenedDatabase
     // a proxy's idle timeout) is reported as an 'error' event on the pool; unhandled, it would
     // crash the process. The pool drops that client and opens a new one on the next query.
     pool.on('error', (error) => {
-      process.stderr.write(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, msg: 'PostgreSQL closed an idle connection; the pool replaces it', err: { message: error.message, code: (error as { code?: string }).code } }) + '\n');
+      process.stderr.write(
+        JSON.stringify({
+          level: 40,
+          time: Date.now(),
+          pid: process.pid,
+          msg: 'PostgreSQL closed an idle connection; the pool replaces it',
+          err: { message: error.message, code: (error as { code?: string }).code },
+        }) + '\n',
+      );
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     if (options.migrate !== false) await migrateToLatest(db);
@@ -106,6 +114,8 @@ function createDataFolder(pgdata: string, startParams: string[]): Promise<void> 
     let errors = '';
     child.stderr.setEncoding('utf8').on('data', (text: string) => (errors = (errors + text).slice(-2000)));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgdata} failed (exit ${code}): ${errors.trim()}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`creating the embedded database in ${pgdata} failed (exit ${code}): ${errors.trim()}`)),
+    );
   });
 }

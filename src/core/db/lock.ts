@@ -7,7 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export class DataDirLockedError extends Error {
-  constructor(readonly pid: number, readonly lockPath: string) {
+  constructor(
+    readonly pid: number,
+    readonly lockPath: string,
+  ) {
     super(`DATA_DIR is in use by process ${pid} (${lockPath}); stop it or point DATA_DIR elsewhere`);
   }
 }

@@ -47,7 +47,11 @@ export class DatabaseMaintenance {
   private readonly firstDelayMs: number;
   private readonly budgetMs: number;
 
-  constructor(private readonly db: Db, private readonly log: MaintenanceLogger, options: MaintenanceOptions = {}) {
+  constructor(
+    private readonly db: Db,
+    private readonly log: MaintenanceLogger,
+    options: MaintenanceOptions = {},
+  ) {
     this.everyMs = (options.everyHours ?? 24) * 3_600_000;
     this.firstDelayMs = (options.firstDelaySeconds ?? 600) * 1000;
     this.budgetMs = (options.budgetSeconds ?? 60) * 1000;
@@ -75,11 +79,14 @@ export class DatabaseMaintenance {
     if (this.stopped) return;
     clearTimeout(this.timer);
     // setTimeout holds at most 2^31-1 ms (24.8 days).
-    this.timer = setTimeout(() => {
-      this.run()
-        .catch((error: Error) => this.log.warn({ err: { message: error.message } }, 'database maintenance failed; it is tried again next period'))
-        .finally(() => this.schedule(this.backlog.length ? Math.min(this.everyMs, 3_600_000) : this.everyMs));
-    }, Math.min(Math.max(0, delayMs), 2 ** 31 - 1));
+    this.timer = setTimeout(
+      () => {
+        this.run()
+          .catch((error: Error) => this.log.warn({ err: { message: error.message } }, 'database maintenance failed; it is tried again next period'))
+          .finally(() => this.schedule(this.backlog.length ? Math.min(this.everyMs, 3_600_000) : this.everyMs));
+      },
+      Math.min(Math.max(0, delayMs), 2 ** 31 - 1),
+    );
     this.timer.unref();
   }
 
@@ -104,7 +111,12 @@ export class DatabaseMaintenance {
     this.backlog = queue;
     const run = { tables: done, deferred: queue.length, ms: Date.now() - began };
     if (!queue.length) await this.recordRun();
-    this.log.info(run, queue.length ? 'database maintenance: VACUUM (ANALYZE) ran out of time; the other tables follow within the hour' : 'database maintenance: VACUUM (ANALYZE) of every table done');
+    this.log.info(
+      run,
+      queue.length
+        ? 'database maintenance: VACUUM (ANALYZE) ran out of time; the other tables follow within the hour'
+        : 'database maintenance: VACUUM (ANALYZE) of every table done',
+    );
     return run;
   }
 
@@ -116,6 +128,10 @@ export class DatabaseMaintenance {
 
   private async recordRun(): Promise<void> {
     const value = new Date().toISOString();
-    await this.db.insertInto('settings').values({ key: LAST_RUN_KEY, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute();
+    await this.db
+      .insertInto('settings')
+      .values({ key: LAST_RUN_KEY, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
   }
 }

@@ -42,7 +42,10 @@ function partTris(model: IctModel, names: string[]): Tri[] {
   for (const n of names) {
     const p = model.parts.get(n)!;
     for (let t = p.triStart; t < p.triStart + p.triCount; t++) {
-      out.push({ v: [model.triVertex[t * 3], model.triVertex[t * 3 + 1], model.triVertex[t * 3 + 2]], t: [model.triUv[t * 3], model.triUv[t * 3 + 1], model.triUv[t * 3 + 2]] });
+      out.push({
+        v: [model.triVertex[t * 3], model.triVertex[t * 3 + 1], model.triVertex[t * 3 + 2]],
+        t: [model.triUv[t * 3], model.triUv[t * 3 + 1], model.triUv[t * 3 + 2]],
+      });
     }
   }
   return out;
@@ -53,9 +56,15 @@ function vertexNormals(pos: Float32Array, tris: Tri[], count: number): Float32Ar
   const n = new Float32Array(count * 3);
   for (const { v } of tris) {
     const [a, b, c] = [v[0] * 3, v[1] * 3, v[2] * 3];
-    const ux = pos[b] - pos[a], uy = pos[b + 1] - pos[a + 1], uz = pos[b + 2] - pos[a + 2];
-    const vx = pos[c] - pos[a], vy = pos[c + 1] - pos[a + 1], vz = pos[c + 2] - pos[a + 2];
-    const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+    const ux = pos[b] - pos[a],
+      uy = pos[b + 1] - pos[a + 1],
+      uz = pos[b + 2] - pos[a + 2];
+    const vx = pos[c] - pos[a],
+      vy = pos[c + 1] - pos[a + 1],
+      vz = pos[c + 2] - pos[a + 2];
+    const nx = uy * vz - uz * vy,
+      ny = uz * vx - ux * vz,
+      nz = ux * vy - uy * vx;
     for (const o of [a, b, c]) {
       n[o] += nx;
       n[o + 1] += ny;
@@ -151,11 +160,12 @@ const lin = (hex: string, k = 1): [number, number, number, number] => {
 function eyeSphere(pos: Float32Array, start: number, count: number): { c: V3; r: number } {
   const mn = [Infinity, Infinity, Infinity];
   const mx = [-Infinity, -Infinity, -Infinity];
-  for (let i = start; i < start + count; i++) for (let k = 0; k < 3; k++) {
-    mn[k] = Math.min(mn[k], pos[i * 3 + k]);
-    mx[k] = Math.max(mx[k], pos[i * 3 + k]);
-  }
-  const r = ((mx[0] - mn[0]) + (mx[1] - mn[1])) / 4;
+  for (let i = start; i < start + count; i++)
+    for (let k = 0; k < 3; k++) {
+      mn[k] = Math.min(mn[k], pos[i * 3 + k]);
+      mx[k] = Math.max(mx[k], pos[i * 3 + k]);
+    }
+  const r = (mx[0] - mn[0] + (mx[1] - mn[1])) / 4;
   return { c: [(mn[0] + mx[0]) / 2, (mn[1] + mx[1]) / 2, mn[2] + r], r };
 }
 
@@ -209,33 +219,44 @@ function skullSdf(pos: Float32Array, model: IctModel): (p: V3) => number {
   }
   // fill empty cells from their neighbours, then smooth
   for (let pass = 0; pass < 6; pass++) {
-    for (let a = 0; a < NP; a++) for (let b = 0; b < NT; b++) {
-      if (rad[a * NT + b]) continue;
-      let s = 0, n = 0;
-      for (const [da, db] of [[1, 0], [-1, 0], [0, 1], [0, -1]]) {
-        const aa = a + da;
-        if (aa < 0 || aa >= NP) continue;
-        const v = rad[aa * NT + ((b + db + NT) % NT)];
-        if (v) s += v, n++;
+    for (let a = 0; a < NP; a++)
+      for (let b = 0; b < NT; b++) {
+        if (rad[a * NT + b]) continue;
+        let s = 0,
+          n = 0;
+        for (const [da, db] of [
+          [1, 0],
+          [-1, 0],
+          [0, 1],
+          [0, -1],
+        ]) {
+          const aa = a + da;
+          if (aa < 0 || aa >= NP) continue;
+          const v = rad[aa * NT + ((b + db + NT) % NT)];
+          if (v) (s += v), n++;
+        }
+        if (n) rad[a * NT + b] = s / n;
       }
-      if (n) rad[a * NT + b] = s / n;
-    }
   }
   const sm = Float32Array.from(rad);
-  for (let a = 1; a < NP - 1; a++) for (let b = 0; b < NT; b++) {
-    let s = 0;
-    for (let da = -1; da <= 1; da++) for (let db = -1; db <= 1; db++) s += rad[(a + da) * NT + ((b + db + NT) % NT)];
-    sm[a * NT + b] = s / 9;
-  }
+  for (let a = 1; a < NP - 1; a++)
+    for (let b = 0; b < NT; b++) {
+      let s = 0;
+      for (let da = -1; da <= 1; da++) for (let db = -1; db <= 1; db++) s += rad[(a + da) * NT + ((b + db + NT) % NT)];
+      sm[a * NT + b] = s / 9;
+    }
   return (p) => {
-    const x = p[0] - C[0], y = p[1] - C[1], z = p[2] - C[2];
+    const x = p[0] - C[0],
+      y = p[1] - C[1],
+      z = p[2] - C[2];
     const r = Math.hypot(x, y, z) || 1e-6;
     const fa = (Math.acos(clamp(y / r, -1, 1)) / Math.PI) * NP - 0.5;
     const fb = ((Math.atan2(x, z) + Math.PI) / (2 * Math.PI)) * NT - 0.5;
     const a0 = Math.max(0, Math.min(NP - 2, Math.floor(fa)));
     const b0 = Math.floor(fb);
-    const ta = clamp(fa - a0), tb = fb - b0;
-    const at = (a: number, b: number) => sm[a * NT + ((b % NT) + NT) % NT];
+    const ta = clamp(fa - a0),
+      tb = fb - b0;
+    const at = (a: number, b: number) => sm[a * NT + (((b % NT) + NT) % NT)];
     const R = (at(a0, b0) * (1 - tb) + at(a0, b0 + 1) * tb) * (1 - ta) + (at(a0 + 1, b0) * (1 - tb) + at(a0 + 1, b0 + 1) * tb) * ta;
     return r - R - 0.1;
   };
@@ -262,19 +283,51 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
   // Skin: face, head and neck, mouth socket and eye sockets in one mesh (they share the seams).
   const skinParts = ['face', 'headNeck', 'mouthSocket', 'eyeSocketLeft', 'eyeSocketRight'];
   const skinNormals = vertexNormals(pos, allTris(skinParts), model.vertexCount);
-  const head = split(model, { tris: allTris(skinParts.filter((p) => p !== 'mouthSocket')), pos, normals: skinNormals, uv: (u, v) => [u / 2, v], material: 'Skin', morphs, allTargets: true });
+  const head = split(model, {
+    tris: allTris(skinParts.filter((p) => p !== 'mouthSocket')),
+    pos,
+    normals: skinNormals,
+    uv: (u, v) => [u / 2, v],
+    material: 'Skin',
+    morphs,
+    allTargets: true,
+  });
   meshes.push({ name: 'Head', primitives: [head.prim], targetNames: head.names, targets: [head.targets] });
 
   // Mouth interior: lighter at the front, dark deep inside (a cheap stand-in for occlusion), and
   // with almost no specular: a dark but glossy cavity mirrors the room and reads as grey metal.
   const depthShade = (lo: number, hi: number, reach: number) => (v: number) => lo + (hi - lo) * smoothstep(lipZ - reach, lipZ - 0.6, pos[v * 3 + 2]);
-  const socket = split(model, { tris: allTris(['mouthSocket']), pos, normals: skinNormals, uv: (u, v) => [u / 2, v], color: depthShade(0.03, 1, 2.2), material: 'Mouth', morphs });
+  const socket = split(model, {
+    tris: allTris(['mouthSocket']),
+    pos,
+    normals: skinNormals,
+    uv: (u, v) => [u / 2, v],
+    color: depthShade(0.03, 1, 2.2),
+    material: 'Mouth',
+    morphs,
+  });
   meshes.push({ name: 'Mouth', primitives: [socket.prim], targetNames: socket.names, targets: [socket.targets] });
   const teethTris = allTris(['teeth']);
-  const teeth = split(model, { tris: teethTris, pos, normals: vertexNormals(pos, teethTris, model.vertexCount), uv: (u, v) => [u - 3, v], color: depthShade(0.25, 1, 3.2), material: 'Teeth', morphs });
+  const teeth = split(model, {
+    tris: teethTris,
+    pos,
+    normals: vertexNormals(pos, teethTris, model.vertexCount),
+    uv: (u, v) => [u - 3, v],
+    color: depthShade(0.25, 1, 3.2),
+    material: 'Teeth',
+    morphs,
+  });
   meshes.push({ name: 'Teeth', primitives: [teeth.prim], targetNames: teeth.names, targets: [teeth.targets] });
   const gumTris = allTris(['gumsTongue']);
-  const tongue = split(model, { tris: gumTris, pos, normals: vertexNormals(pos, gumTris, model.vertexCount), uv: (u, v) => [u - 2, v], color: depthShade(0.05, 0.45, 3.0), material: 'Tongue', morphs });
+  const tongue = split(model, {
+    tris: gumTris,
+    pos,
+    normals: vertexNormals(pos, gumTris, model.vertexCount),
+    uv: (u, v) => [u - 2, v],
+    color: depthShade(0.05, 0.45, 3.0),
+    material: 'Tongue',
+    morphs,
+  });
   meshes.push({ name: 'Tongue', primitives: [tongue.prim], targetNames: tongue.names, targets: [tongue.targets] });
 
   // Eyes: own nodes at the eyeball centre, so turning the node turns the eye in place.
@@ -293,12 +346,29 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
     const sTris = allTris([`sclera${side}`]).filter((t) => Math.max(...t.v.map(angle)) > CORNEA_CUT_DEG && Math.min(...t.v.map(angle)) < SCLERA_KEEP_DEG);
     // the iris is an inner sphere: only its front cap shows through the cornea window
     const iTris = allTris([`iris${side}`]).filter((t) => Math.min(...t.v.map(angle)) < IRIS_KEEP_DEG);
-    const sc = split(model, { tris: sTris, pos, normals: vertexNormals(pos, sTris, model.vertexCount), uv: (u, v) => [u, v], color: (v) => 1 - 0.5 * smoothstep(60, 120, angle(v)), origin: c, material: 'Sclera' });
+    const sc = split(model, {
+      tris: sTris,
+      pos,
+      normals: vertexNormals(pos, sTris, model.vertexCount),
+      uv: (u, v) => [u, v],
+      color: (v) => 1 - 0.5 * smoothstep(60, 120, angle(v)),
+      origin: c,
+      material: 'Sclera',
+    });
     const ir = split(model, { tris: iTris, pos, normals: vertexNormals(pos, iTris, model.vertexCount), uv: (u, v) => [u, v], origin: c, material: 'Iris' });
     meshes.push({ name: `Eye${side}`, translation: [c[0] * CM, c[1] * CM, c[2] * CM], primitives: [sc.prim, ir.prim] });
     if (side === 'Left') {
-      for (const [tris, group] of [[allTris(['scleraLeft']), 0], [iTris, 1]] as const) {
-        for (const t of tris) eyeTris.push({ uv: t.t.map((q) => [model.uvs[q * 2], model.uvs[q * 2 + 1]] as [number, number]), p: t.v.map((v) => [pos[v * 3] - c[0], pos[v * 3 + 1] - c[1], 0] as V3), a: t.v.map(angle) as [number, number, number], group });
+      for (const [tris, group] of [
+        [allTris(['scleraLeft']), 0],
+        [iTris, 1],
+      ] as const) {
+        for (const t of tris)
+          eyeTris.push({
+            uv: t.t.map((q) => [model.uvs[q * 2], model.uvs[q * 2 + 1]] as [number, number]),
+            p: t.v.map((v) => [pos[v * 3] - c[0], pos[v * 3 + 1] - c[1], 0] as V3),
+            a: t.v.map(angle) as [number, number, number],
+            group,
+          });
       }
     }
   }
@@ -307,13 +377,27 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
   // where it tucks under the lids and clear over the middle of the eye.
   const occTris = allTris(['eyeOcclusionLeft', 'eyeOcclusionRight']);
   const occT = occlusionDepth(pos, occTris);
-  const occ = split(model, { tris: occTris, pos, normals: vertexNormals(pos, occTris, model.vertexCount), uv: (u, v) => [u, v], material: 'EyeShadow', morphs });
+  const occ = split(model, {
+    tris: occTris,
+    pos,
+    normals: vertexNormals(pos, occTris, model.vertexCount),
+    uv: (u, v) => [u, v],
+    material: 'EyeShadow',
+    morphs,
+  });
   meshes.push({ name: 'EyeShadow', primitives: [occ.prim], targetNames: occ.names, targets: [occ.targets] });
 
   // Lashes: the FaceKit's stacked strips; each strip's v runs from the lid margin to the tips.
   const lashTris = allTris(['eyelashesLeft', 'eyelashesRight']);
   const tipness = lashTipness(model, pos, lashTris);
-  const lashes = split(model, { tris: lashTris, pos, normals: vertexNormals(pos, lashTris, model.vertexCount), uv: (u, v) => [(u - 6) / 1, v], material: 'Lash', morphs });
+  const lashes = split(model, {
+    tris: lashTris,
+    pos,
+    normals: vertexNormals(pos, lashTris, model.vertexCount),
+    uv: (u, v) => [(u - 6) / 1, v],
+    material: 'Lash',
+    morphs,
+  });
   meshes.push({ name: 'Eyelashes', primitives: [lashes.prim], targetNames: lashes.names, targets: [lashes.targets] });
 
   // Hair over this head's own scalp, and the clothed torso.
@@ -328,7 +412,15 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
   if (look.hairStyle !== 'bald') {
     const hair = hairShells(look, seed, skullSdf(pos, model));
     // the soft layer last: it blends over the alpha-tested hair already in the depth buffer
-    meshes.push({ name: 'Hair', primitives: [toPrim(hair.inner, 'HairBase'), toPrim(hair.outer, 'Hair'), ...[hair.extra, hair.cards].filter((g) => g.idx.length).map((g) => toPrim(g, 'Hair')), ...(hair.soft.idx.length ? [toPrim(hair.soft, 'HairSoft')] : [])] });
+    meshes.push({
+      name: 'Hair',
+      primitives: [
+        toPrim(hair.inner, 'HairBase'),
+        toPrim(hair.outer, 'Hair'),
+        ...[hair.extra, hair.cards].filter((g) => g.idx.length).map((g) => toPrim(g, 'Hair')),
+        ...(hair.soft.idx.length ? [toPrim(hair.soft, 'HairSoft')] : []),
+      ],
+    });
   }
   meshes.push({ name: 'Body', primitives: [toPrim(torso(male, neckFit(model, pos)), 'Shirt')] });
 
@@ -337,36 +429,80 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
   const groupOf = (part: string) => (part === 'mouthSocket' ? 1 : part.startsWith('eyeSocket') ? 2 : 0);
   for (const part of skinParts) {
     const g = groupOf(part);
-    for (const t of allTris([part])) skinRasterTris.push({ uv: t.t.map((q) => [model.uvs[q * 2] / 2, model.uvs[q * 2 + 1]] as [number, number]), p: t.v.map(P) as [V3, V3, V3], group: g });
+    for (const t of allTris([part]))
+      skinRasterTris.push({ uv: t.t.map((q) => [model.uvs[q * 2] / 2, model.uvs[q * 2 + 1]] as [number, number]), p: t.v.map(P) as [V3, V3, V3], group: g });
   }
   const age = look.age ?? 0.3;
-  const skin = paintSkin(rasterise(skinRasterTris, 2048, 1024), { skin: look.skin, lips: look.lips, hair: look.hair, age, male, beard: look.beard ?? null, brows: male ? 0.85 : 0.6 }, lm, seed);
+  const skin = paintSkin(
+    rasterise(skinRasterTris, 2048, 1024),
+    { skin: look.skin, lips: look.lips, hair: look.hair, age, male, beard: look.beard ?? null, brows: male ? 0.85 : 0.6 },
+    lm,
+    seed,
+  );
   if (process.env.FACES_DEBUG_DIR) {
     const fs = await import('node:fs');
     fs.writeFileSync(`${process.env.FACES_DEBUG_DIR}/${face.avatar_id}-skin.jpg`, skin.color);
   }
-  const eyeRaster = rasterise(eyeTris.filter((t) => t.group === 0), 256, 256);
-  const irisRaster = rasterise(eyeTris.filter((t) => t.group === 1), 256, 256);
+  const eyeRaster = rasterise(
+    eyeTris.filter((t) => t.group === 0),
+    256,
+    256,
+  );
+  const irisRaster = rasterise(
+    eyeTris.filter((t) => t.group === 1),
+    256,
+    256,
+  );
   const scleraTex = paintEye(eyeRaster, look.eyes, seed, PUPIL_DEG, IRIS_DEG);
   const irisTex = paintEye(irisRaster, look.eyes, seed, PUPIL_DEG, IRIS_DEG);
-  const lashRaster = rasterise(lashTris.map((t) => ({ uv: t.t.map((q) => [model.uvs[q * 2] - 6, model.uvs[q * 2 + 1]] as [number, number]), p: t.v.map(P) as [V3, V3, V3], a: t.v.map((v) => tipness.get(v) ?? 0) as [number, number, number], group: 0 })), 512, 256, 2);
+  const lashRaster = rasterise(
+    lashTris.map((t) => ({
+      uv: t.t.map((q) => [model.uvs[q * 2] - 6, model.uvs[q * 2 + 1]] as [number, number]),
+      p: t.v.map(P) as [V3, V3, V3],
+      a: t.v.map((v) => tipness.get(v) ?? 0) as [number, number, number],
+      group: 0,
+    })),
+    512,
+    256,
+    2,
+  );
   // texels of strips on the lower lid (their 3D points lie below the eye's centre)
   const lashTex = paintLashes(lashRaster, seed, (x, y) => {
     const o = y * lashRaster.width + x;
     return lashRaster.pos[o * 3 + 1] < leftCentre[1] - 0.2;
   });
-  const occRaster = rasterise(allTris(['eyeOcclusionLeft']).map((t) => ({ uv: t.t.map((q) => [model.uvs[q * 2], model.uvs[q * 2 + 1]] as [number, number]), p: t.v.map(P) as [V3, V3, V3], a: t.v.map((v) => occT.get(v) ?? 0) as [number, number, number], group: 0 })), 128, 128, 2);
+  const occRaster = rasterise(
+    allTris(['eyeOcclusionLeft']).map((t) => ({
+      uv: t.t.map((q) => [model.uvs[q * 2], model.uvs[q * 2 + 1]] as [number, number]),
+      p: t.v.map(P) as [V3, V3, V3],
+      a: t.v.map((v) => occT.get(v) ?? 0) as [number, number, number],
+      group: 0,
+    })),
+    128,
+    128,
+    2,
+  );
   const occTex = paintEyeShadow(occRaster);
   const hairTex = hairTexture(seed, look.hairStyle === 'curly');
   const shirt = SHIRTS[seed % SHIRTS.length];
-  const hairCol = lin(look.hair, look.hairStyle === 'buzz' ? 0.9 : 1).map((c, i) => (i < 3 ? Math.max(c, [0.03, 0.022, 0.017][i]) : c)) as [number, number, number, number];
+  const hairCol = lin(look.hair, look.hairStyle === 'buzz' ? 0.9 : 1).map((c, i) => (i < 3 ? Math.max(c, [0.03, 0.022, 0.017][i]) : c)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const materials: MaterialSpec[] = [
     // Skin: painted albedo, pore normals, roughness (oily T-zone, wet lips); a warm reddish sheen
     // stands in for light scattered under the skin at grazing angles (subsurface on the cheap).
     {
-      name: 'Skin', color: [1, 1, 1, 1], roughness: 1, texture: { data: skin.color, mime: 'image/jpeg' },
-      normalTexture: { data: skin.normal, mime: 'image/jpeg', scale: 0.5 }, roughnessTexture: { data: skin.roughness, mime: 'image/jpeg' },
-      sheen: { color: [0.14, 0.05, 0.035], roughness: 0.4 }, specular: 0.5,
+      name: 'Skin',
+      color: [1, 1, 1, 1],
+      roughness: 1,
+      texture: { data: skin.color, mime: 'image/jpeg' },
+      normalTexture: { data: skin.normal, mime: 'image/jpeg', scale: 0.5 },
+      roughnessTexture: { data: skin.roughness, mime: 'image/jpeg' },
+      sheen: { color: [0.14, 0.05, 0.035], roughness: 0.4 },
+      specular: 0.5,
     },
     { name: 'Sclera', color: [1, 1, 1, 1], roughness: 0.2, texture: { data: scleraTex, mime: 'image/jpeg' }, clearcoat: { factor: 1, roughness: 0.03 } },
     // The iris sits behind the (cut) cornea: its clearcoat is the wet cornea highlight.
@@ -376,19 +512,47 @@ export async function buildIctFace(face: Face): Promise<BuiltFace> {
     { name: 'Tongue', color: [0.55, 0.2, 0.2, 1], roughness: 0.5, specular: 0.2 },
     { name: 'EyeShadow', color: [0.05, 0.03, 0.03, 1], roughness: 1, specular: 0, texture: { data: occTex, mime: 'image/png' }, blend: true },
     { name: 'Lash', color: [1, 1, 1, 1], roughness: 1, specular: 0, texture: { data: lashTex, mime: 'image/png' }, blend: true, doubleSided: true },
-    { name: 'HairBase', color: hairCol.map((c, i) => (i < 3 ? c * 0.85 : 1)) as [number, number, number, number], roughness: 0.8, specular: 0.25, texture: { data: hairTex, mime: 'image/png' } },
-    { name: 'Hair', color: hairCol, roughness: 0.72, specular: 0.25, texture: { data: hairTex, mime: 'image/png' }, alphaCutoff: 0.45, doubleSided: true, sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 0.6 + 0.03)) as [number, number, number], roughness: 0.6 } },
+    {
+      name: 'HairBase',
+      color: hairCol.map((c, i) => (i < 3 ? c * 0.85 : 1)) as [number, number, number, number],
+      roughness: 0.8,
+      specular: 0.25,
+      texture: { data: hairTex, mime: 'image/png' },
+    },
+    {
+      name: 'Hair',
+      color: hairCol,
+      roughness: 0.72,
+      specular: 0.25,
+      texture: { data: hairTex, mime: 'image/png' },
+      alphaCutoff: 0.45,
+      doubleSided: true,
+      sheen: { color: hairCol.slice(0, 3).map((c) => Math.min(1, c * 0.6 + 0.03)) as [number, number, number], roughness: 0.6 },
+    },
     // The same strands alpha-blended over the hair's fading edges (hair.ts, softEdges).
     { name: 'HairSoft', color: hairCol, roughness: 0.72, specular: 0.25, texture: { data: hairTex, mime: 'image/png' }, blend: true, doubleSided: true },
-    { name: 'Shirt', color: [srgbToLinear(shirt[0]), srgbToLinear(shirt[1]), srgbToLinear(shirt[2]), 1], roughness: 0.9, sheen: { color: [0.3, 0.3, 0.3], roughness: 0.6 } },
+    {
+      name: 'Shirt',
+      color: [srgbToLinear(shirt[0]), srgbToLinear(shirt[1]), srgbToLinear(shirt[2]), 1],
+      roughness: 0.9,
+      sheen: { color: [0.3, 0.3, 0.3], roughness: 0.6 },
+    },
   ];
   const glb = await writeGlb(meshes, materials, { generator: 'presence-faces (ICT FaceKit, MIT)', avatar_id: face.avatar_id, name: face.name });
   return { glb, morphs: names };
 }
 
 const SHIRTS: [number, number, number][] = [
-  [0.16, 0.2, 0.28], [0.52, 0.55, 0.6], [0.62, 0.32, 0.22], [0.12, 0.12, 0.13], [0.82, 0.8, 0.76],
-  [0.25, 0.32, 0.22], [0.45, 0.18, 0.22], [0.2, 0.3, 0.45], [0.35, 0.36, 0.4], [0.6, 0.55, 0.45],
+  [0.16, 0.2, 0.28],
+  [0.52, 0.55, 0.6],
+  [0.62, 0.32, 0.22],
+  [0.12, 0.12, 0.13],
+  [0.82, 0.8, 0.76],
+  [0.25, 0.32, 0.22],
+  [0.45, 0.18, 0.22],
+  [0.2, 0.3, 0.45],
+  [0.35, 0.36, 0.4],
+  [0.6, 0.55, 0.45],
 ];
 
 /**
@@ -405,7 +569,8 @@ function tongueOutDelta(model: IctModel, pos: Float32Array): Float32Array {
   for (let i = gums.start; i < gums.start + gums.count; i++) {
     if (Math.abs(pos[i * 3]) > 2.5 || pos[i * 3 + 1] > teethY) continue;
     let near = Infinity;
-    for (let t = teeth.start; t < teeth.start + teeth.count && near > 0.35; t += 2) near = Math.min(near, Math.hypot(pos[i * 3] - pos[t * 3], pos[i * 3 + 1] - pos[t * 3 + 1], pos[i * 3 + 2] - pos[t * 3 + 2]));
+    for (let t = teeth.start; t < teeth.start + teeth.count && near > 0.35; t += 2)
+      near = Math.min(near, Math.hypot(pos[i * 3] - pos[t * 3], pos[i * 3 + 1] - pos[t * 3 + 1], pos[i * 3 + 2] - pos[t * 3 + 2]));
     if (near > 0.35) tongue.push(i);
   }
   if (!tongue.length) return d;
@@ -432,15 +597,17 @@ function geoNormals(g: Geo): Float32Array {
 function occlusionDepth(pos: Float32Array, tris: Tri[]): Map<number, number> {
   const edges = new Map<string, number>();
   const nb = new Map<number, Set<number>>();
-  for (const { v } of tris) for (let k = 0; k < 3; k++) {
-    const a = v[k], b = v[(k + 1) % 3];
-    const key = a < b ? `${a}_${b}` : `${b}_${a}`;
-    edges.set(key, (edges.get(key) ?? 0) + 1);
-    if (!nb.has(a)) nb.set(a, new Set());
-    if (!nb.has(b)) nb.set(b, new Set());
-    nb.get(a)!.add(b);
-    nb.get(b)!.add(a);
-  }
+  for (const { v } of tris)
+    for (let k = 0; k < 3; k++) {
+      const a = v[k],
+        b = v[(k + 1) % 3];
+      const key = a < b ? `${a}_${b}` : `${b}_${a}`;
+      edges.set(key, (edges.get(key) ?? 0) + 1);
+      if (!nb.has(a)) nb.set(a, new Set());
+      if (!nb.has(b)) nb.set(b, new Set());
+      nb.get(a)!.add(b);
+      nb.get(b)!.add(a);
+    }
   const boundary = new Set<number>();
   for (const [key, n] of edges) if (n === 1) for (const x of key.split('_')) boundary.add(Number(x));
   // inner edge: boundary vertices nearer their eye's centre (in the face plane) than the median
@@ -470,7 +637,8 @@ function occlusionDepth(pos: Float32Array, tris: Tri[]): Map<number, number> {
   const outer = hops([...boundary].filter((v) => r(v) >= median));
   const out = new Map<number, number>();
   for (const v of nb.keys()) {
-    const a = inner.get(v) ?? 0, b = outer.get(v) ?? 0;
+    const a = inner.get(v) ?? 0,
+      b = outer.get(v) ?? 0;
     out.set(v, a + b ? a / (a + b) : 0);
   }
   return out;
@@ -487,10 +655,11 @@ function lashTipness(model: IctModel, pos: Float32Array, tris: Tri[]): Map<numbe
     return r;
   };
   const vUv = new Map<number, number>();
-  for (const t of tris) for (let k = 0; k < 3; k++) {
-    if (!parent.has(t.v[k])) parent.set(t.v[k], t.v[k]);
-    vUv.set(t.v[k], model.uvs[t.t[k] * 2 + 1]);
-  }
+  for (const t of tris)
+    for (let k = 0; k < 3; k++) {
+      if (!parent.has(t.v[k])) parent.set(t.v[k], t.v[k]);
+      vUv.set(t.v[k], model.uvs[t.t[k] * 2 + 1]);
+    }
   for (const t of tris) {
     const a = find(t.v[0]);
     parent.set(find(t.v[1]), a);
@@ -511,11 +680,14 @@ function lashTipness(model: IctModel, pos: Float32Array, tris: Tri[]): Map<numbe
     // which end is the root: the one nearer the eye's centre line
     const side = pos[verts[0] * 3] > 0 ? lidX : -lidX;
     const dist = (v: number) => Math.hypot(pos[v * 3] - side, pos[v * 3 + 1] - 2.7, pos[v * 3 + 2] - 2.0);
-    let dLo = 0, dHi = 0, nLo = 0, nHi = 0;
+    let dLo = 0,
+      dHi = 0,
+      nLo = 0,
+      nHi = 0;
     for (const v of verts) {
       const t = (vUv.get(v)! - lo) / (hi - lo || 1);
-      if (t < 0.2) dLo += dist(v), nLo++;
-      if (t > 0.8) dHi += dist(v), nHi++;
+      if (t < 0.2) (dLo += dist(v)), nLo++;
+      if (t > 0.8) (dHi += dist(v)), nHi++;
     }
     const rootLow = dLo / (nLo || 1) < dHi / (nHi || 1);
     for (const v of verts) {

@@ -8,7 +8,12 @@
 import zlib from 'node:zlib';
 
 export type SectionType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'f32';
-export interface SectionInfo { name: string; type: SectionType; offset: number; length: number }
+export interface SectionInfo {
+  name: string;
+  type: SectionType;
+  offset: number;
+  length: number;
+}
 type Typed = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Float32Array;
 
 const CTORS = { u8: Uint8Array, i8: Int8Array, u16: Uint16Array, i16: Int16Array, u32: Uint32Array, f32: Float32Array } as const;
@@ -39,7 +44,9 @@ export function writeContainer(meta: Record<string, unknown>, sections: Record<s
   const head = Buffer.alloc(4);
   head.writeUInt32LE(json.length);
   const raw = Buffer.concat([head, json, ...chunks]);
-  return zlib.brotliCompressSync(raw, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length } });
+  return zlib.brotliCompressSync(raw, {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
+  });
 }
 
 export interface Container<M> {

@@ -9,7 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readContainer } from './format.js';
 
-export interface PartRange { name: string; start: number; count: number; triStart: number; triCount: number }
+export interface PartRange {
+  name: string;
+  start: number;
+  count: number;
+  triStart: number;
+  triCount: number;
+}
 
 export interface IctModel {
   vertexCount: number;
@@ -33,7 +39,15 @@ let cached: IctModel | null = null;
 
 export function loadIctModel(): IctModel {
   if (cached) return cached;
-  const mesh = readContainer<{ vertexCount: number; parts: PartRange[]; positionMin: number[]; positionMax: number[]; uvMin: number[]; uvMax: number[]; landmarks68: number[] }>(fs.readFileSync(path.join(DIR, 'mesh.bin')));
+  const mesh = readContainer<{
+    vertexCount: number;
+    parts: PartRange[];
+    positionMin: number[];
+    positionMax: number[];
+    uvMin: number[];
+    uvMax: number[];
+    landmarks68: number[];
+  }>(fs.readFileSync(path.join(DIR, 'mesh.bin')));
   const m = mesh.meta;
   const q = mesh.get<Uint16Array>('positions');
   const neutral = new Float32Array(q.length);

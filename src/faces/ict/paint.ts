@@ -19,7 +19,12 @@ export interface Raster {
   group: Int8Array;
 }
 
-export interface RasterTri { uv: [number, number][]; p: [number, number, number][]; a?: [number, number, number]; group: number }
+export interface RasterTri {
+  uv: [number, number][];
+  p: [number, number, number][];
+  a?: [number, number, number];
+  group: number;
+}
 
 /** Rasterises triangles given in texture coordinates (0..1, v up) into a position map, then grows it a few texels so seams do not bleed. */
 export function rasterise(tris: RasterTri[], width: number, height: number, grow = 3): Raster {
@@ -56,7 +61,12 @@ export function rasterise(tris: RasterTri[], width: number, height: number, grow
       for (let x = 0; x < width; x++) {
         const o = y * width + x;
         if (srcG[o] >= 0) continue;
-        for (const [dx, dy] of [[1, 0], [-1, 0], [0, 1], [0, -1]]) {
+        for (const [dx, dy] of [
+          [1, 0],
+          [-1, 0],
+          [0, 1],
+          [0, -1],
+        ]) {
           const xx = x + dx;
           const yy = y + dy;
           if (xx < 0 || yy < 0 || xx >= width || yy >= height) continue;
@@ -81,7 +91,15 @@ const hash2 = (x: number, y: number, s: number): number => {
 
 type P2 = [number, number];
 /** A polyline with its segment lengths and bounding box worked out once (the painters ask per texel). */
-interface Polyline { pts: P2[]; lens: number[]; total: number; minX: number; maxX: number; minY: number; maxY: number }
+interface Polyline {
+  pts: P2[];
+  lens: number[];
+  total: number;
+  minX: number;
+  maxX: number;
+  minY: number;
+  maxY: number;
+}
 function polyline(pts: P2[]): Polyline {
   const lens = pts.slice(1).map((p, i) => Math.hypot(p[0] - pts[i][0], p[1] - pts[i][1]));
   const xs = pts.map((p) => p[0]);
@@ -134,7 +152,11 @@ export interface SkinLook {
   brows: number;
 }
 
-export interface SkinMaps { color: Uint8Array; normal: Uint8Array; roughness: Uint8Array }
+export interface SkinMaps {
+  color: Uint8Array;
+  normal: Uint8Array;
+  roughness: Uint8Array;
+}
 
 /**
  * Paints the skin atlas (face tile left, head tile right). `groups`: 0 face/head skin, 1 mouth
@@ -154,7 +176,10 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
   const browL = Array.from({ length: 5 }, (_, k) => xy(22 + k));
   // Worked out once: these were rebuilt for every texel, most of a face's build time.
   const outerLipLoop = polyline([...outerLip, outerLip[0]]);
-  const browLines = [[polyline(browR), -1], [polyline(browL), 1]] as const;
+  const browLines = [
+    [polyline(browR), -1],
+    [polyline(browL), 1],
+  ] as const;
   const lipZ = Math.min(lm[48][2], lm[54][2]) - 0.6;
   const noseTip = lm[30];
   const chin = lm[8];
@@ -188,7 +213,8 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
         // Redness: nose, cheeks, ears' rims and lids (more in fair skin).
         const redAmt = dark ? 0.5 : 1;
         const nose = Math.exp(-(((px - noseTip[0]) ** 2 + ((py - noseTip[1]) * 0.8) ** 2 + ((pz - noseTip[2]) * 0.6) ** 2) / 2.2));
-        const cheek = Math.max(Math.exp(-(((px - cheekL[0]) ** 2 + (py - cheekL[1]) ** 2) / 9)), Math.exp(-(((px - cheekR[0]) ** 2 + (py - cheekR[1]) ** 2) / 9))) * front;
+        const cheek =
+          Math.max(Math.exp(-(((px - cheekL[0]) ** 2 + (py - cheekL[1]) ** 2) / 9)), Math.exp(-(((px - cheekR[0]) ** 2 + (py - cheekR[1]) ** 2) / 9))) * front;
         const red = (nose * 0.35 + cheek * 0.28) * redAmt;
         c = [c[0] * (1 + red * 0.25), c[1] * (1 - red * 0.22), c[2] * (1 - red * 0.15)];
         // Lips: inside the outer contour (soft edge), a touch darker towards the inner line.
@@ -223,7 +249,7 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
             const lift = py > brow[Math.round(t * 4)][1] ? 0.9 : 1.15; // grows more below the line
             if (d * lift > halfW + 0.15 || pz < lipZ - 3) continue;
             const band = smoothstep(halfW + 0.12, halfW - 0.1, d * lift);
-            const ang = (side * (0.25 + 0.9 * smoothstep(0.25, 0, t)) + side * 0.1) + Math.PI / 2 * (1 - smoothstep(0, 0.2, t)) * 0; // hairs sweep outward, inner ones upward
+            const ang = side * (0.25 + 0.9 * smoothstep(0.25, 0, t)) + side * 0.1 + (Math.PI / 2) * (1 - smoothstep(0, 0.2, t)) * 0; // hairs sweep outward, inner ones upward
             const dirx = Math.cos(ang) * side;
             const diry = Math.sin(Math.abs(ang)) * 0.55 + 0.2;
             const across = px * -diry + py * dirx;
@@ -232,7 +258,7 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
             const rnd = hash2(cell, side, seed);
             const seg = Math.floor(along / 0.55 + rnd * 7);
             const alive = hash2(cell, seg, seed + 3) < 0.55 + 0.4 * look.brows;
-            const inCell = Math.abs(((across / 0.028) % 1 + 1) % 1 - 0.5);
+            const inCell = Math.abs(((((across / 0.028) % 1) + 1) % 1) - 0.5);
             const strand = alive ? smoothstep(0.45, 0.15, inCell) : 0;
             const m = band * (0.85 + 0.15 * strand) * (0.85 + 0.15 * look.brows);
             // grey and white hair leaves brows darker than the scalp (they grey later, and not all at once)
@@ -304,9 +330,9 @@ export function paintSkin(r: Raster, look: SkinLook, lm: [number, number, number
       const dy = (hAt(x * 2, y * 2 - 2) - hAt(x * 2, y * 2 + 2)) * 0.35;
       const l = Math.hypot(dx, dy, 1);
       const o = (y * w2 + x) * 4;
-      nrm[o] = Math.round((-dx / l * 0.5 + 0.5) * 255);
-      nrm[o + 1] = Math.round((-dy / l * 0.5 + 0.5) * 255);
-      nrm[o + 2] = Math.round((1 / l * 0.5 + 0.5) * 255);
+      nrm[o] = Math.round(((-dx / l) * 0.5 + 0.5) * 255);
+      nrm[o + 1] = Math.round(((-dy / l) * 0.5 + 0.5) * 255);
+      nrm[o + 2] = Math.round(((1 / l) * 0.5 + 0.5) * 255);
       nrm[o + 3] = 255;
     }
   }
@@ -336,7 +362,7 @@ export function paintEye(r: Raster, irisHex: string, seed: number, pupilDeg: num
       let c: number[];
       if (r.group[o] === 1 && a < irisDeg) {
         const rr = a / irisDeg;
-        const fib = noise(ang * 40 / Math.PI, rr * 2) * 0.5 + noise(ang * 90 / Math.PI, rr * 6) * 0.5;
+        const fib = noise((ang * 40) / Math.PI, rr * 2) * 0.5 + noise((ang * 90) / Math.PI, rr * 6) * 0.5;
         const ring = 0.45 + 0.55 * smoothstep(1.0, 0.8, rr);
         const collar = 1 + 0.4 * smoothstep(0.55, 0.42, rr) * smoothstep(pupilDeg / irisDeg, 0.42, rr);
         const k = ring * collar * (0.65 + 0.7 * fib);

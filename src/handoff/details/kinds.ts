@@ -17,7 +17,10 @@ export function normaliseValue(kind: DetailKind, raw: unknown, context: { refere
   if (!value) return '';
   switch (kind) {
     case 'email': {
-      const email = value.replace(/^mailto:/i, '').replace(/[.,;]+$/, '').toLowerCase();
+      const email = value
+        .replace(/^mailto:/i, '')
+        .replace(/[.,;]+$/, '')
+        .toLowerCase();
       return EMAIL.test(email) ? email : '';
     }
     case 'phone': {
@@ -39,7 +42,12 @@ export function normaliseValue(kind: DetailKind, raw: unknown, context: { refere
       return answer ?? '';
     }
     case 'name':
-      return capitalise(value.replace(/[^\p{L}\p{M}' .-]/gu, ' ').replace(/\s+/g, ' ').trim()).slice(0, 200);
+      return capitalise(
+        value
+          .replace(/[^\p{L}\p{M}' .-]/gu, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      ).slice(0, 200);
     default:
       return value;
   }
@@ -54,10 +62,12 @@ const PHONE_AS_SAID = /\+?\(?\d[\d\s()./-]{4,24}\d/g;
  * would write it down. The last such number in the text, or ''. It is delivered marked unverified.
  */
 export function phoneAsSaid(text: string): string {
-  const candidates = [...text.matchAll(PHONE_AS_SAID)].map((m) => m[0].replace(/\s+/g, ' ').trim()).filter((c) => {
-    const digits = c.replace(/\D/g, '').length;
-    return digits >= 6 && digits <= 17;
-  });
+  const candidates = [...text.matchAll(PHONE_AS_SAID)]
+    .map((m) => m[0].replace(/\s+/g, ' ').trim())
+    .filter((c) => {
+      const digits = c.replace(/\D/g, '').length;
+      return digits >= 6 && digits <= 17;
+    });
   return candidates.at(-1) ?? '';
 }
 
@@ -65,7 +75,11 @@ export function phoneAsSaid(text: string): string {
  * The details whose value was kept as the visitor said it rather than checked (a phone number that
  * is not a possible number): delivered with `{{unverified}}` naming them.
  */
-export function unverifiedDetails(details: Array<Pick<DetailSpec, 'name' | 'description' | 'type'>>, values: Record<string, string>, country?: CountryCode): string[] {
+export function unverifiedDetails(
+  details: Array<Pick<DetailSpec, 'name' | 'description' | 'type'>>,
+  values: Record<string, string>,
+  country?: CountryCode,
+): string[] {
   return details
     .filter((d) => {
       const value = values[d.name];
@@ -91,7 +105,8 @@ export function capitalise(name: string): string {
     .join(' ');
 }
 
-const YES = /^(yes|yeah|yep|yup|sure|of course|definitely|absolutely|certainly|please do|please|ok|okay|correct|that's right|i do|i would|i'd love|sounds good|go ahead)\b/i;
+const YES =
+  /^(yes|yeah|yep|yup|sure|of course|definitely|absolutely|certainly|please do|please|ok|okay|correct|that's right|i do|i would|i'd love|sounds good|go ahead)\b/i;
 const NO = /^(no|nope|nah|not really|no thanks|no thank you|i don't|i do not|i'd rather not|never|don't|negative)\b/i;
 
 export function yesOrNo(text: string): 'yes' | 'no' | undefined {
@@ -104,9 +119,38 @@ export function yesOrNo(text: string): 'yes' | 'no' | undefined {
 }
 
 const SMALL: Record<string, number> = {
-  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12,
-  thirteen: 13, fourteen: 14, fifteen: 15, sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20, thirty: 30,
-  forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, a: 1, an: 1, couple: 2, dozen: 12,
+  zero: 0,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+  twenty: 20,
+  thirty: 30,
+  forty: 40,
+  fifty: 50,
+  sixty: 60,
+  seventy: 70,
+  eighty: 80,
+  ninety: 90,
+  a: 1,
+  an: 1,
+  couple: 2,
+  dozen: 12,
 };
 const SCALE: Record<string, number> = { hundred: 100, thousand: 1000, k: 1000, grand: 1000, million: 1_000_000, m: 1_000_000 };
 

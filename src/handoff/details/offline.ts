@@ -79,10 +79,15 @@ function answersTo(transcript: Turn[], detail: DetailSpec, kind: DetailKind): st
     const previous = transcript[i - 1]!;
     if (turn.role !== 'visitor' || previous.role !== 'agent' || !previous.text.includes('?')) continue;
     // The last question of the agent's turn is the one being answered.
-    const question = previous.text.split(/(?<=[.!?])\s+/).filter((s) => s.includes('?')).pop() ?? previous.text;
+    const question =
+      previous.text
+        .split(/(?<=[.!?])\s+/)
+        .filter((s) => s.includes('?'))
+        .pop() ?? previous.text;
     const questionTerms = terms(question);
     const rawWords = question.toLowerCase().split(/[^a-z]+/);
-    const asked = questionTerms.some((t) => label.has(t)) || (kindWords.size > 0 && rawWords.filter((w) => kindWords.has(w)).length >= (kind === 'number' ? 2 : 1));
+    const asked =
+      questionTerms.some((t) => label.has(t)) || (kindWords.size > 0 && rawWords.filter((w) => kindWords.has(w)).length >= (kind === 'number' ? 2 : 1));
     if (asked) out.push(turn.text);
   }
   return out;
@@ -94,9 +99,14 @@ function fromAnswer(kind: DetailKind, answer: string, detail: DetailSpec, contex
       const stated = statedName(answer);
       if (stated) return stated;
       // A short answer to "what's your name?" is the name itself.
-      const bare = answer.replace(/^(sure|yes|yeah|ok|okay|hi|hello|well)[,.!]?\s+/i, '').replace(/^(it'?s|i'?m|i am|this is|just)\s+/i, '').replace(/[.!?]+$/, '').trim();
+      const bare = answer
+        .replace(/^(sure|yes|yeah|ok|okay|hi|hello|well)[,.!]?\s+/i, '')
+        .replace(/^(it'?s|i'?m|i am|this is|just)\s+/i, '')
+        .replace(/[.!?]+$/, '')
+        .trim();
       const words = bare.split(/\s+/);
-      if (words.length >= 1 && words.length <= 3 && words.every((w) => /^[\p{L}][\p{L}'-]*$/u.test(w) && !NOT_NAMES.has(w.toLowerCase()))) return capitalise(bare);
+      if (words.length >= 1 && words.length <= 3 && words.every((w) => /^[\p{L}][\p{L}'-]*$/u.test(w) && !NOT_NAMES.has(w.toLowerCase())))
+        return capitalise(bare);
       return '';
     }
     case 'yes_no':
@@ -187,7 +197,20 @@ export function statedName(text: string): string | undefined {
   return best?.name;
 }
 
-const DIGIT_WORDS: Record<string, string> = { zero: '0', oh: '0', o: '0', one: '1', two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9' };
+const DIGIT_WORDS: Record<string, string> = {
+  zero: '0',
+  oh: '0',
+  o: '0',
+  one: '1',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
+};
 
 /** "five five five, one two three four" → "555 1234" (speech recognisers often write digits as words). */
 function digitsFromWords(text: string): string {

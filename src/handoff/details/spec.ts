@@ -19,9 +19,18 @@ export function kindOf(detail: Pick<DetailSpec, 'name' | 'description' | 'type'>
   const name = detail.name.toLowerCase();
   if (/e-?mail/.test(text)) return 'email';
   if (/phone|mobile|cell\b|telephone|whatsapp|number to call|call ?back number/.test(text)) return 'phone';
-  if (/^(is|has|wants|needs|agreed|accepts|opt|consent|subscribe|interested)_|^(consent|newsletter|opt_in|callback)$/.test(name) || /\bwhether\b|\byes\/no\b|\byes or no\b/.test(text)) return 'yes_no';
-  if (/(^|_)(date|time|day|when|appointment|booking|deadline|birthday)(_|$)/.test(name) || /\b(date|time|when|appointment|day)\b/.test(detail.description.toLowerCase())) return 'date';
-  if (/\b(budget|amount|price|cost|how many|number of|count|quantity|guests|people|party size|headcount|age|seats|units|rooms|nights)\b/.test(text)) return 'number';
+  if (
+    /^(is|has|wants|needs|agreed|accepts|opt|consent|subscribe|interested)_|^(consent|newsletter|opt_in|callback)$/.test(name) ||
+    /\bwhether\b|\byes\/no\b|\byes or no\b/.test(text)
+  )
+    return 'yes_no';
+  if (
+    /(^|_)(date|time|day|when|appointment|booking|deadline|birthday)(_|$)/.test(name) ||
+    /\b(date|time|when|appointment|day)\b/.test(detail.description.toLowerCase())
+  )
+    return 'date';
+  if (/\b(budget|amount|price|cost|how many|number of|count|quantity|guests|people|party size|headcount|age|seats|units|rooms|nights)\b/.test(text))
+    return 'number';
   if (/(^|_)name(_|$)/.test(name) && !/company|business|organi[sz]ation|product|pet|street|project/.test(text)) return 'name';
   return 'text';
 }

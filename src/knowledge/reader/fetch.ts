@@ -35,10 +35,23 @@ export interface FetchedResponse {
   redirects: number;
 }
 
-export type ReaderErrorCode = 'robots' | 'http' | 'not_html' | 'private_address' | 'timeout' | 'too_large' | 'too_many_redirects' | 'offsite_redirect' | 'network' | 'bad_url';
+export type ReaderErrorCode =
+  | 'robots'
+  | 'http'
+  | 'not_html'
+  | 'private_address'
+  | 'timeout'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'offsite_redirect'
+  | 'network'
+  | 'bad_url';
 
 export class ReaderError extends Error {
-  constructor(readonly code: ReaderErrorCode, message: string) {
+  constructor(
+    readonly code: ReaderErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -76,7 +89,8 @@ export async function readerGet(target: string | URL, options: FetchOptions): Pr
 }
 
 function getOnce(url: URL, options: FetchOptions): Promise<Omit<FetchedResponse, 'url' | 'redirects'>> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new ReaderError('bad_url', `Only http and https URLs are read (${url.protocol})`));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return Promise.reject(new ReaderError('bad_url', `Only http and https URLs are read (${url.protocol})`));
   // A literal address skips DNS (and so the lookup hook): check it here.
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host) && !options.allowPrivate && isPrivateAddress(host)) {

@@ -77,7 +77,8 @@ export class WebsiteReader {
   async discover(homepage: string, signal?: AbortSignal): Promise<Discovery> {
     const home = await this.get(homepage, { anywhere: true, signal });
     if (home.status >= 400) throw new ReaderError('http', `The homepage ${homepage} answered HTTP ${home.status}`);
-    if (!/html/.test(home.contentType)) throw new ReaderError('not_html', `The homepage ${homepage} is not a web page (${home.contentType || 'no content type'})`);
+    if (!/html/.test(home.contentType))
+      throw new ReaderError('not_html', `The homepage ${homepage} is not a web page (${home.contentType || 'no content type'})`);
     const site = new URL(home.url);
     const homeUrl = canonicalUrl(home.url)!;
     const robots = await this.robotsFor(home.url);

@@ -7,11 +7,64 @@
 const TRACKING = /^(utm_[a-z]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_ga|_gl|ref|yclid|igshid)$/i;
 
 const FILE_EXTENSIONS = new Set([
-  'pdf', 'jpg', 'jpeg', 'png', 'gif', 'webp', 'svg', 'ico', 'bmp', 'tif', 'tiff', 'avif', 'heic',
-  'zip', 'gz', 'tgz', 'rar', '7z', 'tar', 'dmg', 'exe', 'msi', 'apk',
-  'doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx', 'odt', 'ods', 'csv', 'rtf', 'epub',
-  'mp3', 'wav', 'ogg', 'm4a', 'flac', 'mp4', 'mov', 'avi', 'webm', 'mkv',
-  'css', 'js', 'mjs', 'json', 'xml', 'rss', 'atom', 'txt', 'ics', 'vcf', 'woff', 'woff2', 'ttf', 'eot',
+  'pdf',
+  'jpg',
+  'jpeg',
+  'png',
+  'gif',
+  'webp',
+  'svg',
+  'ico',
+  'bmp',
+  'tif',
+  'tiff',
+  'avif',
+  'heic',
+  'zip',
+  'gz',
+  'tgz',
+  'rar',
+  '7z',
+  'tar',
+  'dmg',
+  'exe',
+  'msi',
+  'apk',
+  'doc',
+  'docx',
+  'xls',
+  'xlsx',
+  'ppt',
+  'pptx',
+  'odt',
+  'ods',
+  'csv',
+  'rtf',
+  'epub',
+  'mp3',
+  'wav',
+  'ogg',
+  'm4a',
+  'flac',
+  'mp4',
+  'mov',
+  'avi',
+  'webm',
+  'mkv',
+  'css',
+  'js',
+  'mjs',
+  'json',
+  'xml',
+  'rss',
+  'atom',
+  'txt',
+  'ics',
+  'vcf',
+  'woff',
+  'woff2',
+  'ttf',
+  'eot',
 ]);
 
 /** The site key of a host: its name without a leading `www.`. */
@@ -20,7 +73,12 @@ export function siteOf(host: string): string {
 }
 
 export function sameSite(a: URL, b: URL): boolean {
-  return (a.protocol === 'http:' || a.protocol === 'https:') && (b.protocol === 'http:' || b.protocol === 'https:') && siteOf(a.hostname) === siteOf(b.hostname) && portOf(a) === portOf(b);
+  return (
+    (a.protocol === 'http:' || a.protocol === 'https:') &&
+    (b.protocol === 'http:' || b.protocol === 'https:') &&
+    siteOf(a.hostname) === siteOf(b.hostname) &&
+    portOf(a) === portOf(b)
+  );
 }
 
 function portOf(url: URL): string {

@@ -42,7 +42,12 @@ export interface KnownFact {
 
 /** Text compared as the owner means it: case, spacing and end punctuation do not count. */
 export function sameText(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?;:,]+$/, '').trim();
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?;:,]+$/, '')
+    .trim();
 }
 
 export function isOwned(sources: FactSource[]): boolean {
@@ -50,7 +55,11 @@ export function isOwned(sources: FactSource[]): boolean {
 }
 
 export async function ensureSettings(db: AnyDb, agentId: number): Promise<void> {
-  await db.insertInto('knowledge_settings').values({ agent_id: agentId }).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
+  await db
+    .insertInto('knowledge_settings')
+    .values({ agent_id: agentId })
+    .onConflict((oc) => oc.column('agent_id').doNothing())
+    .execute();
 }
 
 export async function settingsOf(db: AnyDb, agentId: number) {
@@ -70,7 +79,11 @@ export async function overrule(db: AnyDb, agentId: number, texts: Array<string |
   await ensureSettings(db, agentId);
   const { overruled } = await settingsOf(db, agentId);
   const next = [...new Set([...overruled, ...add])].slice(-MAX_OVERRULED);
-  await db.updateTable('knowledge_settings').set({ overruled: JSON.stringify(next), updated_at: new Date() }).where('agent_id', '=', agentId).execute();
+  await db
+    .updateTable('knowledge_settings')
+    .set({ overruled: JSON.stringify(next), updated_at: new Date() })
+    .where('agent_id', '=', agentId)
+    .execute();
 }
 
 /**
@@ -87,7 +100,11 @@ export async function dropSources(db: AnyDb, agentId: number, kind: 'page' | 'kb
     if (kept.length === sources.length) continue;
     const orphan = kept.length === 0;
     if (orphan) orphaned++;
-    await db.updateTable('knowledge_facts').set({ sources: JSON.stringify(orphan ? sources.map((s) => ({ ...s, gone: true })) : kept), orphan, updated_at: new Date() }).where('id', '=', row.id).execute();
+    await db
+      .updateTable('knowledge_facts')
+      .set({ sources: JSON.stringify(orphan ? sources.map((s) => ({ ...s, gone: true })) : kept), orphan, updated_at: new Date() })
+      .where('id', '=', row.id)
+      .execute();
   }
   return orphaned;
 }
@@ -101,13 +118,23 @@ export async function upsertGapFact(db: AnyDb, agentId: number, gapId: number, a
     .where(sql<boolean>`sources @> ${JSON.stringify([{ kind: 'gap', ref: gapId }])}::jsonb`)
     .executeTakeFirst();
   if (existing) await db.updateTable('knowledge_facts').set({ text: answer, updated_at: new Date() }).where('id', '=', existing.id).execute();
-  else await db.insertInto('knowledge_facts').values({ agent_id: agentId, text: answer, sources: JSON.stringify([{ kind: 'gap', ref: gapId }]) }).execute();
+  else
+    await db
+      .insertInto('knowledge_facts')
+      .values({ agent_id: agentId, text: answer, sources: JSON.stringify([{ kind: 'gap', ref: gapId }]) })
+      .execute();
 }
 
 /** What the answering engines need of version 2: facts, overruled words, behavior, dynamic instructions. */
 export async function engineView(db: Db, agentId: number) {
   const [facts, questions, gaps, settings] = await Promise.all([
-    db.selectFrom('knowledge_facts').select(['id', 'question_id', 'text', 'sources']).where('agent_id', '=', agentId).where('orphan', '=', false).orderBy('id').execute(),
+    db
+      .selectFrom('knowledge_facts')
+      .select(['id', 'question_id', 'text', 'sources'])
+      .where('agent_id', '=', agentId)
+      .where('orphan', '=', false)
+      .orderBy('id')
+      .execute(),
     db.selectFrom('knowledge_questions').select(['id', 'question']).where('agent_id', '=', agentId).execute(),
     db.selectFrom('knowledge_answers').select(['gap_id', 'question']).where('agent_id', '=', agentId).where('gap_id', 'is not', null).execute(),
     settingsOf(db, agentId),
@@ -116,7 +143,9 @@ export async function engineView(db: Db, agentId: number) {
   const gapQuestion = new Map(gaps.map((g) => [String(g.gap_id), g.question]));
   // A fact is found by the question it answers: its schema question, else the gap's question.
   const questionOf = (f: (typeof facts)[number]) =>
-    (f.question_id ? questionText.get(f.question_id) : undefined) ?? (f.sources as FactSource[]).map((s) => (s.kind === 'gap' ? gapQuestion.get(String(s.ref)) : undefined)).find(Boolean) ?? null;
+    (f.question_id ? questionText.get(f.question_id) : undefined) ??
+    (f.sources as FactSource[]).map((s) => (s.kind === 'gap' ? gapQuestion.get(String(s.ref)) : undefined)).find(Boolean) ??
+    null;
   const knownFacts: KnownFact[] = facts.map((f) => ({
     id: f.id,
     questionId: f.question_id,
@@ -144,7 +173,8 @@ export function dynamicVariables(instructions: string): string[] {
 export function behaviorLines(behavior: Behavior): string[] {
   const lines: string[] = [];
   if (behavior.tone !== DEFAULT_BEHAVIOR.tone) lines.push(`Your tone is ${behavior.tone}.`);
-  if (behavior.answer_length !== DEFAULT_BEHAVIOR.answer_length) lines.push(behavior.answer_length === 'long' ? 'You may answer in a few sentences when the question needs it.' : 'Answer in two or three sentences.');
+  if (behavior.answer_length !== DEFAULT_BEHAVIOR.answer_length)
+    lines.push(behavior.answer_length === 'long' ? 'You may answer in a few sentences when the question needs it.' : 'Answer in two or three sentences.');
   if (behavior.never_discuss.length) lines.push(`Never discuss: ${behavior.never_discuss.join(', ')}.`);
   if (behavior.handover) lines.push(`When to hand the visitor over to a person: ${behavior.handover}`);
   if (behavior.unknown_answer) lines.push(`When you cannot answer, say: "${behavior.unknown_answer}"`);
@@ -183,7 +213,15 @@ export async function copyV2(trx: Transaction<Database>, sourceId: number, targe
     const key = fact.question_id === null ? undefined : questionKey.get(fact.question_id);
     await trx
       .insertInto('knowledge_facts')
-      .values({ agent_id: targetId, question_id: key ? (questionId.get(key) ?? null) : null, text: fact.text, sources: JSON.stringify(sources), confidence: fact.confidence, origin: fact.origin, orphan: fact.orphan })
+      .values({
+        agent_id: targetId,
+        question_id: key ? (questionId.get(key) ?? null) : null,
+        text: fact.text,
+        sources: JSON.stringify(sources),
+        confidence: fact.confidence,
+        origin: fact.origin,
+        orphan: fact.orphan,
+      })
       .execute();
   }
 }

@@ -18,10 +18,7 @@ declare class AudioWorkletProcessor {
   constructor();
 }
 
-type Incoming =
-  | { type: 'chunk'; start: number; rate: number; samples: Float32Array }
-  | { type: 'clear'; from: number }
-  | { type: 'volume'; value: number };
+type Incoming = { type: 'chunk'; start: number; rate: number; samples: Float32Array } | { type: 'clear'; from: number } | { type: 'volume'; value: number };
 
 const RING_SECONDS = 20;
 const REPORT_EVERY = 2; // blocks (about 5 ms at 48 kHz)

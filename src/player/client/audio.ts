@@ -12,7 +12,13 @@ const LATE_MARGIN = 0.015;
 /** After a gap in audio, pull the mapping back in if the buffer grew beyond this. */
 const MAX_EXTRA_LEAD = 0.25;
 
-interface PosReport { frame: number; rate: number; dataEnd: number; level: number; late: number }
+interface PosReport {
+  frame: number;
+  rate: number;
+  dataEnd: number;
+  level: number;
+  late: number;
+}
 
 export class AudioOut {
   readonly ctx: AudioContext | null;
@@ -160,11 +166,18 @@ export class AudioOut {
     const ctx = this.ctx;
     const ts = ctx?.getOutputTimestamp?.();
     return {
-      state: ctx?.state, rate: ctx?.sampleRate, currentTime: ctx?.currentTime, heard: this.clock.heardCtx(), offset: this.clock.offset,
-      baseLatency: ctx?.baseLatency, outputLatency: (ctx as AudioContext & { outputLatency?: number })?.outputLatency,
+      state: ctx?.state,
+      rate: ctx?.sampleRate,
+      currentTime: ctx?.currentTime,
+      heard: this.clock.heardCtx(),
+      offset: this.clock.offset,
+      baseLatency: ctx?.baseLatency,
+      outputLatency: (ctx as AudioContext & { outputLatency?: number })?.outputLatency,
       outputTimestamp: ts ? { contextTime: ts.contextTime, performanceTime: ts.performanceTime, perfNow: performance.now() } : null,
       worklet: this.pos,
-      reanchors: this.reanchors, framesReceived: this.framesReceived, scheduledEnd: this.scheduledEnd,
+      reanchors: this.reanchors,
+      framesReceived: this.framesReceived,
+      scheduledEnd: this.scheduledEnd,
     };
   }
 

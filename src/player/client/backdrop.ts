@@ -33,7 +33,11 @@ function rgb(hex: string): [number, number, number] {
   return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
 }
 const css = (c: [number, number, number], a = 1) => `rgba(${c[0] | 0},${c[1] | 0},${c[2] | 0},${a})`;
-const mix = (a: [number, number, number], b: [number, number, number], t: number): [number, number, number] => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
+const mix = (a: [number, number, number], b: [number, number, number], t: number): [number, number, number] => [
+  a[0] + (b[0] - a[0]) * t,
+  a[1] + (b[1] - a[1]) * t,
+  a[2] + (b[2] - a[2]) * t,
+];
 const shade = (c: [number, number, number], k: number): [number, number, number] => (k >= 0 ? mix(c, [255, 255, 255], k) : mix(c, [0, 0, 0], -k));
 function hueShift(c: [number, number, number], deg: number): [number, number, number] {
   // Rotate hue in YIQ space (cheap, good enough for variety).
@@ -230,19 +234,30 @@ const FADE = 0.6;
  */
 export function quadTransform(q: [number, number][]): string {
   const [[x0, y0], [x1, y1], [x2, y2], [x3, y3]] = q;
-  const dx1 = x1 - x2, dx2 = x3 - x2, dx3 = x0 - x1 + x2 - x3;
-  const dy1 = y1 - y2, dy2 = y3 - y2, dy3 = y0 - y1 + y2 - y3;
+  const dx1 = x1 - x2,
+    dx2 = x3 - x2,
+    dx3 = x0 - x1 + x2 - x3;
+  const dy1 = y1 - y2,
+    dy2 = y3 - y2,
+    dy3 = y0 - y1 + y2 - y3;
   const den = dx1 * dy2 - dx2 * dy1;
   const g = den ? (dx3 * dy2 - dx2 * dy3) / den : 0;
   const h = den ? (dx1 * dy3 - dx3 * dy1) / den : 0;
-  const a = x1 - x0 + g * x1, b = x3 - x0 + h * x3, c = x0;
-  const d = y1 - y0 + g * y1, e = y3 - y0 + h * y3, f = y0;
+  const a = x1 - x0 + g * x1,
+    b = x3 - x0 + h * x3,
+    c = x0;
+  const d = y1 - y0 + g * y1,
+    e = y3 - y0 + h * y3,
+    f = y0;
   // Unit square → quad, after scaling the element's pixels to the unit square (column-major).
   const m = [a / W, d / W, 0, g / W, b / H, e / H, 0, h / H, 0, 0, 1, 0, c, f, 0, 1];
   return `matrix3d(${m.map((v) => +v.toPrecision(9)).join(',')})`;
 }
 
-interface Layer { canvas: HTMLCanvasElement; opacity: number }
+interface Layer {
+  canvas: HTMLCanvasElement;
+  opacity: number;
+}
 
 export class Backdrop {
   id: string | null = null;
@@ -293,8 +308,17 @@ export class Backdrop {
       if (x >= 1 && this.old) this.remove(this.old), (this.old = null);
     }
     const h = this.size;
-    const cx = this.center.x, cy = this.center.y - h * 0.6, cz = this.center.z - h * 6;
-    const quad = ([[-0.5, 0.5], [0.5, 0.5], [0.5, -0.5], [-0.5, -0.5]] as const).map(([u, v]): [number, number] => {
+    const cx = this.center.x,
+      cy = this.center.y - h * 0.6,
+      cz = this.center.z - h * 6;
+    const quad = (
+      [
+        [-0.5, 0.5],
+        [0.5, 0.5],
+        [0.5, -0.5],
+        [-0.5, -0.5],
+      ] as const
+    ).map(([u, v]): [number, number] => {
       const p = this.corner.set(cx + u * h * 20, cy + v * h * 10, cz).project(camera);
       return [((p.x + 1) / 2) * width, ((1 - p.y) / 2) * height];
     });

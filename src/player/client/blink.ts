@@ -6,7 +6,13 @@ const rand = (a: number, b: number) => a + Math.random() * (b - a);
 const easeIn = (x: number) => x * x;
 const easeOut = (x: number) => 1 - (1 - x) * (1 - x);
 
-interface BlinkShape { start: number; close: number; hold: number; open: number; depth: number }
+interface BlinkShape {
+  start: number;
+  close: number;
+  hold: number;
+  open: number;
+  depth: number;
+}
 
 export class Blinker {
   private next = 1 + Math.random() * 2;

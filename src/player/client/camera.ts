@@ -38,7 +38,10 @@ const FOV = 26;
 const rand = (a: number, b: number) => a + Math.random() * (b - a);
 const ease = (x: number) => (x >= 1 ? 1 : x <= 0 ? 0 : x < 0.5 ? 4 * x * x * x : 1 - (-2 * x + 2) ** 3 / 2);
 
-interface Pose { pos: Vector3; target: Vector3 }
+interface Pose {
+  pos: Vector3;
+  target: Vector3;
+}
 
 export class CameraRig {
   readonly camera = new PerspectiveCamera(FOV, 16 / 9, 0.01, 100);
@@ -75,7 +78,7 @@ export class CameraRig {
   setAllowed(list: CameraShot[]): void {
     const ok = list.filter((s) => SHOTS.includes(s));
     this.allowed = ok.length ? ok : ['mid'];
-    if (!this.allowed.includes(this.shot)) this.shot = this.nearest(this.shot), this.snap();
+    if (!this.allowed.includes(this.shot)) (this.shot = this.nearest(this.shot)), this.snap();
   }
 
   /** The allowed shot nearest to `want`. */
@@ -102,8 +105,8 @@ export class CameraRig {
 
   /** Initial placement, no transition. */
   place(name: CameraName, now: number, startShot?: CameraShot): void {
-    if (name !== 'auto') this.shot = this.nearest(name), this.mode = 'manual';
-    else this.mode = 'auto', this.shot = this.nearest(startShot ?? 'mid');
+    if (name !== 'auto') (this.shot = this.nearest(name)), (this.mode = 'manual');
+    else (this.mode = 'auto'), (this.shot = this.nearest(startShot ?? 'mid'));
     this.shotSince = now;
     this.snap();
   }

@@ -26,7 +26,11 @@ export class Channel {
   private stopped = false;
   connects = 0;
 
-  constructor(private readonly url: string, private readonly pageUrl: string, private readonly on: ChannelHandlers) {}
+  constructor(
+    private readonly url: string,
+    private readonly pageUrl: string,
+    private readonly on: ChannelHandlers,
+  ) {}
 
   connect(): void {
     if (this.stopped) return;
@@ -93,12 +97,15 @@ export class Channel {
     this.on.drop(delay);
     // After a few failures, ask the page URL whether the link is still valid.
     if (this.attempt >= 3) {
-      fetch(this.pageUrl, { method: 'HEAD', cache: 'no-store' }).then((r) => {
-        if (r.status === 404 || r.status === 410) {
-          this.stop();
-          this.on.invalid();
-        }
-      }, () => {});
+      fetch(this.pageUrl, { method: 'HEAD', cache: 'no-store' }).then(
+        (r) => {
+          if (r.status === 404 || r.status === 410) {
+            this.stop();
+            this.on.invalid();
+          }
+        },
+        () => {},
+      );
     }
     this.timer = setTimeout(() => this.connect(), delay * 1000);
   }

@@ -7,7 +7,11 @@
 import { BufferAttribute, DynamicDrawUsage, type BufferGeometry, type Mesh } from 'three';
 import { readXyz } from '../../faces/attributes.js';
 
-interface Target { index: number; pos: Float32Array; nor: Float32Array | null }
+interface Target {
+  index: number;
+  pos: Float32Array;
+  nor: Float32Array | null;
+}
 
 class CpuMorphMesh {
   private readonly basePos: Float32Array;

@@ -14,7 +14,9 @@ class Noise {
   constructor(private readonly f: number) {}
   at(t: number): number {
     const f = this.f;
-    return (Math.sin(t * f * 6.283 + this.p[0]) * 0.55 + Math.sin(t * f * 2.71 * 6.283 + this.p[1]) * 0.3 + Math.sin(t * f * 0.43 * 6.283 + this.p[2]) * 0.35) / 1.2;
+    return (
+      (Math.sin(t * f * 6.283 + this.p[0]) * 0.55 + Math.sin(t * f * 2.71 * 6.283 + this.p[1]) * 0.3 + Math.sin(t * f * 0.43 * 6.283 + this.p[2]) * 0.35) / 1.2
+    );
   }
 }
 
@@ -128,7 +130,7 @@ export class Idle {
 
     // Head: slow noise, livelier while talking; follows a look-away a little; breathing.
     const amp = 1 + 0.7 * energy - (listening ? 0.35 : 0);
-    const breath = Math.sin(t * 2 * Math.PI / 4.3);
+    const breath = Math.sin((t * 2 * Math.PI) / 4.3);
     const p = this.pose;
     p.yaw = this.nYaw.at(t) * 2.4 * DEG * amp + gy * 0.25;
     p.pitch = this.nPitch.at(t) * 1.3 * DEG * amp + nod + breath * 0.25 * DEG - gp * 0.2;

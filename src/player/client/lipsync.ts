@@ -6,8 +6,20 @@
  */
 import type { TrackMessage } from './protocol.js';
 
-interface Key { t: number; name: string; w: number }
-interface Track { utterance: string | number; t: number; end: number; keys: Key[]; t0: number; step: number; values: number[] }
+interface Key {
+  t: number;
+  name: string;
+  w: number;
+}
+interface Track {
+  utterance: string | number;
+  t: number;
+  end: number;
+  keys: Key[];
+  t0: number;
+  step: number;
+  values: number[];
+}
 
 /** Longest gap two visemes still cross-fade over; longer gaps rest the mouth between them. */
 const CROSSFADE_MAX = 0.25;
@@ -47,7 +59,15 @@ export class LipSync {
   add(msg: TrackMessage): void {
     const keys = (msg.visemes ?? []).map(([t, name, w]) => ({ t, name: norm(name), w: w ?? 1 })).sort((a, b) => a.t - b.t);
     const mouth = msg.mouth ?? { t0: msg.t, step: 0.01, values: [] };
-    const track: Track = { utterance: msg.utterance, t: msg.t, end: msg.t + (msg.duration ?? 0), keys, t0: mouth.t0, step: mouth.step || 0.01, values: mouth.values ?? [] };
+    const track: Track = {
+      utterance: msg.utterance,
+      t: msg.t,
+      end: msg.t + (msg.duration ?? 0),
+      keys,
+      t0: mouth.t0,
+      step: mouth.step || 0.01,
+      values: mouth.values ?? [],
+    };
     this.tracks.push(track);
     this.tracks.sort((a, b) => a.t - b.t);
     // Keep only the recent past.

@@ -46,7 +46,9 @@ const lips = new LipSync();
 const blinker = new Blinker();
 const idle = new Idle();
 const expressions = new Expressions();
-const backdrop = new Backdrop(document.getElementById('backdrop') ?? canvas.parentElement!.insertBefore(Object.assign(document.createElement('div'), { id: 'backdrop' }), canvas));
+const backdrop = new Backdrop(
+  document.getElementById('backdrop') ?? canvas.parentElement!.insertBefore(Object.assign(document.createElement('div'), { id: 'backdrop' }), canvas),
+);
 
 let avatar: PlayerState = 'idle';
 let hello: HelloMessage | null = null;
@@ -93,18 +95,21 @@ function loadFace(url: string): Promise<unknown> {
   faceUrl = url;
   faceReady = false;
   const early = earlyFace?.url === url ? earlyFace.data : undefined;
-  facePromise = stage.loadFace(url, early).then((face) => {
-    mixer.bind(face.meshes);
-    lips.useVisemes = mixer.has('viseme_aa');
-    rig.setFraming(face.framing);
-    backdrop.layout(face.framing.eyes, face.framing.headHeight);
-    faceReady = true;
-    performance.mark('face:ready');
-  }, (err) => {
-    console.error('face failed to load', err);
-    facePromise = null;
-    faceUrl = null;
-  });
+  facePromise = stage.loadFace(url, early).then(
+    (face) => {
+      mixer.bind(face.meshes);
+      lips.useVisemes = mixer.has('viseme_aa');
+      rig.setFraming(face.framing);
+      backdrop.layout(face.framing.eyes, face.framing.headHeight);
+      faceReady = true;
+      performance.mark('face:ready');
+    },
+    (err) => {
+      console.error('face failed to load', err);
+      facePromise = null;
+      faceUrl = null;
+    },
+  );
   return facePromise;
 }
 
@@ -115,7 +120,11 @@ function setBackdrop(b: BackdropRecord | null, fade: boolean): void {
 
 // ---- conversation mode: the microphone, the visitor's controls, captions (docs/player.md)
 const isConversation = () => hello?.session?.mode === 'conversation';
-const mic = new Microphone(audio.ctx, () => audio.ready(), (frame) => channel.sendBinary(frame));
+const mic = new Microphone(
+  audio.ctx,
+  () => audio.ready(),
+  (frame) => channel.sendBinary(frame),
+);
 const conv = new ConversationUi({
   typed: (text) => channel.send({ type: 'visitor_text', text }),
   mute: (muted) => {
@@ -161,8 +170,8 @@ function onHello(h: HelloMessage): void {
   // `camera` is the current shot (or 'auto'); `camera_mode` says whether the director runs.
   const auto = studio.camera_mode === 'auto' || studio.camera === 'auto';
   const shot = studio.camera && studio.camera !== 'auto' ? studio.camera : undefined;
-  if (first) rig.place(auto ? 'auto' : shot ?? 'mid', nowSec(), shot);
-  else rig.request(auto ? 'auto' : shot ?? rig.shot, false, nowSec());
+  if (first) rig.place(auto ? 'auto' : (shot ?? 'mid'), nowSec(), shot);
+  else rig.request(auto ? 'auto' : (shot ?? rig.shot), false, nowSec());
   rig.hold = !!studio.hold || studio.camera_mode === 'hold';
   setBackdrop(studio.backdrop ?? null, !first);
   avatar = h.state ?? 'idle';
@@ -358,8 +367,8 @@ function frame(): void {
   if (faceFrame === null && faceReady) performance.mark('face:render');
   stage.render(rig.camera);
   const t2 = performance.now();
-  cpuMs += ((t1 - t0) - cpuMs) * 0.05;
-  renderMs += ((t2 - t1) - renderMs) * 0.05;
+  cpuMs += (t1 - t0 - cpuMs) * 0.05;
+  renderMs += (t2 - t1 - renderMs) * 0.05;
 
   if (lastInterrupt.received !== null && lastInterrupt.closed === null && mixer.value('jawOpen') < 0.05) lastInterrupt.closed = performance.now();
   if (firstFrame === null) firstFrame = performance.now();
@@ -403,39 +412,80 @@ setInterval(() => {
 
 // Read-only diagnostics for tests and support (docs/player.md).
 const presence = Object.freeze({
-  get state() { return ui.state; },
-  get avatar() { return avatar; },
-  get camera() { return rig.shot; },
-  get cameraMode() { return rig.hold ? 'hold' : rig.mode; },
-  get backdrop() { return backdrop.id; },
-  get faceLight() { return stage.faceLight; },
-  get face() { return faceReady ? faceUrl : null; },
-  get audioUnlocked() { return audio.unlocked; },
-  get microphone() { return mic.state; },
+  get state() {
+    return ui.state;
+  },
+  get avatar() {
+    return avatar;
+  },
+  get camera() {
+    return rig.shot;
+  },
+  get cameraMode() {
+    return rig.hold ? 'hold' : rig.mode;
+  },
+  get backdrop() {
+    return backdrop.id;
+  },
+  get faceLight() {
+    return stage.faceLight;
+  },
+  get face() {
+    return faceReady ? faceUrl : null;
+  },
+  get audioUnlocked() {
+    return audio.unlocked;
+  },
+  get microphone() {
+    return mic.state;
+  },
   /** Conversation mode: the visitor's side (microphone frames, mute, the indication, captions). */
   get conversation() {
     return {
-      muted: mic.muted, framesSent: mic.framesSent, framesDropped: mic.framesDropped, micLevel: Math.round(mic.level * 1e4) / 1e4,
-      indication: conv.indication, captions: conv.captionsOn, caption: conv.agentCaption, visitorCaption: conv.visitorCaption, lastError,
+      muted: mic.muted,
+      framesSent: mic.framesSent,
+      framesDropped: mic.framesDropped,
+      micLevel: Math.round(mic.level * 1e4) / 1e4,
+      indication: conv.indication,
+      captions: conv.captionsOn,
+      caption: conv.agentCaption,
+      visitorCaption: conv.visitorCaption,
+      lastError,
     };
   },
-  get blinks() { return blinker.count; },
-  get expression() { return expressions.current; },
-  get reconnects() { return Math.max(0, channel.connects - 1); },
-  get pixelRatio() { return stage.renderer.getPixelRatio(); },
+  get blinks() {
+    return blinker.count;
+  },
+  get expression() {
+    return expressions.current;
+  },
+  get reconnects() {
+    return Math.max(0, channel.connects - 1);
+  },
+  get pixelRatio() {
+    return stage.renderer.getPixelRatio();
+  },
   /** Level of detail in use, and the triangles the face's meshes kept (`light`: simplified). */
-  get detail() { return { level: stage.detail, software: stage.software, ms: Math.round(stage.lod.ms), meshes: stage.lod.meshes.map((r) => ({ ...r })) }; },
+  get detail() {
+    return { level: stage.detail, software: stage.software, ms: Math.round(stage.lod.ms), meshes: stage.lod.meshes.map((r) => ({ ...r })) };
+  },
   /** ms since navigation start: the first frame, the first with the face, and each face-load step (`face:…` marks). */
   get timings() {
     const steps: Record<string, number> = {};
     for (const m of performance.getEntriesByType('mark')) if (m.name.startsWith('face:')) steps[m.name.slice(5)] = Math.round(m.startTime);
     return { firstFrame, faceFrame, steps };
   },
-  get lastInterrupt() { return { ...lastInterrupt }; },
+  get lastInterrupt() {
+    return { ...lastInterrupt };
+  },
   /** The still picture under the canvas: its URL (null: none), when it painted and when the live head replaced it (ms since navigation start). */
-  get still() { return { ...still, hidden: still.hidden === null ? null : Math.round(still.hidden) }; },
+  get still() {
+    return { ...still, hidden: still.hidden === null ? null : Math.round(still.hidden) };
+  },
   /** Whether the live head has drawn (its first frame: `timings.faceFrame`). */
-  get liveFace() { return faceFrame !== null; },
+  get liveFace() {
+    return faceFrame !== null;
+  },
   /** Current morph weights; the animation is advanced to this instant (not just the last frame). */
   morphs: () => {
     if (performance.now() / 1000 - last > 0.004) animate();

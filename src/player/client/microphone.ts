@@ -48,7 +48,13 @@ export class Microphone {
     try {
       await this.workletReady();
       const source = this.ctx.createMediaStreamSource(this.stream);
-      const node = new AudioWorkletNode(this.ctx, 'presence-mic-capture', { numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1], channelCount: 1, channelCountMode: 'explicit' });
+      const node = new AudioWorkletNode(this.ctx, 'presence-mic-capture', {
+        numberOfInputs: 1,
+        numberOfOutputs: 1,
+        outputChannelCount: [1],
+        channelCount: 1,
+        channelCountMode: 'explicit',
+      });
       node.port.onmessage = (e: MessageEvent) => {
         if (e.data?.type === 'mic') this.chunk(e.data.samples as Int16Array, e.data.level as number);
       };

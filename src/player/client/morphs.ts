@@ -8,7 +8,8 @@ import type { Mesh } from 'three';
 export type Layer = 'base' | 'idle' | 'expression' | 'listening' | 'speech' | 'blink';
 const LAYERS: Layer[] = ['base', 'idle', 'expression', 'listening', 'speech', 'blink'];
 
-export const isMouth = (name: string) => name.startsWith('viseme_') || name.startsWith('mouth') || name.startsWith('jaw') || name.startsWith('tongue') || name.startsWith('cheekPuff');
+export const isMouth = (name: string) =>
+  name.startsWith('viseme_') || name.startsWith('mouth') || name.startsWith('jaw') || name.startsWith('tongue') || name.startsWith('cheekPuff');
 const isBlink = (name: string) => name === 'eyeBlinkLeft' || name === 'eyeBlinkRight';
 
 /** Smoothing time constants (seconds) by morph family; 0 = follow the target exactly. */
@@ -19,7 +20,10 @@ function tau(name: string, speaking: boolean): number {
   return 0.12;
 }
 
-interface Binding { mesh: Mesh; index: number }
+interface Binding {
+  mesh: Mesh;
+  index: number;
+}
 
 export class MorphMixer {
   private readonly layers = new Map<Layer, Map<string, number>>(LAYERS.map((l) => [l, new Map()]));

@@ -6,11 +6,26 @@ import { decodeFrame } from '../../realtime/frame-codec.js';
 import type { PlayerMessage } from '../../realtime/player-protocol.js';
 
 export type {
-  AvatarState, PlayerState, BackdropRecord, FaceRecord, Studio, CameraShot, CameraName, HelloMessage, TrackMessage, VisemeKey, PlayerMessage,
+  AvatarState,
+  PlayerState,
+  BackdropRecord,
+  FaceRecord,
+  Studio,
+  CameraShot,
+  CameraName,
+  HelloMessage,
+  TrackMessage,
+  VisemeKey,
+  PlayerMessage,
 } from '../../realtime/player-protocol.js';
 
 /** A binary audio frame: 12-byte header (uint32 seq, float64 t, little-endian) then s16le mono. */
-export interface AudioFrame { seq: number; t: number; samples: Int16Array; track?: PlayerMessage }
+export interface AudioFrame {
+  seq: number;
+  t: number;
+  samples: Int16Array;
+  track?: PlayerMessage;
+}
 
 /**
  * A binary frame: uint32 word (bit 31: a track is packed in; bit 30: binary, else JSON), float64 t,

@@ -4,7 +4,29 @@
  * neck pivot, and eyes that keep contact with the camera.
  */
 import {
-  ACESFilmicToneMapping, Box3, LoaderUtils, DirectionalLight, Group, HemisphereLight, type Mesh, FrontSide, LinearMipmapLinearFilter, LinearMipmapNearestFilter, type Material, MeshLambertMaterial, MeshPhysicalMaterial, MeshStandardMaterial, type Object3D, PerspectiveCamera, PMREMGenerator, Quaternion, SRGBColorSpace, Scene, type Texture, Vector3, WebGLRenderer,
+  ACESFilmicToneMapping,
+  Box3,
+  LoaderUtils,
+  DirectionalLight,
+  Group,
+  HemisphereLight,
+  type Mesh,
+  FrontSide,
+  LinearMipmapLinearFilter,
+  LinearMipmapNearestFilter,
+  type Material,
+  MeshLambertMaterial,
+  MeshPhysicalMaterial,
+  MeshStandardMaterial,
+  type Object3D,
+  PerspectiveCamera,
+  PMREMGenerator,
+  Quaternion,
+  SRGBColorSpace,
+  Scene,
+  type Texture,
+  Vector3,
+  WebGLRenderer,
 } from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
@@ -39,7 +61,16 @@ function cheaper<M extends Mesh['material']>(mat: M): M {
   // rejection: a Lambert material (front faces only for the hair) costs a fraction and reads alike.
   // The built-in faces' blended hair fringe (HairSoft) likewise.
   if (mat instanceof MeshStandardMaterial && (mat.alphaTest > 0 || mat.name === 'HairSoft')) {
-    const lambert = new MeshLambertMaterial({ map: mat.map, color: mat.color, alphaTest: mat.alphaTest, alphaMap: mat.alphaMap, side: /lash/i.test(mat.name) ? mat.side : FrontSide, transparent: mat.transparent, opacity: mat.opacity, depthWrite: mat.depthWrite });
+    const lambert = new MeshLambertMaterial({
+      map: mat.map,
+      color: mat.color,
+      alphaTest: mat.alphaTest,
+      alphaMap: mat.alphaMap,
+      side: /lash/i.test(mat.name) ? mat.side : FrontSide,
+      transparent: mat.transparent,
+      opacity: mat.opacity,
+      depthWrite: mat.depthWrite,
+    });
     lambert.name = mat.name;
     mat.dispose();
     return lambert as unknown as M;
@@ -81,7 +112,9 @@ export async function fetchFace(url: string): Promise<ArrayBuffer> {
 /** Every texture the meshes' materials use. */
 function faceTextures(meshes: Mesh[]): Texture[] {
   const textures = new Set<Texture>();
-  for (const m of meshes) for (const mat of Array.isArray(m.material) ? m.material : [m.material]) for (const v of Object.values(mat)) if ((v as Texture | null)?.isTexture) textures.add(v as Texture);
+  for (const m of meshes)
+    for (const mat of Array.isArray(m.material) ? m.material : [m.material])
+      for (const v of Object.values(mat)) if ((v as Texture | null)?.isTexture) textures.add(v as Texture);
   return [...textures];
 }
 
@@ -95,19 +128,27 @@ const LIGHT_TEXTURE = 1024;
  * samples the same mip levels either way.
  */
 async function smallerTextures(meshes: Mesh[]): Promise<void> {
-  await Promise.all(faceTextures(meshes).map(async (t) => {
-    const image = t.image as ImageBitmap | HTMLImageElement | undefined;
-    if (!image || typeof createImageBitmap !== 'function' || !(image.width > LIGHT_TEXTURE)) return;
-    try {
-      const scale = LIGHT_TEXTURE / image.width;
-      const smaller = await createImageBitmap(image, { resizeWidth: LIGHT_TEXTURE, resizeHeight: Math.max(1, Math.round(image.height * scale)), resizeQuality: 'high', premultiplyAlpha: 'none', colorSpaceConversion: 'none' });
-      if ('close' in image) image.close();
-      t.image = smaller;
-      t.needsUpdate = true;
-    } catch {
-      /* keep the full size */
-    }
-  }));
+  await Promise.all(
+    faceTextures(meshes).map(async (t) => {
+      const image = t.image as ImageBitmap | HTMLImageElement | undefined;
+      if (!image || typeof createImageBitmap !== 'function' || !(image.width > LIGHT_TEXTURE)) return;
+      try {
+        const scale = LIGHT_TEXTURE / image.width;
+        const smaller = await createImageBitmap(image, {
+          resizeWidth: LIGHT_TEXTURE,
+          resizeHeight: Math.max(1, Math.round(image.height * scale)),
+          resizeQuality: 'high',
+          premultiplyAlpha: 'none',
+          colorSpaceConversion: 'none',
+        });
+        if ('close' in image) image.close();
+        t.image = smaller;
+        t.needsUpdate = true;
+      } catch {
+        /* keep the full size */
+      }
+    }),
+  );
 }
 
 /** Whether WebGL runs on a software rasteriser (SwiftShader, llvmpipe): render cheaper there. */
@@ -222,7 +263,7 @@ export class Stage {
     const t0 = performance.now();
     // The light level: shipped in the GLB (built-in faces), else simplified here (uploaded faces);
     // then only the vertices its triangles use are kept (CPU morphs and uploads handle a fifth).
-    this.lod = { meshes: this.detail === 'light' ? (await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes)) : [], ms: 0 };
+    this.lod = { meshes: this.detail === 'light' ? ((await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes))) : [], ms: 0 };
     if (this.detail === 'light') for (const m of meshes) compactVertices(m);
     this.lod.ms = performance.now() - t0;
     performance.mark('face:lod');
@@ -269,7 +310,17 @@ export class Stage {
     this.cpuMorph = cpuMorph;
     this.scene.add(root);
     const eyeList = [eyeL, eyeR].filter((e): e is Object3D => !!e).map((node) => ({ node, rest: node.quaternion.clone() }));
-    this.face = { root, pivot, pivotRest: pivotPoint.clone(), body: body ?? null, bodyRest: body ? body.position.clone() : null, meshes, eyes: eyeList, framing: { eyes, headHeight, headWidth, bottom: box.min.y }, center };
+    this.face = {
+      root,
+      pivot,
+      pivotRest: pivotPoint.clone(),
+      body: body ?? null,
+      bodyRest: body ? body.position.clone() : null,
+      meshes,
+      eyes: eyeList,
+      framing: { eyes, headHeight, headWidth, bottom: box.min.y },
+      center,
+    };
     this.placeLights(new Vector3(eyes.x, eyes.y, eyes.z), headHeight * 4);
     return this.face;
   }

@@ -58,7 +58,7 @@ export function analysePiece(pcm: Int16Array, sampleRate: number, text?: string,
       energy += x * x;
       const d = x - previous;
       diffEnergy += d * d;
-      if ((x >= 0) !== (previous >= 0)) crossings++;
+      if (x >= 0 !== previous >= 0) crossings++;
       previous = x;
     }
     const n = end - start;

@@ -13,13 +13,52 @@ export async function preloadDictionary(): Promise<void> {
 
 // Ordered letter-to-sound rules: longest graphemes first.
 const LETTER_RULES: Array<[string, Viseme[]]> = [
-  ['tch', ['CH']], ['sch', ['SS', 'kk']], ['th', ['TH']], ['sh', ['CH']], ['ch', ['CH']], ['ph', ['FF']], ['wh', ['U']],
-  ['ck', ['kk']], ['ng', ['nn']], ['qu', ['kk', 'U']], ['ee', ['I']], ['ea', ['I']], ['oo', ['U']], ['ou', ['aa', 'U']],
-  ['ow', ['O']], ['oa', ['O']], ['ai', ['E']], ['ay', ['E']], ['oi', ['O', 'I']], ['au', ['O']],
-  ['a', ['aa']], ['b', ['PP']], ['c', ['kk']], ['d', ['DD']], ['e', ['E']], ['f', ['FF']], ['g', ['kk']], ['h', ['kk']],
-  ['i', ['I']], ['j', ['CH']], ['k', ['kk']], ['l', ['nn']], ['m', ['PP']], ['n', ['nn']], ['o', ['O']], ['p', ['PP']],
-  ['q', ['kk']], ['r', ['RR']], ['s', ['SS']], ['t', ['DD']], ['u', ['U']], ['v', ['FF']], ['w', ['U']], ['x', ['kk', 'SS']],
-  ['y', ['I']], ['z', ['SS']],
+  ['tch', ['CH']],
+  ['sch', ['SS', 'kk']],
+  ['th', ['TH']],
+  ['sh', ['CH']],
+  ['ch', ['CH']],
+  ['ph', ['FF']],
+  ['wh', ['U']],
+  ['ck', ['kk']],
+  ['ng', ['nn']],
+  ['qu', ['kk', 'U']],
+  ['ee', ['I']],
+  ['ea', ['I']],
+  ['oo', ['U']],
+  ['ou', ['aa', 'U']],
+  ['ow', ['O']],
+  ['oa', ['O']],
+  ['ai', ['E']],
+  ['ay', ['E']],
+  ['oi', ['O', 'I']],
+  ['au', ['O']],
+  ['a', ['aa']],
+  ['b', ['PP']],
+  ['c', ['kk']],
+  ['d', ['DD']],
+  ['e', ['E']],
+  ['f', ['FF']],
+  ['g', ['kk']],
+  ['h', ['kk']],
+  ['i', ['I']],
+  ['j', ['CH']],
+  ['k', ['kk']],
+  ['l', ['nn']],
+  ['m', ['PP']],
+  ['n', ['nn']],
+  ['o', ['O']],
+  ['p', ['PP']],
+  ['q', ['kk']],
+  ['r', ['RR']],
+  ['s', ['SS']],
+  ['t', ['DD']],
+  ['u', ['U']],
+  ['v', ['FF']],
+  ['w', ['U']],
+  ['x', ['kk', 'SS']],
+  ['y', ['I']],
+  ['z', ['SS']],
 ];
 
 function letterToSound(word: string): Viseme[] {
@@ -42,7 +81,11 @@ export function wordVisemes(word: string): Viseme[] {
   const clean = word.toLowerCase().replace(/[^a-z']/g, '');
   if (!clean) return [];
   const phones = pronunciationsIfLoaded()?.phones(clean);
-  if (phones) return phones.split(' ').map((p) => PHONEME_VISEME[p.replace(/\d/g, '')]).filter(Boolean);
+  if (phones)
+    return phones
+      .split(' ')
+      .map((p) => PHONEME_VISEME[p.replace(/\d/g, '')])
+      .filter(Boolean);
   return letterToSound(clean.replace(/'/g, ''));
 }
 

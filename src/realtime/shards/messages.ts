@@ -21,7 +21,13 @@ export type ToShard =
   /** With the socket as handle: an authenticated upgrade for the session's render or player socket. */
   | { type: 'socket'; kind: 'render' | 'player'; row: SessionRow; face: unknown; request: UpgradeRequest; head: Uint8Array; sampleRate?: string }
   /** Speech for a shard's speak_text, piece by piece, then done or an error. */
-  | { type: 'speech'; id: number; piece?: { pcm: Int16Array; text?: string; words?: Array<{ word: string; start: number; end: number }> }; done?: boolean; error?: string }
+  | {
+      type: 'speech';
+      id: number;
+      piece?: { pcm: Int16Array; text?: string; words?: Array<{ word: string; start: number; end: number }> };
+      done?: boolean;
+      error?: string;
+    }
   | { type: 'metrics'; id: number }
   | { type: 'stop' };
 

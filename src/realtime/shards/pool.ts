@@ -68,13 +68,21 @@ class Shard {
   private stopping = false;
   startedAt = 0;
 
-  constructor(readonly index: number, private readonly options: PoolOptions) {}
+  constructor(
+    readonly index: number,
+    private readonly options: PoolOptions,
+  ) {}
 
   start(): Promise<void> {
     this.startedAt = Date.now();
     this.restartTimer = undefined;
     // No inspector or test-runner flags: a shard is a plain Node process running tsx.
-    const child = fork(ENTRY, [], { serialization: 'advanced', execArgv: SHARD_V8_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, PRESENCE_SHARD: String(this.index) } });
+    const child = fork(ENTRY, [], {
+      serialization: 'advanced',
+      execArgv: SHARD_V8_FLAGS,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, PRESENCE_SHARD: String(this.index) },
+    });
     this.child = child;
     return new Promise<void>((resolve) => {
       const readyTimer = setTimeout(() => {
@@ -133,7 +141,11 @@ class Shard {
       // connections as for any closed socket (the shard holds its own descriptor of it).
       (handle as unknown as { server: unknown }).server = null;
       this.child.send(message, handle, { keepOpen: true }, () => handle.destroy());
-    } else this.child.send(message, (error: Error | null) => error && this.options.log.warn({ err: error, shard: this.index }, 'message to real-time shard not delivered'));
+    } else
+      this.child.send(
+        message,
+        (error: Error | null) => error && this.options.log.warn({ err: error, shard: this.index }, 'message to real-time shard not delivered'),
+      );
   }
 
   metrics(id: number): Promise<RealtimeSnapshot | undefined> {
@@ -251,10 +263,12 @@ export class ShardPool {
 
   /** Every ready shard's real-time figures, with its index (one restarting or not answering in time is left out). */
   async metrics(): Promise<RealtimeSnapshot[]> {
-    const snapshots = await Promise.all(this.shards.map(async (shard) => {
-      const snapshot = await shard.metrics(this.nextRequest++);
-      return snapshot && { ...snapshot, shard: shard.index };
-    }));
+    const snapshots = await Promise.all(
+      this.shards.map(async (shard) => {
+        const snapshot = await shard.metrics(this.nextRequest++);
+        return snapshot && { ...snapshot, shard: shard.index };
+      }),
+    );
     return snapshots.filter((s): s is RealtimeSnapshot & { shard: number } => s !== undefined);
   }
 

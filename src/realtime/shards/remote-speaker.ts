@@ -20,10 +20,17 @@ export class RemoteSpeech {
   }
 
   factory(): SpeakerFactory {
-    return (voice) => ({ text, sampleRate, signal }) => this.request(voice, text, sampleRate, signal);
+    return (voice) =>
+      ({ text, sampleRate, signal }) =>
+        this.request(voice, text, sampleRate, signal);
   }
 
-  private async *request(voice: Parameters<SpeakerFactory>[0], text: string | AsyncIterable<string>, sampleRate: number, signal: AbortSignal): AsyncIterable<SpeechPiece> {
+  private async *request(
+    voice: Parameters<SpeakerFactory>[0],
+    text: string | AsyncIterable<string>,
+    sampleRate: number,
+    signal: AbortSignal,
+  ): AsyncIterable<SpeechPiece> {
     if (typeof text !== 'string') throw new Error('a shard voices whole texts only (streamed answers are conversation mode, which runs in the main process)');
     const id = this.next++;
     const queue: SpeechMessage[] = [];

@@ -127,7 +127,13 @@ function receive(message: ToShard, handle: Socket | undefined): void {
       sockets.handleUpgrade(message.request as never, handle, Buffer.from(message.head), (socket) => {
         // attach.ts refuses an ended session's render token and tells its page, as in the main process.
         if (kind === 'render') serveRenderSocket(socket, async () => row, message.sampleRate, deps);
-        else servePlayerSocket(socket, async () => row, async () => {}, deps);
+        else
+          servePlayerSocket(
+            socket,
+            async () => row,
+            async () => {},
+            deps,
+          );
       });
       return;
     }

@@ -46,7 +46,14 @@ export function handOffUpgrades(app: FastifyInstance, sessions: SessionService, 
           if (player) await sessions.markPlayerOpened(row.id);
           if (socket.destroyed) return;
           const query = new URL(url, 'http://localhost').searchParams;
-          shards.handOff(render ? 'render' : 'player', row, { method: request.method ?? 'GET', url, headers: request.headers }, socket, head, render ? query.get('sample_rate') ?? undefined : undefined);
+          shards.handOff(
+            render ? 'render' : 'player',
+            row,
+            { method: request.method ?? 'GET', url, headers: request.headers },
+            socket,
+            head,
+            render ? (query.get('sample_rate') ?? undefined) : undefined,
+          );
         })
         .catch((error) => {
           app.log.error({ err: error }, 'handing a socket to its real-time shard failed');

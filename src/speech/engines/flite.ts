@@ -60,7 +60,10 @@ class WorkerPool {
   private nextId = 1;
   private closed = false;
 
-  constructor(private readonly size: number, private readonly spareIdleMs = SPARE_WORKER_IDLE_MS) {}
+  constructor(
+    private readonly size: number,
+    private readonly spareIdleMs = SPARE_WORKER_IDLE_MS,
+  ) {}
 
   /** Workers running now (tests). */
   get running(): number {
@@ -92,7 +95,14 @@ class WorkerPool {
     const worker = new Worker(new URL('./flite-worker.mjs', import.meta.url));
     worker.unref();
     let settle!: (ok: boolean) => void;
-    const slot: Slot = { worker, busy: false, started: false, ready: new Promise<boolean>((r) => { settle = r; }) };
+    const slot: Slot = {
+      worker,
+      busy: false,
+      started: false,
+      ready: new Promise<boolean>((r) => {
+        settle = r;
+      }),
+    };
     // A worker that failed (its WASM did not compile, it crashed) leaves the pool and takes its jobs
     // with it as errors; the next job starts a fresh worker, so one failure is never kept. One that
     // never started fails the queued sentences too (else they would wait on worker after worker).
@@ -233,7 +243,10 @@ export class FliteEngine implements SpeechEngine {
     if (!(voice in FLITE_VOICES)) throw new SpeechError('unknown_voice', `flite has no voice "${voice}"`, 'flite');
     const params = pitch ? { int_f0_target_mean: Number(pitch) } : undefined;
     // flite has no markup: drop characters it would spell out ("asterisk") and keep the words.
-    const text = request.text.replace(/[*_#~`<>{}[\]|\\^]/g, ' ').replace(/\s+/g, ' ').trim();
+    const text = request.text
+      .replace(/[*_#~`<>{}[\]|\\^]/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
     if (!text) return;
     // Word timings use the dictionary (loading alongside the synthesis); if it cannot load, they are
     // estimated from spelling and the sentence is still spoken.

@@ -16,7 +16,12 @@ export async function providerFetch(provider: string, url: string, init: Request
     const response = await fetch(url, { ...init, signal: controller.signal });
     if (!response.ok) {
       const body = (await response.text().catch(() => '')).slice(0, 300).replace(/\s+/g, ' ');
-      throw new SpeechError(codeForStatus(response.status), `${provider} answered HTTP ${response.status}${body ? `: ${body}` : ''}`, provider, response.status);
+      throw new SpeechError(
+        codeForStatus(response.status),
+        `${provider} answered HTTP ${response.status}${body ? `: ${body}` : ''}`,
+        provider,
+        response.status,
+      );
     }
     return response;
   } catch (error) {

@@ -58,7 +58,10 @@ type KokoroTTS = import('kokoro-js').KokoroTTS;
 
 export class KokoroLocalEngine implements SpeechEngine {
   readonly name = 'kokoro';
-  private constructor(private readonly tts: KokoroTTS, private readonly lib: typeof import('kokoro-js')) {}
+  private constructor(
+    private readonly tts: KokoroTTS,
+    private readonly lib: typeof import('kokoro-js'),
+  ) {}
 
   static async load(source: KokoroSource): Promise<KokoroLocalEngine> {
     const lib = await import('kokoro-js');
@@ -130,16 +133,26 @@ function closedSplitter(lib: typeof import('kokoro-js'), text: string) {
 /** A Kokoro-FastAPI server: OpenAI-compatible POST /v1/audio/speech, raw 24 kHz s16le when response_format is pcm. */
 export class KokoroRemoteEngine implements SpeechEngine {
   readonly name = 'kokoro-remote';
-  constructor(private readonly baseUrl: string, private readonly timeoutMs = 10_000, private readonly apiKey?: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs = 10_000,
+    private readonly apiKey?: string,
+  ) {}
 
   async *synthesize(request: EngineRequest): AsyncIterable<EngineAudio> {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-    const response = await providerFetch('kokoro', `${this.baseUrl.replace(/\/+$/, '')}/v1/audio/speech`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ model: 'kokoro', input: request.text, voice: request.voiceId, response_format: 'pcm', stream: true, speed: 1 }),
-    }, request.signal, this.timeoutMs);
+    const response = await providerFetch(
+      'kokoro',
+      `${this.baseUrl.replace(/\/+$/, '')}/v1/audio/speech`,
+      {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'kokoro', input: request.text, voice: request.voiceId, response_format: 'pcm', stream: true, speed: 1 }),
+      },
+      request.signal,
+      this.timeoutMs,
+    );
     for await (const pcm of pcmFromBytes(readBody('kokoro', response, request.signal, this.timeoutMs))) {
       yield { pcm, sampleRate: KOKORO_RATE };
     }

@@ -20,7 +20,10 @@ export interface PremiumOptions {
 /** ElevenLabs: POST /v1/text-to-speech/{voice_id}/stream?output_format=pcm_24000, header xi-api-key. */
 export class ElevenLabsEngine implements SpeechEngine {
   readonly baseUrl: string;
-  constructor(readonly name: 'elevenlabs' | 'elevenlabs-flash', private readonly options: PremiumOptions) {
+  constructor(
+    readonly name: 'elevenlabs' | 'elevenlabs-flash',
+    private readonly options: PremiumOptions,
+  ) {
     this.baseUrl = (options.baseUrl ?? 'https://api.elevenlabs.io').replace(/\/+$/, '');
   }
 
@@ -34,11 +37,17 @@ export class ElevenLabsEngine implements SpeechEngine {
     // Only the v2.5 models accept language_code; multilingual v2 detects the language itself.
     if (this.name === 'elevenlabs-flash' && request.language) body.language_code = request.language;
     const url = `${this.baseUrl}/v1/text-to-speech/${encodeURIComponent(request.voiceId)}/stream?output_format=pcm_${PREMIUM_RATE}`;
-    const response = await providerFetch(this.name, url, {
-      method: 'POST',
-      headers: { 'xi-api-key': this.options.apiKey, 'content-type': 'application/json', accept: 'audio/pcm' },
-      body: JSON.stringify(body),
-    }, request.signal, timeout);
+    const response = await providerFetch(
+      this.name,
+      url,
+      {
+        method: 'POST',
+        headers: { 'xi-api-key': this.options.apiKey, 'content-type': 'application/json', accept: 'audio/pcm' },
+        body: JSON.stringify(body),
+      },
+      request.signal,
+      timeout,
+    );
     for await (const pcm of pcmFromBytes(readBody(this.name, response, request.signal, timeout))) yield { pcm, sampleRate: PREMIUM_RATE };
   }
 }
@@ -55,17 +64,23 @@ export class CartesiaEngine implements SpeechEngine {
 
   async *synthesize(request: EngineRequest): AsyncIterable<EngineAudio> {
     const timeout = this.options.timeoutMs ?? 10_000;
-    const response = await providerFetch(this.name, `${this.baseUrl}/tts/bytes`, {
-      method: 'POST',
-      headers: { 'Cartesia-Version': CARTESIA_VERSION, 'X-API-Key': this.options.apiKey, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model_id: this.options.modelId ?? 'sonic-2',
-        transcript: request.text,
-        voice: { mode: 'id', id: request.voiceId },
-        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: PREMIUM_RATE },
-        language: request.language || 'en',
-      }),
-    }, request.signal, timeout);
+    const response = await providerFetch(
+      this.name,
+      `${this.baseUrl}/tts/bytes`,
+      {
+        method: 'POST',
+        headers: { 'Cartesia-Version': CARTESIA_VERSION, 'X-API-Key': this.options.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model_id: this.options.modelId ?? 'sonic-2',
+          transcript: request.text,
+          voice: { mode: 'id', id: request.voiceId },
+          output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: PREMIUM_RATE },
+          language: request.language || 'en',
+        }),
+      },
+      request.signal,
+      timeout,
+    );
     for await (const pcm of pcmFromBytes(readBody(this.name, response, request.signal, timeout))) yield { pcm, sampleRate: PREMIUM_RATE };
   }
 }
@@ -77,7 +92,10 @@ export class CartesiaEngine implements SpeechEngine {
  */
 export class InworldEngine implements SpeechEngine {
   readonly baseUrl: string;
-  constructor(readonly name: 'inworld' | 'inworld-flash', private readonly options: PremiumOptions & { modelId?: string }) {
+  constructor(
+    readonly name: 'inworld' | 'inworld-flash',
+    private readonly options: PremiumOptions & { modelId?: string },
+  ) {
     this.baseUrl = (options.baseUrl ?? 'https://api.inworld.ai').replace(/\/+$/, '');
   }
 
@@ -87,17 +105,23 @@ export class InworldEngine implements SpeechEngine {
 
   async *synthesize(request: EngineRequest): AsyncIterable<EngineAudio> {
     const timeout = this.options.timeoutMs ?? 10_000;
-    const response = await providerFetch(this.name, `${this.baseUrl}/tts/v1/voice:stream`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${this.options.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        text: request.text,
-        voiceId: request.voiceId,
-        modelId: this.modelId,
-        audioConfig: { audioEncoding: 'LINEAR16', sampleRateHertz: PREMIUM_RATE },
-        timestampType: 'WORD',
-      }),
-    }, request.signal, timeout);
+    const response = await providerFetch(
+      this.name,
+      `${this.baseUrl}/tts/v1/voice:stream`,
+      {
+        method: 'POST',
+        headers: { authorization: `Basic ${this.options.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          text: request.text,
+          voiceId: request.voiceId,
+          modelId: this.modelId,
+          audioConfig: { audioEncoding: 'LINEAR16', sampleRateHertz: PREMIUM_RATE },
+          timestampType: 'WORD',
+        }),
+      },
+      request.signal,
+      timeout,
+    );
     let seconds = 0;
     for await (const line of lines(readBody(this.name, response, request.signal, timeout))) {
       let message: { result?: { audioContent?: string; timestampInfo?: InworldTimestamps }; error?: { code?: number; message?: string } };
@@ -107,7 +131,11 @@ export class InworldEngine implements SpeechEngine {
         throw new SpeechError('provider_error', `${this.name} sent a line that is not JSON`, this.name);
       }
       if (message.error) {
-        throw new SpeechError('provider_error', `${this.name} stream error ${message.error.code ?? ''}: ${message.error.message ?? 'unknown'}`.trim(), this.name);
+        throw new SpeechError(
+          'provider_error',
+          `${this.name} stream error ${message.error.code ?? ''}: ${message.error.message ?? 'unknown'}`.trim(),
+          this.name,
+        );
       }
       const audio = message.result?.audioContent;
       if (!audio) continue;

@@ -147,22 +147,29 @@ export class CartesiaWebSocketEngine implements SpeechEngine {
     };
     request.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      socket.send(JSON.stringify({
-        model_id: this.options.modelId ?? 'sonic-2',
-        transcript: request.text,
-        voice: { mode: 'id', id: request.voiceId },
-        language: request.language || 'en',
-        context_id: contextId,
-        output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: PREMIUM_RATE },
-        add_timestamps: true,
-        continue: false,
-      }));
+      socket.send(
+        JSON.stringify({
+          model_id: this.options.modelId ?? 'sonic-2',
+          transcript: request.text,
+          voice: { mode: 'id', id: request.voiceId },
+          language: request.language || 'en',
+          context_id: contextId,
+          output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: PREMIUM_RATE },
+          add_timestamps: true,
+          continue: false,
+        }),
+      );
       for (;;) {
         const message = await inbox.next(this.timeout, 'cartesia');
         if (!message) break;
         if (message.type === 'error') {
           const status = message.status_code ?? 0;
-          throw new SpeechError(status >= 400 ? codeForStatus(status) : 'provider_error', `cartesia: ${message.message ?? message.error ?? message.title ?? 'error'}`, 'cartesia', status || undefined);
+          throw new SpeechError(
+            status >= 400 ? codeForStatus(status) : 'provider_error',
+            `cartesia: ${message.message ?? message.error ?? message.title ?? 'error'}`,
+            'cartesia',
+            status || undefined,
+          );
         }
         if (message.type === 'chunk' && message.data) {
           const raw = Buffer.from(message.data, 'base64');
@@ -219,7 +226,10 @@ export function wordsFromCharacters(chars: string[], startsMs: number[], duratio
 
 export class ElevenLabsWebSocketEngine implements SpeechEngine {
   private readonly base: string;
-  constructor(readonly name: 'elevenlabs' | 'elevenlabs-flash', private readonly options: PremiumOptions) {
+  constructor(
+    readonly name: 'elevenlabs' | 'elevenlabs-flash',
+    private readonly options: PremiumOptions,
+  ) {
     this.base = options.baseUrl ?? 'https://api.elevenlabs.io';
   }
 

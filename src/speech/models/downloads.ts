@@ -98,18 +98,26 @@ export class ModelDownloads {
         this.status.set(spec.id, { state: 'failed', reason: unreachable });
         continue;
       }
-      const folder = this.installed(spec.id) ?? (await this.fetch(spec).catch((error: Error) => {
-        if (this.controller.signal.aborted) return undefined;
-        const reason = error.message;
-        this.status.set(spec.id, { state: 'failed', reason });
-        if (error instanceof FetchError && error.kind === 'unreachable') {
-          unreachable = reason;
-          this.options.log.warn({ model: spec.id, err: reason }, `models: ${reason}; the service keeps its offline engines (flite voice; pocketsphinx or typing), and tries again at the next start (MODELS_DOWNLOAD=0 stops trying)`);
-        } else {
-          this.options.log.error({ model: spec.id, err: reason }, `models: the ${spec.title} could not be fetched: ${reason}; the service keeps its offline engines and tries again at the next start`);
-        }
-        return undefined;
-      }));
+      const folder =
+        this.installed(spec.id) ??
+        (await this.fetch(spec).catch((error: Error) => {
+          if (this.controller.signal.aborted) return undefined;
+          const reason = error.message;
+          this.status.set(spec.id, { state: 'failed', reason });
+          if (error instanceof FetchError && error.kind === 'unreachable') {
+            unreachable = reason;
+            this.options.log.warn(
+              { model: spec.id, err: reason },
+              `models: ${reason}; the service keeps its offline engines (flite voice; pocketsphinx or typing), and tries again at the next start (MODELS_DOWNLOAD=0 stops trying)`,
+            );
+          } else {
+            this.options.log.error(
+              { model: spec.id, err: reason },
+              `models: the ${spec.title} could not be fetched: ${reason}; the service keeps its offline engines and tries again at the next start`,
+            );
+          }
+          return undefined;
+        }));
       if (!folder) continue;
       try {
         await use(spec, folder);

@@ -10,7 +10,10 @@ import path from 'node:path';
 import type { ModelFile } from './manifest.js';
 
 export class FetchError extends Error {
-  constructor(message: string, readonly kind: 'unreachable' | 'http' | 'checksum' | 'cut') {
+  constructor(
+    message: string,
+    readonly kind: 'unreachable' | 'http' | 'checksum' | 'cut',
+  ) {
     super(message);
   }
 }
@@ -55,7 +58,10 @@ export async function fetchFile(url: string, dest: string, file: ModelFile, opti
     const sum = await sha256Of(part);
     if (size !== file.bytes || sum !== file.sha256) {
       fs.rmSync(part, { force: true });
-      throw new FetchError(`${file.path}: ${size} bytes with SHA-256 ${sum}, not the pinned ${file.bytes} bytes with ${file.sha256}; the file was deleted`, 'checksum');
+      throw new FetchError(
+        `${file.path}: ${size} bytes with SHA-256 ${sum}, not the pinned ${file.bytes} bytes with ${file.sha256}; the file was deleted`,
+        'checksum',
+      );
     }
     fs.renameSync(part, dest);
     return;
@@ -66,7 +72,10 @@ async function download(url: string, part: string, have: number, file: ModelFile
   const controller = new AbortController();
   const abort = () => controller.abort();
   options.signal?.addEventListener('abort', abort, { once: true });
-  let timer = setTimeout(() => controller.abort(new FetchError(`no answer from ${hostOf(url)} within ${options.connectTimeoutMs} ms`, 'unreachable')), options.connectTimeoutMs);
+  let timer = setTimeout(
+    () => controller.abort(new FetchError(`no answer from ${hostOf(url)} within ${options.connectTimeoutMs} ms`, 'unreachable')),
+    options.connectTimeoutMs,
+  );
   try {
     let response: Response;
     try {

@@ -44,9 +44,17 @@ export function pinnedModels(base = MODELS_DEFAULT_BASE): ModelSpec[] {
       folder: 'sherpa-onnx-streaming-zipformer-en-2023-06-26',
       source: `${root}/${ZIPFORMER_REPO}/resolve/${ZIPFORMER_REVISION}`,
       files: [
-        { path: 'encoder-epoch-99-avg-1-chunk-16-left-128.int8.onnx', bytes: 71_083_163, sha256: '563fde436d16cf7607cf408cd6b30909819d03162652ef389c2450ced3f45ac1' },
+        {
+          path: 'encoder-epoch-99-avg-1-chunk-16-left-128.int8.onnx',
+          bytes: 71_083_163,
+          sha256: '563fde436d16cf7607cf408cd6b30909819d03162652ef389c2450ced3f45ac1',
+        },
         { path: 'decoder-epoch-99-avg-1-chunk-16-left-128.onnx', bytes: 2_092_621, sha256: '7bf787f90b194b307e5a4ad6a34fadb4e748304c35f78a8d66358a05b13ee6ef' },
-        { path: 'joiner-epoch-99-avg-1-chunk-16-left-128.int8.onnx', bytes: 259_335, sha256: 'd944208d660d67c8d72cd2acaeac971fa5ceb8c80e76c1968148846fedd6e297' },
+        {
+          path: 'joiner-epoch-99-avg-1-chunk-16-left-128.int8.onnx',
+          bytes: 259_335,
+          sha256: 'd944208d660d67c8d72cd2acaeac971fa5ceb8c80e76c1968148846fedd6e297',
+        },
         { path: 'tokens.txt', bytes: 5_048, sha256: '49e3c2646595fd907228b3c6787069658f67b17377c60aeb8619c4551b2316fb' },
       ],
     },

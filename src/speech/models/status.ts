@@ -17,7 +17,10 @@ export class ModelStatus {
   private readonly states = new Map<string, ModelState>();
   private readonly loggedAt = new Map<string, number>();
 
-  constructor(private readonly log: Log, private readonly progressEveryMs = 5000) {}
+  constructor(
+    private readonly log: Log,
+    private readonly progressEveryMs = 5000,
+  ) {}
 
   set(id: string, state: ModelState): void {
     this.states.set(id, state);

@@ -34,10 +34,13 @@ export class DeepgramRecognizer implements Recognizer {
 
   constructor(private readonly options: DeepgramRecognizerOptions) {
     const base = options.baseUrl?.replace(/\/+$/, '');
-    this.client = once(async () => new (await import('@deepgram/sdk')).DeepgramClient({
-      apiKey: options.apiKey,
-      ...(base ? { baseUrl: base.replace(/^http/, 'ws') } : {}),
-    }));
+    this.client = once(
+      async () =>
+        new (await import('@deepgram/sdk')).DeepgramClient({
+          apiKey: options.apiKey,
+          ...(base ? { baseUrl: base.replace(/^http/, 'ws') } : {}),
+        }),
+    );
     this.client.get().catch(() => undefined);
   }
 
@@ -58,18 +61,20 @@ export class DeepgramRecognizer implements Recognizer {
     const pending: Int16Array[] = [];
     const stream: RecognitionStream = { push, finish, abort };
 
-    const socketPromise = this.client.get().then((client) => client.listen.v1.connect({
-      model: this.options.model,
-      encoding: 'linear16',
-      sample_rate: RECOGNITION_SAMPLE_RATE,
-      channels: 1,
-      interim_results: 'true',
-      punctuate: 'true',
-      language: languages.length > 1 ? 'multi' : languages[0],
-      Authorization: `Token ${this.options.apiKey}`,
-      reconnectAttempts: 0,
-      connectionTimeoutInSeconds: 5,
-    }));
+    const socketPromise = this.client.get().then((client) =>
+      client.listen.v1.connect({
+        model: this.options.model,
+        encoding: 'linear16',
+        sample_rate: RECOGNITION_SAMPLE_RATE,
+        channels: 1,
+        interim_results: 'true',
+        punctuate: 'true',
+        language: languages.length > 1 ? 'multi' : languages[0],
+        Authorization: `Token ${this.options.apiKey}`,
+        reconnectAttempts: 0,
+        connectionTimeoutInSeconds: 5,
+      }),
+    );
     const opened = socketPromise.then(async (socket) => {
       socket.on('message', (message) => {
         if ((message as { type?: string }).type !== 'Results') return;
@@ -106,7 +111,10 @@ export class DeepgramRecognizer implements Recognizer {
     });
     opened.catch(() => {});
     let socketReady: Awaited<typeof opened> | undefined;
-    opened.then((s) => (socketReady = s), () => {});
+    opened.then(
+      (s) => (socketReady = s),
+      () => {},
+    );
     const finalizeTimeoutMs = this.options.finalizeTimeoutMs ?? 5000;
 
     function push(pcm: Int16Array): void {
@@ -145,7 +153,10 @@ export class DeepgramRecognizer implements Recognizer {
 
     function abort(): void {
       pending.length = 0;
-      opened.then((socket) => socket.close(), () => {});
+      opened.then(
+        (socket) => socket.close(),
+        () => {},
+      );
     }
 
     return stream;

@@ -49,13 +49,20 @@ export async function createRecognizer(config: Pick<Config, 'recognition' | 'dat
   if (wants('sherpa-onnx') && (r.modelDir || r.download || fetchedModelDir)) {
     const began = Date.now();
     try {
-      const folder = r.modelDir ?? (r.download ? await downloadSherpaModel(path.join(config.dataDir, 'models', 'stt'), r.downloadModel, r.downloadUrl) : fetchedModelDir!);
+      const folder =
+        r.modelDir ?? (r.download ? await downloadSherpaModel(path.join(config.dataDir, 'models', 'stt'), r.downloadModel, r.downloadUrl) : fetchedModelDir!);
       const recognizer = await SherpaRecognizer.load(folder, r.modelDir || r.download ? r.modelType : undefined);
       const from = r.modelDir ? 'STT_MODEL_DIR' : r.download ? 'the download cache' : folder;
-      log.info({ engine: 'sherpa-onnx', kind: recognizer.model.kind, ms: Date.now() - began }, `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${from}`);
+      log.info(
+        { engine: 'sherpa-onnx', kind: recognizer.model.kind, ms: Date.now() - began },
+        `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${from}`,
+      );
       return recognizer;
     } catch (error) {
-      log.error({ engine: 'sherpa-onnx', err: (error as Error).message }, `speech recognition: the sherpa-onnx model could not be used: ${(error as Error).message}`);
+      log.error(
+        { engine: 'sherpa-onnx', err: (error as Error).message },
+        `speech recognition: the sherpa-onnx model could not be used: ${(error as Error).message}`,
+      );
     }
   }
   if (wants('pocketsphinx')) {
@@ -67,7 +74,10 @@ export async function createRecognizer(config: Pick<Config, 'recognition' | 'dat
       );
       return new PocketsphinxRecognizer(undefined, r.concurrency);
     }
-    log.warn({ engine: 'none' }, `speech recognition: none (${missing}; no STT_MODEL_DIR, STT_DOWNLOAD, STT_URL, STT_API_KEY or DEEPGRAM_API_KEY); visitors can type`);
+    log.warn(
+      { engine: 'none' },
+      `speech recognition: none (${missing}; no STT_MODEL_DIR, STT_DOWNLOAD, STT_URL, STT_API_KEY or DEEPGRAM_API_KEY); visitors can type`,
+    );
     return undefined;
   }
   log.warn({ engine: 'none' }, `speech recognition: none (STT_ENGINE=${r.engine} is not configured); visitors can type`);

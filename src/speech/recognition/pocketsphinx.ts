@@ -38,7 +38,10 @@ export class PocketsphinxRecognizer implements Recognizer {
   readonly name = 'pocketsphinx';
   private readonly gate: Gate;
 
-  constructor(private readonly binary = POCKETSPHINX_BINARY, concurrency = 2) {
+  constructor(
+    private readonly binary = POCKETSPHINX_BINARY,
+    concurrency = 2,
+  ) {
     this.gate = new Gate(concurrency);
   }
 
@@ -82,7 +85,12 @@ export class PocketsphinxRecognizer implements Recognizer {
           return reject(new RecognitionError(`pocketsphinx failed (${killedBy ?? `exit ${code}`})${detail ? `: ${detail}` : ''}`));
         }
         // One line per utterance the decoder's own endpointer found.
-        const text = Buffer.concat(out).toString().split('\n').map((l) => l.trim()).filter(Boolean).join(' ');
+        const text = Buffer.concat(out)
+          .toString()
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .join(' ');
         resolve({ text, language: 'en' });
       });
     });
@@ -114,7 +122,10 @@ class LivePocketsphinx implements RecognitionStream {
   private pending = '';
   private ended = false;
 
-  constructor(binary: string, private readonly release: () => void) {
+  constructor(
+    binary: string,
+    private readonly release: () => void,
+  ) {
     // `exec` makes the decoder the shell's last child; `detached` puts cat and it in one process
     // group, so abort and the timeout kill both.
     const command = `cat | exec ${shellQuote(binary)} -infile /dev/stdin -logfn /dev/null -vad_postspeech ${LIVE_PHRASE_END_FRAMES}`;

@@ -31,7 +31,8 @@ export interface SherpaModel {
 
 /** Reads a model folder and says which model it holds, or why it holds none. */
 export function describeModelFolder(dir: string, wanted?: SherpaModelKind, threads = 1): SherpaModel {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new RecognitionError(`the speech recognition model folder ${dir} does not exist`, 'sherpa-onnx');
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+    throw new RecognitionError(`the speech recognition model folder ${dir} does not exist`, 'sherpa-onnx');
   const files = fs.readdirSync(dir);
   const onnx = files.filter((f) => f.endsWith('.onnx'));
   // int8 models are 4× smaller and about as accurate; prefer them where both are present.
@@ -59,10 +60,16 @@ export function describeModelFolder(dir: string, wanted?: SherpaModelKind, threa
     else if (encoder && decoder && joiner) kind = /streaming/i.test(path.basename(dir)) ? 'streaming-transducer' : 'transducer';
     else if (encoder && decoder) kind = 'whisper';
     else if (single) kind = 'sense-voice';
-    else throw new RecognitionError(`the folder ${dir} holds no model sherpa-onnx runs (Whisper, Moonshine, SenseVoice or Zipformer transducer files)`, 'sherpa-onnx');
+    else
+      throw new RecognitionError(
+        `the folder ${dir} holds no model sherpa-onnx runs (Whisper, Moonshine, SenseVoice or Zipformer transducer files)`,
+        'sherpa-onnx',
+      );
   }
   const need = (files: Record<string, string | undefined>) => {
-    const missing = Object.entries(files).filter(([, v]) => !v).map(([k]) => k);
+    const missing = Object.entries(files)
+      .filter(([, v]) => !v)
+      .map(([k]) => k);
     if (missing.length) throw new RecognitionError(`the ${kind} model in ${dir} lacks its ${missing.join(', ')} file`, 'sherpa-onnx');
     return files as Record<string, string>;
   };
@@ -70,15 +77,24 @@ export function describeModelFolder(dir: string, wanted?: SherpaModelKind, threa
   const featConfig = { sampleRate: 16000, featureDim: 80 };
   switch (kind) {
     case 'whisper':
-      return { kind, config: { featConfig, modelConfig: { ...common, whisper: { ...need({ encoder, decoder }), language: '', task: 'transcribe', tailPaddings: -1 } } } };
+      return {
+        kind,
+        config: { featConfig, modelConfig: { ...common, whisper: { ...need({ encoder, decoder }), language: '', task: 'transcribe', tailPaddings: -1 } } },
+      };
     case 'moonshine':
       return { kind, config: { featConfig, modelConfig: { ...common, moonshine: need(moonshine) } } };
     case 'sense-voice':
-      return { kind, config: { featConfig, modelConfig: { ...common, senseVoice: { model: need({ model: single }).model, language: '', useInverseTextNormalization: 1 } } } };
+      return {
+        kind,
+        config: { featConfig, modelConfig: { ...common, senseVoice: { model: need({ model: single }).model, language: '', useInverseTextNormalization: 1 } } },
+      };
     case 'transducer':
       return { kind, config: { featConfig, modelConfig: { ...common, transducer: need({ encoder, decoder, joiner }) } } };
     case 'streaming-transducer':
-      return { kind, config: { featConfig, modelConfig: { ...common, transducer: need({ encoder, decoder, joiner }) }, decodingMethod: 'greedy_search', enableEndpoint: 0 } };
+      return {
+        kind,
+        config: { featConfig, modelConfig: { ...common, transducer: need({ encoder, decoder, joiner }) }, decodingMethod: 'greedy_search', enableEndpoint: 0 },
+      };
   }
 }
 
@@ -95,7 +111,8 @@ export async function downloadSherpaModel(cacheDir: string, name: string, baseUr
   try {
     const url = `${baseUrl.replace(/\/+$/, '')}/${encodeURIComponent(name)}.tar.bz2`;
     const response = await fetch(url, { redirect: 'follow' });
-    if (!response.ok || !response.body) throw new RecognitionError(`downloading the speech recognition model ${name} failed: HTTP ${response.status}`, 'sherpa-onnx');
+    if (!response.ok || !response.body)
+      throw new RecognitionError(`downloading the speech recognition model ${name} failed: HTTP ${response.status}`, 'sherpa-onnx');
     const archive = path.join(work, 'model.tar.bz2');
     fs.writeFileSync(archive, Buffer.from(await response.arrayBuffer()));
     await run('tar', ['-xjf', archive, '-C', work]);
@@ -133,7 +150,10 @@ export class SherpaRecognizer implements Recognizer {
   private nextId = 1;
   private closed = false;
 
-  private constructor(readonly model: SherpaModel, readonly folder: string) {}
+  private constructor(
+    readonly model: SherpaModel,
+    readonly folder: string,
+  ) {}
 
   /** Starts the model process and waits until the model loaded (or says why it did not). */
   static async load(folder: string, kind?: SherpaModelKind, threads = Math.min(4, os.availableParallelism())): Promise<SherpaRecognizer> {
@@ -196,9 +216,13 @@ export class SherpaRecognizer implements Recognizer {
     const result = await new Promise<{ text: string; lang: string }>((resolve, reject) => {
       this.jobs.set(id, { id, resolve, reject });
       // A decode cannot be stopped half-way; an aborted turn's result is dropped.
-      options.signal?.addEventListener('abort', () => {
-        if (this.jobs.delete(id)) reject(options.signal!.reason ?? new Error('aborted'));
-      }, { once: true });
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          if (this.jobs.delete(id)) reject(options.signal!.reason ?? new Error('aborted'));
+        },
+        { once: true },
+      );
       this.child!.send({ type: 'transcribe', id, samples, language: options.language });
     });
     // SenseVoice says "<|en|>", Whisper "en".
@@ -214,11 +238,17 @@ export class SherpaRecognizer implements Recognizer {
 }
 
 function cleanText(text: string): string {
-  return text.replace(/<\|[^|]*\|>/g, '').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/<\|[^|]*\|>/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function lastUsefulLine(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const what = lines.find((l) => l.startsWith('what():'));
   return (what ?? lines[lines.length - 1])?.replace(/^what\(\):\s*/, '');
 }

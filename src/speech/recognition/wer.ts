@@ -1,6 +1,10 @@
 /** Word error rate: word-level edit distance over the reference's length (tests and bench). */
 export function normaliseWords(text: string): string[] {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
 export function wordErrors(reference: string, hypothesis: string): { errors: number; words: number } {

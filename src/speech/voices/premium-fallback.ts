@@ -5,7 +5,13 @@
 import type { CatalogVoice } from './kokoro.js';
 
 const v = (provider: string, voice_id: string, name: string, gender: 'f' | 'm', locale: string): CatalogVoice => ({
-  voice_id, name, gender, language: locale.slice(0, 2), locale, premium: true, provider,
+  voice_id,
+  name,
+  gender,
+  language: locale.slice(0, 2),
+  locale,
+  premium: true,
+  provider,
 });
 
 const elevenlabs = (provider: string) => [

@@ -46,14 +46,22 @@ export function normaliseElevenLabs(provider: string, body: any): CatalogVoice[]
 }
 
 export function normaliseCartesia(body: any): CatalogVoice[] {
-  const list = Array.isArray(body) ? body : body?.data ?? [];
+  const list = Array.isArray(body) ? body : (body?.data ?? []);
   const out: CatalogVoice[] = [];
   for (const v of list) {
     if (!v?.id || !v?.name) continue;
     const g = gender(v.gender, /\b(female|woman)\b/i.exec(v.description ?? '')?.[1], /\b(male|man)\b/i.exec(v.description ?? '')?.[1]);
     if (!g) continue;
     const language = baseLanguage(v.language) ?? 'en';
-    out.push({ voice_id: String(v.id), name: String(v.name), gender: g, language, locale: String(v.language ?? language), premium: true, provider: 'cartesia' });
+    out.push({
+      voice_id: String(v.id),
+      name: String(v.name),
+      gender: g,
+      language,
+      locale: String(v.language ?? language),
+      premium: true,
+      provider: 'cartesia',
+    });
   }
   return out;
 }
@@ -83,7 +91,13 @@ export async function fetchVoiceList(family: 'elevenlabs' | 'cartesia' | 'inworl
   }
   if (family === 'cartesia' && keys.cartesia) {
     const base = (keys.cartesia.baseUrl ?? 'https://api.cartesia.ai').replace(/\/+$/, '');
-    const r = await providerFetch('cartesia', `${base}/voices?limit=100`, { headers: { 'X-API-Key': keys.cartesia.apiKey, 'Cartesia-Version': CARTESIA_VERSION } }, signal, timeoutMs);
+    const r = await providerFetch(
+      'cartesia',
+      `${base}/voices?limit=100`,
+      { headers: { 'X-API-Key': keys.cartesia.apiKey, 'Cartesia-Version': CARTESIA_VERSION } },
+      signal,
+      timeoutMs,
+    );
     return r.json();
   }
   if (family === 'inworld' && keys.inworld) {

@@ -64,13 +64,20 @@ export class StripeFake {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse, body: string): void {
     const path = (req.url ?? '').split('?')[0];
-    const form = parseForm(req.method === 'GET' ? (req.url ?? '').split('?')[1] ?? '' : body);
+    const form = parseForm(req.method === 'GET' ? ((req.url ?? '').split('?')[1] ?? '') : body);
     this.requests.push({ method: req.method!, path, form, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
     if (req.headers.authorization !== `Bearer ${FAKE_SECRET_KEY}`) {
       return this.error(res, 401, 'invalid_request_error', 'Invalid API Key provided');
     }
     if (req.method === 'POST' && path === '/v1/customers') {
-      const customer = { id: id('cus'), object: 'customer', name: form.name ?? null, metadata: form.metadata ?? {}, created: Math.floor(Date.now() / 1000), livemode: false };
+      const customer = {
+        id: id('cus'),
+        object: 'customer',
+        name: form.name ?? null,
+        metadata: form.metadata ?? {},
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+      };
       this.customers.set(customer.id, customer);
       return this.send(res, 200, customer);
     }
@@ -78,7 +85,8 @@ export class StripeFake {
       const item = form.line_items?.[0];
       const amount = Number(item?.price_data?.unit_amount) * Number(item?.quantity ?? 1);
       if (!Number.isInteger(amount) || amount < 50) return this.error(res, 400, 'invalid_request_error', 'Invalid line_items', { param: 'line_items' });
-      if (!form.success_url) return this.error(res, 400, 'invalid_request_error', 'Missing required param: success_url.', { param: 'success_url', code: 'parameter_missing' });
+      if (!form.success_url)
+        return this.error(res, 400, 'invalid_request_error', 'Missing required param: success_url.', { param: 'success_url', code: 'parameter_missing' });
       const sid = `cs_test_${crypto.randomBytes(24).toString('hex')}`;
       const session = {
         id: sid,
@@ -104,13 +112,22 @@ export class StripeFake {
     const retrieve = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && retrieve) {
       const session = this.checkouts.get(decodeURIComponent(retrieve[1]));
-      if (!session) return this.error(res, 404, 'invalid_request_error', `No such checkout.session: '${retrieve[1]}'`, { code: 'resource_missing', param: 'session' });
+      if (!session)
+        return this.error(res, 404, 'invalid_request_error', `No such checkout.session: '${retrieve[1]}'`, { code: 'resource_missing', param: 'session' });
       return this.send(res, 200, session);
     }
     if (req.method === 'POST' && path === '/v1/billing_portal/sessions') {
-      if (!this.customers.has(form.customer)) return this.error(res, 400, 'invalid_request_error', `No such customer: '${form.customer}'`, { code: 'resource_missing', param: 'customer' });
+      if (!this.customers.has(form.customer))
+        return this.error(res, 400, 'invalid_request_error', `No such customer: '${form.customer}'`, { code: 'resource_missing', param: 'customer' });
       const sid = id('bps');
-      return this.send(res, 200, { id: sid, object: 'billing_portal.session', customer: form.customer, return_url: form.return_url ?? null, url: `https://billing.stripe.com/p/session/${sid}`, livemode: false });
+      return this.send(res, 200, {
+        id: sid,
+        object: 'billing_portal.session',
+        customer: form.customer,
+        return_url: form.return_url ?? null,
+        url: `https://billing.stripe.com/p/session/${sid}`,
+        livemode: false,
+      });
     }
     this.error(res, 404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${path}).`);
   }

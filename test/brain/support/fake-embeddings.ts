@@ -10,8 +10,17 @@ import http from 'node:http';
 
 const DIMENSIONS = 1024;
 const SYNONYMS: Record<string, string> = {
-  repair: 'repair', repairs: 'repair', fix: 'repair', mend: 'repair', service: 'repair',
-  bicycle: 'bike', bicycles: 'bike', bike: 'bike', bikes: 'bike', cycle: 'bike', 'e-bikes': 'bike',
+  repair: 'repair',
+  repairs: 'repair',
+  fix: 'repair',
+  mend: 'repair',
+  service: 'repair',
+  bicycle: 'bike',
+  bicycles: 'bike',
+  bike: 'bike',
+  bikes: 'bike',
+  cycle: 'bike',
+  'e-bikes': 'bike',
 };
 const STOPWORDS = new Set(['a', 'an', 'and', 'are', 'can', 'do', 'every', 'i', 'is', 'it', 'my', 'of', 'our', 'the', 'we', 'you', 'your']);
 
@@ -56,7 +65,9 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
       return { object: 'embedding', index, embedding };
     });
     const tokens = input.reduce((n, text) => n + text.split(/\s+/).length, 0);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;

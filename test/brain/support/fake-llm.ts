@@ -50,20 +50,32 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     const behaviour = fake.respond?.(body) ?? (body.stream ? fake.stream : fake.plain);
     if (behaviour.kind === 'hang') return; // never answers
     if (behaviour.kind === 'error') {
-      res.writeHead(behaviour.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'model crashed', type: 'server_error' } }));
+      res
+        .writeHead(behaviour.status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'model crashed', type: 'server_error' } }));
       return;
     }
     const id = `chatcmpl-${fake.requests.length}`;
     const created = Math.floor(Date.now() / 1000);
     if (behaviour.kind === 'json') {
       if (behaviour.delayMs) await sleep(behaviour.delayMs);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: behaviour.content }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 } }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            id,
+            object: 'chat.completion',
+            created,
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: behaviour.content }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+          }),
+        );
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
     res.write(chunk({ role: 'assistant', content: '' }, null));
     for (const step of behaviour.steps) {
       if (step.delayMs) await sleep(step.delayMs);

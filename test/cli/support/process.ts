@@ -23,7 +23,6 @@ const children = new Set<ChildProcess>();
 const folders = new Set<string>();
 const drops: Array<() => Promise<void>> = [];
 
-
 export function tempDataDir(label = 'cli'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `presence-${label}-`));
   folders.add(dir);
@@ -105,7 +104,11 @@ export interface ServerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  request(method: string, urlPath: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    urlPath: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** Polls /readyz until it answers 200 (database answers and speech can voice text). */
   waitForReady(timeoutMs?: number): Promise<void>;
 }

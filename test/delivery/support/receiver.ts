@@ -4,11 +4,7 @@
  */
 import http from 'node:http';
 
-export type Answer =
-  | { status: number; body?: string; headers?: Record<string, string> }
-  | { hang: true }
-  | { dribble: true; status: number }
-  | { close: true };
+export type Answer = { status: number; body?: string; headers?: Record<string, string> } | { hang: true } | { dribble: true; status: number } | { close: true };
 
 export interface Received {
   method: string;

@@ -24,14 +24,31 @@ export async function awaitBuild(t: TestApp, agentId: number, timeoutMs = 60_000
   }
 }
 
-
 /** One answer through the app's answering engine, collected. */
-export async function ask(t: TestApp, agentId: number, text: string, options: { history?: Array<{ role: 'visitor' | 'agent'; text: string }>; missingDetails?: Array<{ name: string; description: string }>; accountId?: number } = {}) {
+export async function ask(
+  t: TestApp,
+  agentId: number,
+  text: string,
+  options: {
+    history?: Array<{ role: 'visitor' | 'agent'; text: string }>;
+    missingDetails?: Array<{ name: string; description: string }>;
+    accountId?: number;
+  } = {},
+) {
   let answer = '';
   let done: any;
   let firstTextMs: number | undefined;
   const started = performance.now();
-  for await (const event of t.context.answers.answer({ accountId: options.accountId ?? t.accountId, agentId, history: options.history ?? [], text, language: 'en', visitor: {}, missingDetails: options.missingDetails, signal: new AbortController().signal })) {
+  for await (const event of t.context.answers.answer({
+    accountId: options.accountId ?? t.accountId,
+    agentId,
+    history: options.history ?? [],
+    text,
+    language: 'en',
+    visitor: {},
+    missingDetails: options.missingDetails,
+    signal: new AbortController().signal,
+  })) {
     if (event.type === 'text') {
       firstTextMs ??= performance.now() - started;
       answer += event.text;

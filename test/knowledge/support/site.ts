@@ -315,7 +315,8 @@ const PAGES: Record<string, () => string> = {
     ),
   '/private/staff': () => layout('Staff area', '<p>Staff rota and secret recipes.</p>'),
   // An application shell: the text is drawn by JavaScript in the browser.
-  '/app': () => `<!doctype html><html><head><title>Order tracker</title><script type="module" src="/assets/app.js"></script></head><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>`,
+  '/app': () =>
+    `<!doctype html><html><head><title>Order tracker</title><script type="module" src="/assets/app.js"></script></head><body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript></body></html>`,
 };
 
 function post(n: number): string {
@@ -364,10 +365,18 @@ export async function startTestSite(options: SiteOptions = {}): Promise<TestSite
       res.end(body);
     };
     if (path === '/robots.txt') {
-      return send(200, 'text/plain', `User-agent: *\nDisallow: /private/\nDisallow: /order?\n${options.crawlDelay ? `Crawl-delay: ${options.crawlDelay}\n` : ''}\nUser-agent: BadBot\nDisallow: /\n\nSitemap: ${base}/sitemap_index.xml\n`);
+      return send(
+        200,
+        'text/plain',
+        `User-agent: *\nDisallow: /private/\nDisallow: /order?\n${options.crawlDelay ? `Crawl-delay: ${options.crawlDelay}\n` : ''}\nUser-agent: BadBot\nDisallow: /\n\nSitemap: ${base}/sitemap_index.xml\n`,
+      );
     }
     if (path === '/sitemap_index.xml' || path === '/sitemap.xml') {
-      return send(200, 'application/xml', `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n  <sitemap><loc>${base}/sitemap-pages.xml</loc></sitemap>\n  <sitemap><loc>${base}/sitemap-blog.xml.gz</loc></sitemap>\n</sitemapindex>`);
+      return send(
+        200,
+        'application/xml',
+        `<?xml version="1.0" encoding="UTF-8"?>\n<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n  <sitemap><loc>${base}/sitemap-pages.xml</loc></sitemap>\n  <sitemap><loc>${base}/sitemap-blog.xml.gz</loc></sitemap>\n</sitemapindex>`,
+      );
     }
     if (path === '/sitemap-pages.xml' || path === '/sitemap-blog.xml.gz') {
       const urls = sitemapUrls(base)[path === '/sitemap-pages.xml' ? 'pages' : 'blog'];

@@ -38,7 +38,15 @@ export async function startFakeTelegram(token = '123456:TEST-token_abc'): Promis
   const knownChats = new Map<string, Chat>();
   let nextUpdate = 1000;
   let nextMessage = 1;
-  const bot = { id: 987654321, is_bot: true, first_name: 'Presence Alerts', username: 'presence_alerts_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+  const bot = {
+    id: 987654321,
+    is_bot: true,
+    first_name: 'Presence Alerts',
+    username: 'presence_alerts_bot',
+    can_join_groups: true,
+    can_read_all_group_messages: false,
+    supports_inline_queries: false,
+  };
 
   const fake = {
     token,
@@ -53,7 +61,21 @@ export async function startFakeTelegram(token = '123456:TEST-token_abc'): Promis
       const entities = text.startsWith('/') ? [{ offset: 0, length: text.split(/\s/)[0]!.length, type: 'bot_command' }] : undefined;
       updates.push({
         update_id: nextUpdate++,
-        message: { message_id: nextMessage++, from: { id: chat.id, is_bot: false, first_name: chat.first_name, ...(chat.last_name && { last_name: chat.last_name }), ...(chat.username && { username: chat.username }), language_code: 'en' }, chat: { ...chat, type: 'private' }, date: Math.floor(Date.now() / 1000), text, ...(entities && { entities }) },
+        message: {
+          message_id: nextMessage++,
+          from: {
+            id: chat.id,
+            is_bot: false,
+            first_name: chat.first_name,
+            ...(chat.last_name && { last_name: chat.last_name }),
+            ...(chat.username && { username: chat.username }),
+            language_code: 'en',
+          },
+          chat: { ...chat, type: 'private' },
+          date: Math.floor(Date.now() / 1000),
+          text,
+          ...(entities && { entities }),
+        },
       });
     },
   };
@@ -61,7 +83,8 @@ export async function startFakeTelegram(token = '123456:TEST-token_abc'): Promis
   const answer = (res: http.ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
-  const fail = (res: http.ServerResponse, error_code: number, description: string, parameters?: object) => answer(res, error_code, { ok: false, error_code, description, ...(parameters && { parameters }) });
+  const fail = (res: http.ServerResponse, error_code: number, description: string, parameters?: object) =>
+    answer(res, error_code, { ok: false, error_code, description, ...(parameters && { parameters }) });
 
   const server = http.createServer(async (req, res) => {
     let raw = '';
@@ -81,7 +104,8 @@ export async function startFakeTelegram(token = '123456:TEST-token_abc'): Promis
       case 'getMe':
         return answer(res, 200, { ok: true, result: bot });
       case 'getUpdates': {
-        if (fake.webhookUrl) return fail(res, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+        if (fake.webhookUrl)
+          return fail(res, 409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
         const offset = Number(params.offset ?? 0);
         // An offset confirms every update before it: they are never sent again.
         while (updates.length && updates[0].update_id < offset) updates.shift();
@@ -100,12 +124,16 @@ export async function startFakeTelegram(token = '123456:TEST-token_abc'): Promis
         if (!text) return fail(res, 400, 'Bad Request: message text is empty');
         if (text.length > 4096) return fail(res, 400, 'Bad Request: message is too long');
         const scripted = fake.failSends.shift();
-        if (scripted) return fail(res, scripted.error_code, scripted.description, scripted.retry_after !== undefined ? { retry_after: scripted.retry_after } : undefined);
+        if (scripted)
+          return fail(res, scripted.error_code, scripted.description, scripted.retry_after !== undefined ? { retry_after: scripted.retry_after } : undefined);
         const chat = knownChats.get(chatId);
         if (!chat) return fail(res, 400, 'Bad Request: chat not found');
         if (fake.blocked.has(chatId)) return fail(res, 403, 'Forbidden: bot was blocked by the user');
         fake.sent.push({ chat_id: chatId, text });
-        return answer(res, 200, { ok: true, result: { message_id: nextMessage++, from: bot, chat: { ...chat, type: 'private' }, date: Math.floor(Date.now() / 1000), text } });
+        return answer(res, 200, {
+          ok: true,
+          result: { message_id: nextMessage++, from: bot, chat: { ...chat, type: 'private' }, date: Math.floor(Date.now() / 1000), text },
+        });
       }
       default:
         return fail(res, 404, 'Not Found: method not found');
@@ -136,9 +164,13 @@ export async function connectChat(
   const link = await t.request('POST', '/v1/notifications/destinations/telegram/connect', { key });
   if (link.status !== 200) throw new Error(`connect: ${link.status} ${JSON.stringify(link.body)}`);
   telegram.userSends(chat, `/start ${link.body.token}`);
-  const connected = await until(async () => {
-    const res = await t.request('GET', `/v1/notifications/destinations/telegram/connect/${link.body.token}`, { key });
-    return res.body.status === 'connected' ? res.body : undefined;
-  }, 10_000, 'the chat to connect');
+  const connected = await until(
+    async () => {
+      const res = await t.request('GET', `/v1/notifications/destinations/telegram/connect/${link.body.token}`, { key });
+      return res.body.status === 'connected' ? res.body : undefined;
+    },
+    10_000,
+    'the chat to connect',
+  );
   return { destination: connected.destination, chat };
 }

@@ -39,7 +39,16 @@ export class FakeChannel {
   connections = 0;
 
   constructor(opts: FakeOptions) {
-    this.opts = { face: 'face01', backdrop: 'studio_grey', cameras: ['far', 'mid', 'close'], camera: 'mid', faceLight: 1, mode: 'conversation', rate: 24000, ...opts };
+    this.opts = {
+      face: 'face01',
+      backdrop: 'studio_grey',
+      cameras: ['far', 'mid', 'close'],
+      camera: 'mid',
+      faceLight: 1,
+      mode: 'conversation',
+      rate: 24000,
+      ...opts,
+    };
   }
 
   /** Session clock, seconds. */
@@ -53,7 +62,8 @@ export class FakeChannel {
     await playerRoutes(this.app, {
       facesDir: this.opts.facesDir,
       customFace: async (id) => (id === 'custom_face' ? { bytes: Buffer.from('glTF-test-bytes'), sha256: 'ab'.repeat(32) } : undefined),
-      resolve: (key): PlayerLink | null => (key === this.key ? { status: 'valid', faceUrl: `/assets/faces/${this.opts.face}.glb` } : key === 'pk_expired_key_0001' ? { status: 'expired' } : null),
+      resolve: (key): PlayerLink | null =>
+        key === this.key ? { status: 'valid', faceUrl: `/assets/faces/${this.opts.face}.glb` } : key === 'pk_expired_key_0001' ? { status: 'expired' } : null,
     });
     this.app.get<{ Params: { player_key: string } }>('/p/:player_key/ws', { websocket: true }, (socket, request) => {
       if (request.params.player_key !== this.key) return socket.close(4004, 'invalid link');
@@ -77,15 +87,24 @@ export class FakeChannel {
   hello(socket: WebSocket): void {
     this.seq = 0;
     const o = this.opts;
-    socket.send(JSON.stringify({
-      type: 'hello',
-      session: { session_id: 'ses_test', mode: o.mode, status: 'active', max_session_seconds: 300 },
-      face: BUILTIN_FACES.find((f) => f.avatar_id === o.face) ?? { avatar_id: o.face, gender: 'f', model_url: `/assets/faces/${o.face}.glb`, look: {} },
-      studio: { backdrop: BACKDROPS.find((b) => b.backdrop_id === o.backdrop) ?? null, cameras: o.cameras, camera: o.camera === 'auto' ? 'mid' : o.camera, camera_mode: o.camera === 'auto' ? 'auto' : 'manual', hold: false, face_light: o.faceLight },
-      sample_rate: o.rate,
-      state: 'idle',
-      now: this.now(),
-    }));
+    socket.send(
+      JSON.stringify({
+        type: 'hello',
+        session: { session_id: 'ses_test', mode: o.mode, status: 'active', max_session_seconds: 300 },
+        face: BUILTIN_FACES.find((f) => f.avatar_id === o.face) ?? { avatar_id: o.face, gender: 'f', model_url: `/assets/faces/${o.face}.glb`, look: {} },
+        studio: {
+          backdrop: BACKDROPS.find((b) => b.backdrop_id === o.backdrop) ?? null,
+          cameras: o.cameras,
+          camera: o.camera === 'auto' ? 'mid' : o.camera,
+          camera_mode: o.camera === 'auto' ? 'auto' : 'manual',
+          hold: false,
+          face_light: o.faceLight,
+        },
+        sample_rate: o.rate,
+        state: 'idle',
+        now: this.now(),
+      }),
+    );
   }
 
   send(msg: object): void {
@@ -100,7 +119,10 @@ export class FakeChannel {
     const id = ++this.utterance;
     this.send({ type: 'state', t: t0, state: 'talking' });
     this.send({
-      type: 'track', utterance: id, t: t0, duration: speech.duration,
+      type: 'track',
+      utterance: id,
+      t: t0,
+      duration: speech.duration,
       visemes: speech.visemes.map(([t, n, w]) => [t0 + t, n, w]),
       mouth: { t0, step: speech.mouth.step, values: speech.mouth.values },
     });

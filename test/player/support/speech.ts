@@ -4,11 +4,20 @@
  * animation track the server would send for it (visemes and a mouth-openness envelope).
  */
 const FORMANTS: Record<string, [number, number, number]> = {
-  aa: [730, 1090, 2440], E: [530, 1840, 2480], I: [390, 1990, 2550], O: [570, 840, 2410], U: [440, 1020, 2240],
+  aa: [730, 1090, 2440],
+  E: [530, 1840, 2480],
+  I: [390, 1990, 2550],
+  O: [570, 840, 2410],
+  U: [440, 1020, 2240],
 };
 const CONSONANTS = ['PP', 'DD', 'kk', 'SS', 'nn', 'FF', 'TH', 'CH', 'RR'];
 
-export interface Syllable { start: number; end: number; vowel: keyof typeof FORMANTS; consonant: string }
+export interface Syllable {
+  start: number;
+  end: number;
+  vowel: keyof typeof FORMANTS;
+  consonant: string;
+}
 
 export interface Speech {
   rate: number;
@@ -25,7 +34,7 @@ export interface Speech {
 /** `words`: number of syllables per word; 0 = a pause. */
 export function synthSpeech(rate: number, words: number[], lead = 0.4, seed = 7, consonants = CONSONANTS): Speech {
   let s = seed;
-  const rnd = () => ((s = (s * 16807) % 2147483647) / 2147483647);
+  const rnd = () => (s = (s * 16807) % 2147483647) / 2147483647;
   const syllables: Syllable[] = [];
   const onsets: number[] = [];
   let t = lead;
@@ -41,7 +50,12 @@ export function synthSpeech(rate: number, words: number[], lead = 0.4, seed = 7,
       const dur = 0.16 + rnd() * 0.1;
       if (silent) onsets.push(t);
       silent = false;
-      syllables.push({ start: t, end: t + dur, vowel: vowels[Math.floor(rnd() * vowels.length)], consonant: consonants[Math.floor(rnd() * consonants.length)] });
+      syllables.push({
+        start: t,
+        end: t + dur,
+        vowel: vowels[Math.floor(rnd() * vowels.length)],
+        consonant: consonants[Math.floor(rnd() * consonants.length)],
+      });
       t += dur + 0.035;
     }
     t += 0.08;

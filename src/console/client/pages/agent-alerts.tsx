@@ -22,7 +22,16 @@ interface Draft {
   enabled: boolean;
 }
 
-const emptyDraft = (): Draft => ({ name: '', category: 'lead', keywords: '', min_duration_seconds: '', min_visitor_turns: '', detail_collected: '', destination_ids: [], enabled: true });
+const emptyDraft = (): Draft => ({
+  name: '',
+  category: 'lead',
+  keywords: '',
+  min_duration_seconds: '',
+  min_visitor_turns: '',
+  detail_collected: '',
+  destination_ids: [],
+  enabled: true,
+});
 
 function draftOf(rule: any): Draft {
   const w = rule.when ?? {};
@@ -43,7 +52,10 @@ const numberOf = (text: string) => (/^\d+$/.test(text.trim()) ? Number(text.trim
 
 function bodyOf(draft: Draft) {
   const when: Record<string, unknown> = {};
-  const keywords = draft.keywords.split(',').map((k) => k.trim()).filter(Boolean);
+  const keywords = draft.keywords
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
   if (keywords.length) when.keywords = keywords;
   if (draft.min_duration_seconds.trim()) when.min_duration_seconds = numberOf(draft.min_duration_seconds);
   if (draft.min_visitor_turns.trim()) when.min_visitor_turns = numberOf(draft.min_visitor_turns);
@@ -100,21 +112,35 @@ export function Alerts(props: { agentId: number }) {
   };
 
   if (rules.error) return <ErrorAlert error={rules.error} />;
-  if (!rules.data || !destinations.data) return <><ErrorAlert error={destinations.error} /><Loading what="alert rules" /></>;
+  if (!rules.data || !destinations.data)
+    return (
+      <>
+        <ErrorAlert error={destinations.error} />
+        <Loading what="alert rules" />
+      </>
+    );
   const list = rules.data.rules;
   const dests = destinations.data.destinations;
   const setup = lacking('setup');
   return (
     <>
       <p>
-        An alert rule puts a notification in your <a href={href('/inbox')}>inbox</a> when a conversation ends matching every condition
-        you give, and sends it to the destinations you tick.
+        An alert rule puts a notification in your <a href={href('/inbox')}>inbox</a> when a conversation ends matching every condition you give, and sends it to
+        the destinations you tick.
       </p>
       <ErrorAlert error={error} />
       {done && <p role="status">{done}</p>}
       <table>
         <caption>Alert rules</caption>
-        <thead><tr><th scope="col">Rule</th><th scope="col">Category</th><th scope="col">When</th><th scope="col">Sent to</th><th scope="col">Enabled</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Rule</th>
+            <th scope="col">Category</th>
+            <th scope="col">When</th>
+            <th scope="col">Sent to</th>
+            <th scope="col">Enabled</th>
+          </tr>
+        </thead>
         <tbody>
           {list.map((r) => (
             <tr key={r.id}>
@@ -125,11 +151,36 @@ export function Alerts(props: { agentId: number }) {
               <td>{r.enabled ? 'yes' : 'no'}</td>
             </tr>
           ))}
-          {list.length === 0 && <tr><td colSpan={5}>No alert rules yet.</td></tr>}
+          {list.length === 0 && (
+            <tr>
+              <td colSpan={5}>No alert rules yet.</td>
+            </tr>
+          )}
         </tbody>
       </table>
-      {editing === null && <button type="button" disabled={!!setup} title={setup} onClick={() => { setEditing('new'); setDone(null); }}>New alert rule</button>}
-      {editing === null && <Builder base={base} onProposal={(draft) => { setProposal(draft); setEditing('new'); setDone(null); }} />}
+      {editing === null && (
+        <button
+          type="button"
+          disabled={!!setup}
+          title={setup}
+          onClick={() => {
+            setEditing('new');
+            setDone(null);
+          }}
+        >
+          New alert rule
+        </button>
+      )}
+      {editing === null && (
+        <Builder
+          base={base}
+          onProposal={(draft) => {
+            setProposal(draft);
+            setEditing('new');
+            setDone(null);
+          }}
+        />
+      )}
       {editing === 'new' && (
         <AlertForm
           key={proposal ? JSON.stringify(proposal) : 'new'}
@@ -141,16 +192,36 @@ export function Alerts(props: { agentId: number }) {
             rules.setData({ rules: [...list, rule] });
             finish(`Created “${rule.name}”.`);
           }}
-          onCancel={() => { setEditing(null); setProposal(null); unsaved.value = false; }}
+          onCancel={() => {
+            setEditing(null);
+            setProposal(null);
+            unsaved.value = false;
+          }}
         />
       )}
       {list.map((r) => (
         <section key={r.id} aria-labelledby={`alert-${r.id}`}>
           <h2 id={`alert-${r.id}`}>{r.name}</h2>
-          <p>{describeWhen(r.when)} Category: {r.category}. {r.enabled ? 'Enabled.' : 'Disabled.'}</p>
-          <button type="button" disabled={!!setup} title={setup} onClick={() => { setEditing(r.id); setDone(null); }}>Edit</button>{' '}
-          <button type="button" disabled={!!setup} title={setup} onClick={() => toggle(r)}>{r.enabled ? 'Disable' : 'Enable'}</button>{' '}
-          <button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} onClick={() => setDeleting(r)}>Delete</button>
+          <p>
+            {describeWhen(r.when)} Category: {r.category}. {r.enabled ? 'Enabled.' : 'Disabled.'}
+          </p>
+          <button
+            type="button"
+            disabled={!!setup}
+            title={setup}
+            onClick={() => {
+              setEditing(r.id);
+              setDone(null);
+            }}
+          >
+            Edit
+          </button>{' '}
+          <button type="button" disabled={!!setup} title={setup} onClick={() => toggle(r)}>
+            {r.enabled ? 'Disable' : 'Enable'}
+          </button>{' '}
+          <button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} onClick={() => setDeleting(r)}>
+            Delete
+          </button>
           {editing === r.id && (
             <AlertForm
               key={r.id}
@@ -163,25 +234,61 @@ export function Alerts(props: { agentId: number }) {
                 rules.setData({ rules: list.map((x) => (x.id === rule.id ? rule : x)) });
                 finish(`Saved “${rule.name}”.`);
               }}
-              onCancel={() => { setEditing(null); unsaved.value = false; }}
+              onCancel={() => {
+                setEditing(null);
+                unsaved.value = false;
+              }}
             />
           )}
           <TryRule base={base} rule={r} />
         </section>
       ))}
-      {prefs.error ? <ErrorAlert error={prefs.error} /> : prefs.data ? <Prefs key={Object.keys(prefs.data.categories ?? {}).sort().join()} agentId={props.agentId} prefs={prefs.data} onSaved={(p) => prefs.setData(p)} /> : <Loading what="preferences" />}
+      {prefs.error ? (
+        <ErrorAlert error={prefs.error} />
+      ) : prefs.data ? (
+        <Prefs
+          key={Object.keys(prefs.data.categories ?? {})
+            .sort()
+            .join()}
+          agentId={props.agentId}
+          prefs={prefs.data}
+          onSaved={(p) => prefs.setData(p)}
+        />
+      ) : (
+        <Loading what="preferences" />
+      )}
       <Dialog title={`Delete alert rule “${deleting?.name ?? ''}”?`} open={!!deleting} onClose={() => setDeleting(null)}>
         <p>Notifications already in the inbox stay; no new ones are made for this rule.</p>
-        <button type="button" class="danger" onClick={remove}>Delete rule</button>
-        <button type="button" onClick={() => setDeleting(null)}>Cancel</button>
+        <button type="button" class="danger" onClick={remove}>
+          Delete rule
+        </button>
+        <button type="button" onClick={() => setDeleting(null)}>
+          Cancel
+        </button>
       </Dialog>
     </>
   );
 }
 
-const FIELDS = ['name', 'category', 'when.keywords', 'when.min_duration_seconds', 'when.min_visitor_turns', 'when.detail_collected', 'destination_ids', 'enabled'];
+const FIELDS = [
+  'name',
+  'category',
+  'when.keywords',
+  'when.min_duration_seconds',
+  'when.min_visitor_turns',
+  'when.detail_collected',
+  'destination_ids',
+  'enabled',
+];
 
-function AlertForm(props: { rule?: any; initial: Draft; destinations: any[]; categories: string[]; onSubmit: (body: unknown) => Promise<void>; onCancel: () => void }) {
+function AlertForm(props: {
+  rule?: any;
+  initial: Draft;
+  destinations: any[];
+  categories: string[];
+  onSubmit: (body: unknown) => Promise<void>;
+  onCancel: () => void;
+}) {
   const [draft, setDraft] = useState<Draft>(props.initial);
   const [error, setError] = useState<unknown>(null);
   const [saving, setSaving] = useState(false);
@@ -213,8 +320,20 @@ function AlertForm(props: { rule?: any; initial: Draft; destinations: any[]; cat
       <Field label="Category" error={at('category')} hint="One lowercase word, e.g. lead, complaint, booking: the inbox and the prefs group by it.">
         {(id, d) => (
           <>
-            <input id={id} value={draft.category} list={listId} maxLength={40} required aria-describedby={d} onInput={(e) => set({ category: e.currentTarget.value })} />
-            <datalist id={listId}>{props.categories.map((c) => <option key={c} value={c} />)}</datalist>
+            <input
+              id={id}
+              value={draft.category}
+              list={listId}
+              maxLength={40}
+              required
+              aria-describedby={d}
+              onInput={(e) => set({ category: e.currentTarget.value })}
+            />
+            <datalist id={listId}>
+              {props.categories.map((c) => (
+                <option key={c} value={c} />
+              ))}
+            </datalist>
           </>
         )}
       </Field>
@@ -224,30 +343,71 @@ function AlertForm(props: { rule?: any; initial: Draft; destinations: any[]; cat
           {(id, d) => <input id={id} value={draft.keywords} aria-describedby={d} onInput={(e) => set({ keywords: e.currentTarget.value })} />}
         </Field>
         <Field label="Lasted at least (seconds)" error={at('when.min_duration_seconds')}>
-          {(id, d) => <input id={id} inputMode="numeric" value={draft.min_duration_seconds} size={8} aria-describedby={d} onInput={(e) => set({ min_duration_seconds: e.currentTarget.value })} />}
+          {(id, d) => (
+            <input
+              id={id}
+              inputMode="numeric"
+              value={draft.min_duration_seconds}
+              size={8}
+              aria-describedby={d}
+              onInput={(e) => set({ min_duration_seconds: e.currentTarget.value })}
+            />
+          )}
         </Field>
         <Field label="Visitor spoke at least (times)" error={at('when.min_visitor_turns')}>
-          {(id, d) => <input id={id} inputMode="numeric" value={draft.min_visitor_turns} size={8} aria-describedby={d} onInput={(e) => set({ min_visitor_turns: e.currentTarget.value })} />}
+          {(id, d) => (
+            <input
+              id={id}
+              inputMode="numeric"
+              value={draft.min_visitor_turns}
+              size={8}
+              aria-describedby={d}
+              onInput={(e) => set({ min_visitor_turns: e.currentTarget.value })}
+            />
+          )}
         </Field>
         <Field label="Detail collected" error={at('when.detail_collected')} hint="e.g. email, phone, name, or a value your website passes.">
-          {(id, d) => <input id={id} value={draft.detail_collected} size={20} aria-describedby={d} onInput={(e) => set({ detail_collected: e.currentTarget.value })} />}
+          {(id, d) => (
+            <input id={id} value={draft.detail_collected} size={20} aria-describedby={d} onInput={(e) => set({ detail_collected: e.currentTarget.value })} />
+          )}
         </Field>
       </fieldset>
       <fieldset>
         <legend>Also send to</legend>
-        {props.destinations.length === 0 && <p>No destinations yet: add a webhook or connect Telegram on the <a href={href('/inbox')}>Inbox</a> page. The inbox always gets the notification.</p>}
+        {props.destinations.length === 0 && (
+          <p>
+            No destinations yet: add a webhook or connect Telegram on the <a href={href('/inbox')}>Inbox</a> page. The inbox always gets the notification.
+          </p>
+        )}
         {props.destinations.map((d) => (
           <label key={d.id} class="inline">
-            <input type="checkbox" checked={draft.destination_ids.includes(d.id)} onChange={(e) => set({ destination_ids: e.currentTarget.checked ? [...draft.destination_ids, d.id] : draft.destination_ids.filter((x) => x !== d.id) })} />{' '}
-            {d.name} ({d.type}{d.enabled ? '' : ', disabled'})
+            <input
+              type="checkbox"
+              checked={draft.destination_ids.includes(d.id)}
+              onChange={(e) =>
+                set({ destination_ids: e.currentTarget.checked ? [...draft.destination_ids, d.id] : draft.destination_ids.filter((x) => x !== d.id) })
+              }
+            />{' '}
+            {d.name} ({d.type}
+            {d.enabled ? '' : ', disabled'})
           </label>
         ))}
-        {at('destination_ids') && <span class="error" role="alert">{at('destination_ids')}</span>}
+        {at('destination_ids') && (
+          <span class="error" role="alert">
+            {at('destination_ids')}
+          </span>
+        )}
       </fieldset>
-      <label class="inline"><input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Enabled</label>
+      <label class="inline">
+        <input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Enabled
+      </label>
       <div>
-        <button type="submit" disabled={saving}>{props.rule ? 'Save alert rule' : 'Create alert rule'}</button>{' '}
-        <button type="button" onClick={props.onCancel}>Cancel</button>
+        <button type="submit" disabled={saving}>
+          {props.rule ? 'Save alert rule' : 'Create alert rule'}
+        </button>{' '}
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
       </div>
     </form>
   );
@@ -262,7 +422,11 @@ function TryRule(props: { base: string; rule: any }) {
   const run = async (event: Event) => {
     event.preventDefault();
     try {
-      const transcript = said.split('\n').map((text) => text.trim()).filter(Boolean).map((text) => ({ role: 'visitor', text }));
+      const transcript = said
+        .split('\n')
+        .map((text) => text.trim())
+        .filter(Boolean)
+        .map((text) => ({ role: 'visitor', text }));
       setResult(await api.post(`${props.base}/test`, { rule_id: props.rule.id, sample: { transcript, duration_seconds: numberOf(seconds || '0') } }));
       setError(null);
     } catch (e) {
@@ -282,13 +446,27 @@ function TryRule(props: { base: string; rule: any }) {
         <Field label="Conversation length (seconds)">
           {(id) => <input id={id} inputMode="numeric" size={8} value={seconds} onInput={(e) => setSeconds(e.currentTarget.value)} />}
         </Field>
-        <button type="submit" disabled={!!setup} title={setup}>Test this rule</button>
+        <button type="submit" disabled={!!setup} title={setup}>
+          Test this rule
+        </button>
       </form>
       {result && (
         <div role="status">
-          <p><strong>{result.would_fire ? 'It would fire.' : 'It would not fire.'}</strong></p>
-          <ul>{result.conditions.map((c: any, i: number) => <li key={i}>{c.passed ? '✓' : '✗'} {c.explanation}</li>)}</ul>
-          {result.notification && <p>Notification: <strong>{result.notification.title}</strong> — {result.notification.body}</p>}
+          <p>
+            <strong>{result.would_fire ? 'It would fire.' : 'It would not fire.'}</strong>
+          </p>
+          <ul>
+            {result.conditions.map((c: any, i: number) => (
+              <li key={i}>
+                {c.passed ? '✓' : '✗'} {c.explanation}
+              </li>
+            ))}
+          </ul>
+          {result.notification && (
+            <p>
+              Notification: <strong>{result.notification.title}</strong> — {result.notification.body}
+            </p>
+          )}
         </div>
       )}
     </details>
@@ -316,10 +494,16 @@ function Builder(props: { base: string; onProposal: (draft: Draft) => void }) {
   return (
     <form onSubmit={ask} aria-label="Describe an alert">
       <ErrorAlert error={unplaced(error, (e) => !!errorAt(e, 'message'))} />
-      <Field label="Or describe the alert in your words" error={errorAt(error, 'message')} hint="e.g. Tell me when someone asks about a refund, longer than 2 minutes.">
+      <Field
+        label="Or describe the alert in your words"
+        error={errorAt(error, 'message')}
+        hint="e.g. Tell me when someone asks about a refund, longer than 2 minutes."
+      >
         {(id, d) => <input id={id} value={message} maxLength={1000} aria-describedby={d} onInput={(e) => setMessage(e.currentTarget.value)} />}
       </Field>
-      <button type="submit" disabled={!!setup || !message.trim()} title={setup}>Propose a rule</button>
+      <button type="submit" disabled={!!setup || !message.trim()} title={setup}>
+        Propose a rule
+      </button>
       {reply && <p role="status">{reply}</p>}
     </form>
   );
@@ -358,28 +542,86 @@ function Prefs(props: { agentId: number; prefs: any; onSaved: (prefs: any) => vo
         <fieldset>
           <legend>Categories sent to destinations (the inbox always gets every one)</legend>
           {Object.entries(categories).map(([name, on]) => (
-            <label key={name} class="inline"><input type="checkbox" checked={on} onChange={(e) => { setCategories({ ...categories, [name]: e.currentTarget.checked }); touch(); }} /> {name}</label>
+            <label key={name} class="inline">
+              <input
+                type="checkbox"
+                checked={on}
+                onChange={(e) => {
+                  setCategories({ ...categories, [name]: e.currentTarget.checked });
+                  touch();
+                }}
+              />{' '}
+              {name}
+            </label>
           ))}
-          {errorAt(error, 'categories') && <span class="error" role="alert">{errorAt(error, 'categories')}</span>}
+          {errorAt(error, 'categories') && (
+            <span class="error" role="alert">
+              {errorAt(error, 'categories')}
+            </span>
+          )}
         </fieldset>
         <fieldset>
           <legend>Quiet hours</legend>
-          <label class="inline"><input type="checkbox" checked={quiet} onChange={(e) => { setQuiet(e.currentTarget.checked); touch(); }} /> Hold sends during quiet hours (they go out when the window ends)</label>
+          <label class="inline">
+            <input
+              type="checkbox"
+              checked={quiet}
+              onChange={(e) => {
+                setQuiet(e.currentTarget.checked);
+                touch();
+              }}
+            />{' '}
+            Hold sends during quiet hours (they go out when the window ends)
+          </label>
           {quiet && (
             <>
               <Field label="From" error={errorAt(error, 'quiet_hours.start')}>
-                {(id, d) => <input id={id} type="time" value={start} aria-describedby={d} onInput={(e) => { setStart(e.currentTarget.value); touch(); }} />}
+                {(id, d) => (
+                  <input
+                    id={id}
+                    type="time"
+                    value={start}
+                    aria-describedby={d}
+                    onInput={(e) => {
+                      setStart(e.currentTarget.value);
+                      touch();
+                    }}
+                  />
+                )}
               </Field>
               <Field label="Until" error={errorAt(error, 'quiet_hours.end')}>
-                {(id, d) => <input id={id} type="time" value={end} aria-describedby={d} onInput={(e) => { setEnd(e.currentTarget.value); touch(); }} />}
+                {(id, d) => (
+                  <input
+                    id={id}
+                    type="time"
+                    value={end}
+                    aria-describedby={d}
+                    onInput={(e) => {
+                      setEnd(e.currentTarget.value);
+                      touch();
+                    }}
+                  />
+                )}
               </Field>
               <Field label="Time zone" error={errorAt(error, 'quiet_hours.timezone')} hint="An IANA time zone, e.g. Europe/Berlin.">
-                {(id, d) => <input id={id} value={timezone} aria-describedby={d} onInput={(e) => { setTimezone(e.currentTarget.value); touch(); }} />}
+                {(id, d) => (
+                  <input
+                    id={id}
+                    value={timezone}
+                    aria-describedby={d}
+                    onInput={(e) => {
+                      setTimezone(e.currentTarget.value);
+                      touch();
+                    }}
+                  />
+                )}
               </Field>
             </>
           )}
         </fieldset>
-        <button type="submit" disabled={!!setup} title={setup}>Save preferences</button>
+        <button type="submit" disabled={!!setup} title={setup}>
+          Save preferences
+        </button>
         {saved && <span role="status"> Saved.</span>}
       </form>
     </section>

@@ -18,7 +18,9 @@ import { ErrorAlert, Field, Loading, Dialog, useLoad, lacking, fmtDate } from '.
 export function errorAt(error: unknown, path: string, codes: Record<string, string> = {}): string | undefined {
   if (!(error instanceof ApiFailure) || error.status !== 422) return undefined;
   if (error.code && error.code !== 'validation') return codes[error.code] === path ? error.message : undefined;
-  const found = Object.entries(error.paths).filter(([at]) => at === path || at.startsWith(`${path}.`)).flatMap(([, messages]) => messages);
+  const found = Object.entries(error.paths)
+    .filter(([at]) => at === path || at.startsWith(`${path}.`))
+    .flatMap(([, messages]) => messages);
   return found.length ? found.join('; ') : undefined;
 }
 
@@ -35,7 +37,13 @@ const BUILT_INS: Array<[string, string]> = [
   ['visitor_turns', 'how many times the visitor spoke'],
   ['unverified', 'details kept as said, not checked'],
 ];
-const FORMATS: Array<[string, string]> = [['json', 'JSON'], ['xml', 'XML'], ['text', 'Plain text'], ['form', 'Form fields (POST)'], ['query', 'Query parameters (GET)']];
+const FORMATS: Array<[string, string]> = [
+  ['json', 'JSON'],
+  ['xml', 'XML'],
+  ['text', 'Plain text'],
+  ['form', 'Form fields (POST)'],
+  ['query', 'Query parameters (GET)'],
+];
 const STATES: Record<string, string> = {
   active: 'active',
   needs_attention: 'needs attention: the last delivery was refused; fix the destination or send a test',
@@ -56,7 +64,16 @@ interface Draft {
   destination_id?: number;
 }
 
-const emptyDraft = (): Draft => ({ name: '', details: [{ name: 'email', description: 'the visitor’s email address', required: true }], type: 'webhook', url: '', method: 'POST', format: 'json', headers: [], template: '' });
+const emptyDraft = (): Draft => ({
+  name: '',
+  details: [{ name: 'email', description: 'the visitor’s email address', required: true }],
+  type: 'webhook',
+  url: '',
+  method: 'POST',
+  format: 'json',
+  headers: [],
+  template: '',
+});
 
 function draftOf(rule: any): Draft {
   const d = rule.destination;
@@ -77,7 +94,12 @@ function draftOf(rule: any): Draft {
 function bodyOf(draft: Draft) {
   const destination: Record<string, unknown> = { type: draft.type };
   if (draft.type === 'webhook') {
-    Object.assign(destination, { url: draft.url.trim(), method: draft.method, format: draft.format, headers: Object.fromEntries(draft.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value])) });
+    Object.assign(destination, {
+      url: draft.url.trim(),
+      method: draft.method,
+      format: draft.format,
+      headers: Object.fromEntries(draft.headers.filter((h) => h.name.trim()).map((h) => [h.name.trim(), h.value])),
+    });
   }
   if (draft.type === 'telegram' && draft.destination_id) destination.destination_id = draft.destination_id;
   if (draft.template.trim()) destination.template = draft.template;
@@ -116,31 +138,65 @@ export function Handoffs(props: { agentId: number }) {
   return (
     <>
       <p>
-        After each conversation, a handoff rule finds the details you name in what the visitor said and sends them to your
-        webhook, or to your console inbox.
+        After each conversation, a handoff rule finds the details you name in what the visitor said and sends them to your webhook, or to your console inbox.
       </p>
       <ErrorAlert error={error} />
       {done && <p role="status">{done}</p>}
       <table>
         <caption>Handoff rules</caption>
-        <thead><tr><th scope="col">Rule</th><th scope="col">Sends to</th><th scope="col">State</th><th scope="col">Enabled</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Rule</th>
+            <th scope="col">Sends to</th>
+            <th scope="col">State</th>
+            <th scope="col">Enabled</th>
+          </tr>
+        </thead>
         <tbody>
           {list.map((r) => (
             <tr key={r.id}>
               <td>{r.name}</td>
-              <td>{r.destination.type === 'webhook' ? `${r.destination.method} ${r.destination.url} (${r.destination.format})` : r.destination.type === 'inbox' ? 'Console inbox' : 'Telegram'}</td>
+              <td>
+                {r.destination.type === 'webhook'
+                  ? `${r.destination.method} ${r.destination.url} (${r.destination.format})`
+                  : r.destination.type === 'inbox'
+                    ? 'Console inbox'
+                    : 'Telegram'}
+              </td>
               <td>{r.state.replace('_', ' ')}</td>
               <td>{r.enabled ? 'yes' : 'no'}</td>
             </tr>
           ))}
-          {list.length === 0 && <tr><td colSpan={4}>No handoff rules yet.</td></tr>}
+          {list.length === 0 && (
+            <tr>
+              <td colSpan={4}>No handoff rules yet.</td>
+            </tr>
+          )}
         </tbody>
       </table>
       {editing === null && (
-        <button type="button" disabled={!!denied} title={denied} onClick={() => { setEditing('new'); setDone(null); }}>New handoff rule</button>
+        <button
+          type="button"
+          disabled={!!denied}
+          title={denied}
+          onClick={() => {
+            setEditing('new');
+            setDone(null);
+          }}
+        >
+          New handoff rule
+        </button>
       )}
       {editing === 'new' && (
-        <RuleForm key="new" base={base} onSaved={(rule) => saved([...list, rule], `Created “${rule.name}”.`)} onCancel={() => { setEditing(null); unsaved.value = false; }} />
+        <RuleForm
+          key="new"
+          base={base}
+          onSaved={(rule) => saved([...list, rule], `Created “${rule.name}”.`)}
+          onCancel={() => {
+            setEditing(null);
+            unsaved.value = false;
+          }}
+        />
       )}
       {list.map((r) => (
         <RuleCard
@@ -148,22 +204,40 @@ export function Handoffs(props: { agentId: number }) {
           rule={r}
           base={base}
           editing={editing === r.id}
-          onEdit={() => { setEditing(r.id); setDone(null); }}
-          onCancel={() => { setEditing(null); unsaved.value = false; }}
+          onEdit={() => {
+            setEditing(r.id);
+            setDone(null);
+          }}
+          onCancel={() => {
+            setEditing(null);
+            unsaved.value = false;
+          }}
           onRules={(next, message) => saved(next, message)}
           onDelete={() => setDeleting(r)}
         />
       ))}
       <Dialog title={`Delete handoff rule “${deleting?.name ?? ''}”?`} open={!!deleting} onClose={() => setDeleting(null)}>
         <p>The rule and its delivery log are deleted. Conversations that end from now on send nothing for it.</p>
-        <button type="button" class="danger" onClick={remove}>Delete rule</button>
-        <button type="button" onClick={() => setDeleting(null)}>Cancel</button>
+        <button type="button" class="danger" onClick={remove}>
+          Delete rule
+        </button>
+        <button type="button" onClick={() => setDeleting(null)}>
+          Cancel
+        </button>
       </Dialog>
     </>
   );
 }
 
-function RuleCard(props: { rule: any; base: string; editing: boolean; onEdit: () => void; onCancel: () => void; onRules: (rules: any[], message: string) => void; onDelete: () => void }) {
+function RuleCard(props: {
+  rule: any;
+  base: string;
+  editing: boolean;
+  onEdit: () => void;
+  onCancel: () => void;
+  onRules: (rules: any[], message: string) => void;
+  onDelete: () => void;
+}) {
   const r = props.rule;
   const url = `${props.base}/${r.id}`;
   const [revealed, setRevealed] = useState(false);
@@ -186,7 +260,10 @@ function RuleCard(props: { rule: any; base: string; editing: boolean; onEdit: ()
   const rotate = async () => {
     setRotating(false);
     try {
-      props.onRules((await api.patch<{ rules: any[] }>(url, { rotate_secret: true })).rules, `Rotated the secret of “${r.name}”: give your receiver the new one.`);
+      props.onRules(
+        (await api.patch<{ rules: any[] }>(url, { rotate_secret: true })).rules,
+        `Rotated the secret of “${r.name}”: give your receiver the new one.`,
+      );
       setRevealed(true);
     } catch (e) {
       setError(e);
@@ -211,27 +288,67 @@ function RuleCard(props: { rule: any; base: string; editing: boolean; onEdit: ()
       <h2 id={titleId}>{r.name}</h2>
       <ErrorAlert error={error} />
       <dl>
-        <dt>State</dt><dd>{r.enabled ? STATES[r.state] ?? r.state : `disabled (${r.state.replace('_', ' ')})`}{r.consecutive_failures > 0 && `, ${r.consecutive_failures} failed deliveries in a row`}</dd>
-        <dt>Details collected</dt><dd>{r.details.length ? r.details.map((x: any) => `${x.name}${x.required ? ' (required)' : ''}`).join(', ') : 'none'}</dd>
+        <dt>State</dt>
+        <dd>
+          {r.enabled ? (STATES[r.state] ?? r.state) : `disabled (${r.state.replace('_', ' ')})`}
+          {r.consecutive_failures > 0 && `, ${r.consecutive_failures} failed deliveries in a row`}
+        </dd>
+        <dt>Details collected</dt>
+        <dd>{r.details.length ? r.details.map((x: any) => `${x.name}${x.required ? ' (required)' : ''}`).join(', ') : 'none'}</dd>
         <dt>Sends to</dt>
-        <dd>{d.type === 'webhook' ? <><code>{d.method} {d.url}</code> as {FORMATS.find(([f]) => f === d.format)?.[1] ?? d.format}</> : d.type === 'inbox' ? 'your console inbox' : 'a Telegram chat'}</dd>
+        <dd>
+          {d.type === 'webhook' ? (
+            <>
+              <code>
+                {d.method} {d.url}
+              </code>{' '}
+              as {FORMATS.find(([f]) => f === d.format)?.[1] ?? d.format}
+            </>
+          ) : d.type === 'inbox' ? (
+            'your console inbox'
+          ) : (
+            'a Telegram chat'
+          )}
+        </dd>
         {d.type === 'webhook' && (
           <>
-            <dt><label for={`secret-${r.id}`}>Signing secret</label></dt>
+            <dt>
+              <label for={`secret-${r.id}`}>Signing secret</label>
+            </dt>
             <dd>
-              <input id={`secret-${r.id}`} readOnly size={44} value={revealed ? r.secret : mask(r.secret)} onFocus={(e) => revealed && e.currentTarget.select()} />{' '}
-              <button type="button" aria-pressed={revealed} disabled={!!setup} title={setup} onClick={() => setRevealed(!revealed)}>{revealed ? 'Hide' : 'Reveal'}</button>{' '}
-              <button type="button" disabled={!!setup} title={setup} onClick={() => setRotating(true)}>Rotate</button>
+              <input
+                id={`secret-${r.id}`}
+                readOnly
+                size={44}
+                value={revealed ? r.secret : mask(r.secret)}
+                onFocus={(e) => revealed && e.currentTarget.select()}
+              />{' '}
+              <button type="button" aria-pressed={revealed} disabled={!!setup} title={setup} onClick={() => setRevealed(!revealed)}>
+                {revealed ? 'Hide' : 'Reveal'}
+              </button>{' '}
+              <button type="button" disabled={!!setup} title={setup} onClick={() => setRotating(true)}>
+                Rotate
+              </button>
             </dd>
           </>
         )}
       </dl>
       <div>
-        <button type="button" disabled={!!setup} title={setup} onClick={props.onEdit}>Edit</button>{' '}
-        <button type="button" disabled={!!setup} title={setup} onClick={toggle}>{r.enabled ? 'Disable' : 'Enable'}</button>{' '}
-        <button type="button" disabled={!!setup || testing} title={setup} onClick={sendTest}>Send test</button>{' '}
-        <button type="button" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>Delivery log</button>{' '}
-        <button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} onClick={props.onDelete}>Delete</button>
+        <button type="button" disabled={!!setup} title={setup} onClick={props.onEdit}>
+          Edit
+        </button>{' '}
+        <button type="button" disabled={!!setup} title={setup} onClick={toggle}>
+          {r.enabled ? 'Disable' : 'Enable'}
+        </button>{' '}
+        <button type="button" disabled={!!setup || testing} title={setup} onClick={sendTest}>
+          Send test
+        </button>{' '}
+        <button type="button" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
+          Delivery log
+        </button>{' '}
+        <button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} onClick={props.onDelete}>
+          Delete
+        </button>
       </div>
       {testing && <p aria-live="polite">Sending a test with sample values…</p>}
       {test && (
@@ -241,12 +358,18 @@ function RuleCard(props: { rule: any; base: string; editing: boolean; onEdit: ()
           {test.error ? ` (${test.error})` : ''}, {test.duration_ms} ms.
         </p>
       )}
-      {props.editing && <RuleForm key={r.id} base={props.base} rule={r} onSaved={(_rule, list) => props.onRules(list!, `Saved “${r.name}”.`)} onCancel={props.onCancel} />}
+      {props.editing && (
+        <RuleForm key={r.id} base={props.base} rule={r} onSaved={(_rule, list) => props.onRules(list!, `Saved “${r.name}”.`)} onCancel={props.onCancel} />
+      )}
       {showLog && <Deliveries key={logVersion} url={url} ruleName={r.name} />}
       <Dialog title={`Rotate the secret of “${r.name}”?`} open={rotating} onClose={() => setRotating(false)}>
         <p>Deliveries are signed with the new secret at once: a receiver still checking the old one refuses them.</p>
-        <button type="button" class="danger" onClick={rotate}>Rotate secret</button>
-        <button type="button" onClick={() => setRotating(false)}>Cancel</button>
+        <button type="button" class="danger" onClick={rotate}>
+          Rotate secret
+        </button>
+        <button type="button" onClick={() => setRotating(false)}>
+          Cancel
+        </button>
       </Dialog>
     </section>
   );
@@ -279,32 +402,73 @@ function Deliveries(props: { url: string; ruleName: string }) {
     <>
       <ErrorAlert error={error} />
       {done && <p role="status">{done}</p>}
-      <button type="button" onClick={() => log.reload()}>Refresh log</button>
+      <button type="button" onClick={() => log.reload()}>
+        Refresh log
+      </button>
       <table>
         <caption>Deliveries of “{props.ruleName}”, newest first</caption>
-        <thead><tr><th scope="col">Made</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Next attempt</th><th scope="col">Actions</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Made</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Status</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Next attempt</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
         <tbody>
           {log.data.deliveries.map((x) => (
             <tr key={x.delivery_id}>
-              <td>{fmtDate(x.created_at)}<br /><small>{x.delivery_id}</small></td>
-              <td>{x.kind}{x.conversation_id ? <><br /><small>conversation {x.conversation_id}</small></> : null}</td>
+              <td>
+                {fmtDate(x.created_at)}
+                <br />
+                <small>{x.delivery_id}</small>
+              </td>
+              <td>
+                {x.kind}
+                {x.conversation_id ? (
+                  <>
+                    <br />
+                    <small>conversation {x.conversation_id}</small>
+                  </>
+                ) : null}
+              </td>
               <td>{x.status}</td>
               <td>
                 <ol>
                   {x.attempts.map((a: any, i: number) => (
                     <li key={i}>
-                      {fmtDate(a.at)}: {a.status_code !== null ? `HTTP ${a.status_code}` : 'no answer'}{a.error ? `, ${a.error}` : ''}, {a.duration_ms} ms
-                      {a.response_excerpt && <><br /><small>Response: <code>{a.response_excerpt}</code></small></>}
+                      {fmtDate(a.at)}: {a.status_code !== null ? `HTTP ${a.status_code}` : 'no answer'}
+                      {a.error ? `, ${a.error}` : ''}, {a.duration_ms} ms
+                      {a.response_excerpt && (
+                        <>
+                          <br />
+                          <small>
+                            Response: <code>{a.response_excerpt}</code>
+                          </small>
+                        </>
+                      )}
                     </li>
                   ))}
                 </ol>
                 {x.attempts.length === 0 && 'none yet'}
               </td>
               <td>{x.next_attempt_at ? fmtDate(x.next_attempt_at) : '—'}</td>
-              <td>{x.status === 'failed' && <button type="button" disabled={!!setup} title={setup} aria-label={`Resend delivery of ${fmtDate(x.created_at)}`} onClick={() => resend(x)}>Resend</button>}</td>
+              <td>
+                {x.status === 'failed' && (
+                  <button type="button" disabled={!!setup} title={setup} aria-label={`Resend delivery of ${fmtDate(x.created_at)}`} onClick={() => resend(x)}>
+                    Resend
+                  </button>
+                )}
+              </td>
             </tr>
           ))}
-          {log.data.deliveries.length === 0 && <tr><td colSpan={6}>No deliveries yet: one is made after each conversation the rule applies to, or with Send test.</td></tr>}
+          {log.data.deliveries.length === 0 && (
+            <tr>
+              <td colSpan={6}>No deliveries yet: one is made after each conversation the rule applies to, or with Send test.</td>
+            </tr>
+          )}
         </tbody>
       </table>
     </>
@@ -343,7 +507,10 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
         // An unchanged template is not sent back: one the service wrote then follows the details and format.
         if (draft.template === (props.rule.destination.template ?? '')) delete (body.destination as Record<string, unknown>).template;
         const { rules } = await api.patch<{ rules: any[] }>(`${props.base}/${props.rule.id}`, body);
-        props.onSaved(rules.find((r) => r.id === props.rule.id), rules);
+        props.onSaved(
+          rules.find((r) => r.id === props.rule.id),
+          rules,
+        );
       } else {
         props.onSaved((await api.post<{ rule: any }>(props.base, { ...bodyOf(draft), enabled: true })).rule);
       }
@@ -354,7 +521,17 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
     }
   };
   const at = (path: string) => errorAt(error, path, URL_CODES);
-  const fieldPaths = ['name', 'details', 'destination.type', 'destination.url', 'destination.method', 'destination.format', 'destination.headers', 'destination.template', 'destination.destination_id'];
+  const fieldPaths = [
+    'name',
+    'details',
+    'destination.type',
+    'destination.url',
+    'destination.method',
+    'destination.format',
+    'destination.headers',
+    'destination.template',
+    'destination.destination_id',
+  ];
   const general = unplaced(error, (e) => fieldPaths.some((p) => errorAt(e, p, URL_CODES)));
   const variables = draft.details.map((d) => d.name.trim()).filter((n) => DETAIL_NAME.test(n));
   const title = props.rule ? `Edit “${props.rule.name}”` : 'New handoff rule';
@@ -370,49 +547,140 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
         <legend>Details to collect from the conversation</legend>
         <table>
           <caption>Details</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Description</th><th scope="col">Required</th><th scope="col">Remove</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Description</th>
+              <th scope="col">Required</th>
+              <th scope="col">Remove</th>
+            </tr>
+          </thead>
           <tbody>
             {draft.details.map((detail, i) => {
               const problem = errorAt(error, `details.${i}`);
               return (
                 <tr key={i}>
                   <td>
-                    <input aria-label={`Detail ${i + 1} name`} value={detail.name} maxLength={64} aria-invalid={problem ? true : undefined} onInput={(e) => setDetail(i, { name: e.currentTarget.value })} />
-                    {problem && <span class="error" role="alert">{problem}</span>}
+                    <input
+                      aria-label={`Detail ${i + 1} name`}
+                      value={detail.name}
+                      maxLength={64}
+                      aria-invalid={problem ? true : undefined}
+                      onInput={(e) => setDetail(i, { name: e.currentTarget.value })}
+                    />
+                    {problem && (
+                      <span class="error" role="alert">
+                        {problem}
+                      </span>
+                    )}
                   </td>
-                  <td><input aria-label={`Detail ${i + 1} description`} value={detail.description} maxLength={500} onInput={(e) => setDetail(i, { description: e.currentTarget.value })} /></td>
-                  <td><input type="checkbox" aria-label={`Detail ${i + 1} required`} checked={detail.required} onChange={(e) => setDetail(i, { required: e.currentTarget.checked })} /></td>
-                  <td><button type="button" aria-label={`Remove detail ${i + 1}${detail.name ? ` (${detail.name})` : ''}`} onClick={() => set({ details: draft.details.filter((_, j) => j !== i) })}>Remove</button></td>
+                  <td>
+                    <input
+                      aria-label={`Detail ${i + 1} description`}
+                      value={detail.description}
+                      maxLength={500}
+                      onInput={(e) => setDetail(i, { description: e.currentTarget.value })}
+                    />
+                  </td>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Detail ${i + 1} required`}
+                      checked={detail.required}
+                      onChange={(e) => setDetail(i, { required: e.currentTarget.checked })}
+                    />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-label={`Remove detail ${i + 1}${detail.name ? ` (${detail.name})` : ''}`}
+                      onClick={() => set({ details: draft.details.filter((_, j) => j !== i) })}
+                    >
+                      Remove
+                    </button>
+                  </td>
                 </tr>
               );
             })}
           </tbody>
         </table>
-        {errorAt(error, 'details') && !draft.details.some((_, i) => errorAt(error, `details.${i}`)) && <span class="error" role="alert">{errorAt(error, 'details')}</span>}
-        <button type="button" disabled={draft.details.length >= 20} onClick={() => set({ details: [...draft.details, { name: '', description: '', required: false }] })}>Add detail</button>
+        {errorAt(error, 'details') && !draft.details.some((_, i) => errorAt(error, `details.${i}`)) && (
+          <span class="error" role="alert">
+            {errorAt(error, 'details')}
+          </span>
+        )}
+        <button
+          type="button"
+          disabled={draft.details.length >= 20}
+          onClick={() => set({ details: [...draft.details, { name: '', description: '', required: false }] })}
+        >
+          Add detail
+        </button>
         <small> A required detail the agent could not find stops the delivery; the agent asks the visitor for it during the conversation.</small>
       </fieldset>
       <fieldset>
         <legend>Destination</legend>
-        {[['webhook', 'Your webhook'], ['inbox', 'Console inbox'], ...(draft.type === 'telegram' ? [['telegram', 'Telegram chat']] : [])].map(([value, label]) => (
-          <label key={value} class="inline"><input type="radio" name="destination-type" value={value} checked={draft.type === value} onChange={() => set({ type: value })} /> {label}</label>
-        ))}
-        {at('destination.type') && <span class="error" role="alert">{at('destination.type')}</span>}
+        {[['webhook', 'Your webhook'], ['inbox', 'Console inbox'], ...(draft.type === 'telegram' ? [['telegram', 'Telegram chat']] : [])].map(
+          ([value, label]) => (
+            <label key={value} class="inline">
+              <input type="radio" name="destination-type" value={value} checked={draft.type === value} onChange={() => set({ type: value })} /> {label}
+            </label>
+          ),
+        )}
+        {at('destination.type') && (
+          <span class="error" role="alert">
+            {at('destination.type')}
+          </span>
+        )}
         {webhook && (
           <>
-            <Field label="Webhook URL" error={at('destination.url')} hint="Where each delivery is sent; must be reachable from the internet (https recommended).">
-              {(id, d) => <input id={id} type="url" value={draft.url} placeholder="https://example.com/hook" aria-invalid={at('destination.url') ? true : undefined} aria-describedby={d} onInput={(e) => set({ url: e.currentTarget.value })} />}
+            <Field
+              label="Webhook URL"
+              error={at('destination.url')}
+              hint="Where each delivery is sent; must be reachable from the internet (https recommended)."
+            >
+              {(id, d) => (
+                <input
+                  id={id}
+                  type="url"
+                  value={draft.url}
+                  placeholder="https://example.com/hook"
+                  aria-invalid={at('destination.url') ? true : undefined}
+                  aria-describedby={d}
+                  onInput={(e) => set({ url: e.currentTarget.value })}
+                />
+              )}
             </Field>
             <Field label="Format" error={at('destination.format')}>
               {(id, d) => (
-                <select id={id} value={draft.format} aria-describedby={d} onChange={(e) => { const format = e.currentTarget.value; set({ format, method: format === 'query' ? 'GET' : 'POST' }); }}>
-                  {FORMATS.map(([f, label]) => <option key={f} value={f}>{label}</option>)}
+                <select
+                  id={id}
+                  value={draft.format}
+                  aria-describedby={d}
+                  onChange={(e) => {
+                    const format = e.currentTarget.value;
+                    set({ format, method: format === 'query' ? 'GET' : 'POST' });
+                  }}
+                >
+                  {FORMATS.map(([f, label]) => (
+                    <option key={f} value={f}>
+                      {label}
+                    </option>
+                  ))}
                 </select>
               )}
             </Field>
             <Field label="Method" error={at('destination.method')} hint="GET sends the details as query parameters; every other format is a POST.">
               {(id, d) => (
-                <select id={id} value={draft.method} aria-describedby={d} onChange={(e) => { const method = e.currentTarget.value; set({ method, format: method === 'GET' ? 'query' : draft.format === 'query' ? 'json' : draft.format }); }}>
+                <select
+                  id={id}
+                  value={draft.method}
+                  aria-describedby={d}
+                  onChange={(e) => {
+                    const method = e.currentTarget.value;
+                    set({ method, format: method === 'GET' ? 'query' : draft.format === 'query' ? 'json' : draft.format });
+                  }}
+                >
                   <option value="POST">POST</option>
                   <option value="GET">GET</option>
                 </select>
@@ -424,15 +692,37 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
                 const problem = h.name.trim() ? errorAt(error, `destination.headers.${h.name.trim()}`) : undefined;
                 return (
                   <div key={i} class="row">
-                    <input aria-label={`Header ${i + 1} name`} value={h.name} placeholder="X-Api-Key" aria-invalid={problem ? true : undefined} onInput={(e) => setHeader(i, { name: e.currentTarget.value })} />{' '}
+                    <input
+                      aria-label={`Header ${i + 1} name`}
+                      value={h.name}
+                      placeholder="X-Api-Key"
+                      aria-invalid={problem ? true : undefined}
+                      onInput={(e) => setHeader(i, { name: e.currentTarget.value })}
+                    />{' '}
                     <input aria-label={`Header ${i + 1} value`} value={h.value} onInput={(e) => setHeader(i, { value: e.currentTarget.value })} />{' '}
-                    <button type="button" aria-label={`Remove header ${i + 1}${h.name ? ` (${h.name})` : ''}`} onClick={() => set({ headers: draft.headers.filter((_, j) => j !== i) })}>Remove</button>
-                    {problem && <span class="error" role="alert">{problem}</span>}
+                    <button
+                      type="button"
+                      aria-label={`Remove header ${i + 1}${h.name ? ` (${h.name})` : ''}`}
+                      onClick={() => set({ headers: draft.headers.filter((_, j) => j !== i) })}
+                    >
+                      Remove
+                    </button>
+                    {problem && (
+                      <span class="error" role="alert">
+                        {problem}
+                      </span>
+                    )}
                   </div>
                 );
               })}
-              {at('destination.headers') && !draft.headers.some((h) => h.name.trim() && errorAt(error, `destination.headers.${h.name.trim()}`)) && <span class="error" role="alert">{at('destination.headers')}</span>}
-              <button type="button" disabled={draft.headers.length >= 20} onClick={() => set({ headers: [...draft.headers, { name: '', value: '' }] })}>Add header</button>
+              {at('destination.headers') && !draft.headers.some((h) => h.name.trim() && errorAt(error, `destination.headers.${h.name.trim()}`)) && (
+                <span class="error" role="alert">
+                  {at('destination.headers')}
+                </span>
+              )}
+              <button type="button" disabled={draft.headers.length >= 20} onClick={() => set({ headers: [...draft.headers, { name: '', value: '' }] })}>
+                Add header
+              </button>
             </fieldset>
           </>
         )}
@@ -441,21 +731,33 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
           error={at('destination.template')}
           hint="Leave it empty for a template with every detail. Each value is escaped for the format."
         >
-          {(id, d) => <textarea id={id} ref={template} rows={6} value={draft.template} aria-describedby={d} onInput={(e) => set({ template: e.currentTarget.value })} />}
+          {(id, d) => (
+            <textarea id={id} ref={template} rows={6} value={draft.template} aria-describedby={d} onInput={(e) => set({ template: e.currentTarget.value })} />
+          )}
         </Field>
         <fieldset class="inline-group">
           <legend>Insert a variable into the template</legend>
-          {variables.map((v) => <button key={`d-${v}`} type="button" onClick={() => insert(v)}>{`{{${v}}}`}</button>)}
-          {BUILT_INS.map(([v, meaning]) => <button key={v} type="button" title={meaning} onClick={() => insert(v)}>{`{{${v}}}`}</button>)}
+          {variables.map((v) => (
+            <button key={`d-${v}`} type="button" onClick={() => insert(v)}>{`{{${v}}}`}</button>
+          ))}
+          {BUILT_INS.map(([v, meaning]) => (
+            <button key={v} type="button" title={meaning} onClick={() => insert(v)}>{`{{${v}}}`}</button>
+          ))}
         </fieldset>
         <div class="row">
           <label for="visitor-value-name">A value your website passes (visitor.&lt;name&gt;)</label>{' '}
           <input id="visitor-value-name" value={visitorName} size={16} placeholder="plan" onInput={(e) => setVisitorName(e.currentTarget.value)} />{' '}
-          <button type="button" disabled={!/^[A-Za-z0-9_-]{1,64}$/.test(visitorName)} onClick={() => insert(`visitor.${visitorName}`)}>Insert visitor value</button>
+          <button type="button" disabled={!/^[A-Za-z0-9_-]{1,64}$/.test(visitorName)} onClick={() => insert(`visitor.${visitorName}`)}>
+            Insert visitor value
+          </button>
         </div>
       </fieldset>
-      <button type="submit" disabled={saving}>{props.rule ? 'Save rule' : 'Create rule'}</button>{' '}
-      <button type="button" onClick={props.onCancel}>Cancel</button>
+      <button type="submit" disabled={saving}>
+        {props.rule ? 'Save rule' : 'Create rule'}
+      </button>{' '}
+      <button type="button" onClick={props.onCancel}>
+        Cancel
+      </button>
     </form>
   );
 }

@@ -48,36 +48,103 @@ export function PagesTable(props: { agentId: number; pages: any[] | undefined; o
       {said && <p role="status">{said}</p>}
       <table>
         <caption>Pages the agent reads</caption>
-        <thead><tr><th scope="col">Page</th><th scope="col">Kind</th><th scope="col">Status</th><th scope="col">Error</th><th scope="col">Actions</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Page</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Status</th>
+            <th scope="col">Error</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
         <tbody>
           {(props.pages ?? []).map((p) => (
             <tr key={p.id}>
-              <td>{p.title || p.url}<br /><small>{p.url}</small>{p.has_override && <><br /><small>your own text</small></>}</td>
+              <td>
+                {p.title || p.url}
+                <br />
+                <small>{p.url}</small>
+                {p.has_override && (
+                  <>
+                    <br />
+                    <small>your own text</small>
+                  </>
+                )}
+              </td>
               <td>{p.is_primary ? 'primary' : 'background'}</td>
               <td>{p.status}</td>
               <td>{p.error ?? ''}</td>
               <td>
-                <button type="button" disabled={!!denied} title={denied} onClick={() => setEditing(p)} aria-label={`Edit ${p.title || p.url}`}>Edit</button>{' '}
-                <button type="button" class="danger" disabled={!!denied} title={denied} onClick={() => setRemoving(p)} aria-label={`Remove ${p.title || p.url}`}>Remove</button>
+                <button type="button" disabled={!!denied} title={denied} onClick={() => setEditing(p)} aria-label={`Edit ${p.title || p.url}`}>
+                  Edit
+                </button>{' '}
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={!!denied}
+                  title={denied}
+                  onClick={() => setRemoving(p)}
+                  aria-label={`Remove ${p.title || p.url}`}
+                >
+                  Remove
+                </button>
               </td>
             </tr>
           ))}
-          {props.pages?.length === 0 && <tr><td colSpan={5}>No pages yet: find them from the website above, or add one below.</td></tr>}
+          {props.pages?.length === 0 && (
+            <tr>
+              <td colSpan={5}>No pages yet: find them from the website above, or add one below.</td>
+            </tr>
+          )}
         </tbody>
       </table>
       <form onSubmit={addPage} aria-label="Add a page">
         <Field label="Add a page (its address)" error={fieldError(error, 'url')}>
-          {(id, d) => <input id={id} type="url" required value={url} placeholder="https://example.com/opening-hours" aria-describedby={d} onInput={(e) => { setUrl(e.currentTarget.value); unsaved.value = true; }} />}
+          {(id, d) => (
+            <input
+              id={id}
+              type="url"
+              required
+              value={url}
+              placeholder="https://example.com/opening-hours"
+              aria-describedby={d}
+              onInput={(e) => {
+                setUrl(e.currentTarget.value);
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <label class="inline"><input type="checkbox" checked={primary} onChange={(e) => setPrimary(e.currentTarget.checked)} /> About the business (primary)</label>
-        <div><button type="submit" disabled={!!denied} title={denied}>Add page</button></div>
+        <label class="inline">
+          <input type="checkbox" checked={primary} onChange={(e) => setPrimary(e.currentTarget.checked)} /> About the business (primary)
+        </label>
+        <div>
+          <button type="submit" disabled={!!denied} title={denied}>
+            Add page
+          </button>
+        </div>
       </form>
       <Dialog title={`Edit ${editing?.title || editing?.url || 'page'}`} open={!!editing} onClose={() => setEditing(null)}>
-        {editing && <PageEditor agentId={props.agentId} pageId={editing.id} onDone={async (message) => { setEditing(null); if (message) setSaid(message); await props.onChanged(); }} />}
+        {editing && (
+          <PageEditor
+            agentId={props.agentId}
+            pageId={editing.id}
+            onDone={async (message) => {
+              setEditing(null);
+              if (message) setSaid(message);
+              await props.onChanged();
+            }}
+          />
+        )}
       </Dialog>
       <Dialog title="Remove this page?" open={!!removing} onClose={() => setRemoving(null)}>
         <p>The agent stops knowing what {removing?.title || removing?.url} says.</p>
-        <button type="button" class="danger" onClick={remove}>Remove page</button> <button type="button" onClick={() => setRemoving(null)}>Cancel</button>
+        <button type="button" class="danger" onClick={remove}>
+          Remove page
+        </button>{' '}
+        <button type="button" onClick={() => setRemoving(null)}>
+          Cancel
+        </button>
       </Dialog>
     </section>
   );
@@ -109,11 +176,33 @@ function PageEditor(props: { agentId: number; pageId: number; onDone: (message?:
   return (
     <form onSubmit={save}>
       <ErrorAlert error={error} />
-      <Field label="What the agent knows from this page" hint="Write your own text to replace what was read; leave it empty to go back to the page's own text." error={fieldError(error, 'content')}>
-        {(id, d) => <textarea id={id} rows={12} value={text} aria-describedby={d} onInput={(e) => { setContent(e.currentTarget.value); unsaved.value = true; }} />}
+      <Field
+        label="What the agent knows from this page"
+        hint="Write your own text to replace what was read; leave it empty to go back to the page's own text."
+        error={fieldError(error, 'content')}
+      >
+        {(id, d) => (
+          <textarea
+            id={id}
+            rows={12}
+            value={text}
+            aria-describedby={d}
+            onInput={(e) => {
+              setContent(e.currentTarget.value);
+              unsaved.value = true;
+            }}
+          />
+        )}
       </Field>
-      <label class="inline"><input type="checkbox" checked={primary ?? p.is_primary} onChange={(e) => setPrimary(e.currentTarget.checked)} /> About the business (primary)</label>
-      <div><button type="submit">Save page</button> <button type="button" onClick={() => props.onDone()}>Cancel</button></div>
+      <label class="inline">
+        <input type="checkbox" checked={primary ?? p.is_primary} onChange={(e) => setPrimary(e.currentTarget.checked)} /> About the business (primary)
+      </label>
+      <div>
+        <button type="submit">Save page</button>{' '}
+        <button type="button" onClick={() => props.onDone()}>
+          Cancel
+        </button>
+      </div>
     </form>
   );
 }
@@ -145,7 +234,10 @@ export function Sections(props: { agentId: number }) {
   const saveEdit = async (event: Event) => {
     event.preventDefault();
     try {
-      done(await api.patch(`/v1/agent/${props.agentId}/kb-sections/${encodeURIComponent(editing.topic)}`, { title: editing.title, content: editing.content }), `Saved “${editing.title}”.`);
+      done(
+        await api.patch(`/v1/agent/${props.agentId}/kb-sections/${encodeURIComponent(editing.topic)}`, { title: editing.title, content: editing.content }),
+        `Saved “${editing.title}”.`,
+      );
       setEditing(null);
     } catch (e) {
       setError(e);
@@ -168,36 +260,92 @@ export function Sections(props: { agentId: number }) {
         <article key={s.topic} aria-labelledby={`section-${s.topic}`}>
           <h3 id={`section-${s.topic}`}>{s.title}</h3>
           <p class="section-text">{s.content}</p>
-          <button type="button" disabled={!!denied} title={denied} aria-label={`Edit “${s.title}”`} onClick={() => setEditing({ ...s })}>Edit</button>{' '}
-          <button type="button" class="danger" disabled={!!denied} title={denied} aria-label={`Delete “${s.title}”`} onClick={() => setRemoving(s)}>Delete</button>
+          <button type="button" disabled={!!denied} title={denied} aria-label={`Edit “${s.title}”`} onClick={() => setEditing({ ...s })}>
+            Edit
+          </button>{' '}
+          <button type="button" class="danger" disabled={!!denied} title={denied} aria-label={`Delete “${s.title}”`} onClick={() => setRemoving(s)}>
+            Delete
+          </button>
         </article>
       ))}
       {sections.data?.sections.length === 0 && <p>Nothing written yet: add opening hours, policies or answers the website does not give.</p>}
       <form onSubmit={add} aria-label="Add a section">
         <Field label="Section title" error={fieldError(error, 'title')}>
-          {(id, d) => <input id={id} value={draft.title} aria-describedby={d} onInput={(e) => { setDraft({ ...draft, title: e.currentTarget.value }); unsaved.value = true; }} />}
+          {(id, d) => (
+            <input
+              id={id}
+              value={draft.title}
+              aria-describedby={d}
+              onInput={(e) => {
+                setDraft({ ...draft, title: e.currentTarget.value });
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
         <Field label="Section text" error={fieldError(error, 'content')}>
-          {(id, d) => <textarea id={id} rows={5} value={draft.content} aria-describedby={d} onInput={(e) => { setDraft({ ...draft, content: e.currentTarget.value }); unsaved.value = true; }} />}
+          {(id, d) => (
+            <textarea
+              id={id}
+              rows={5}
+              value={draft.content}
+              aria-describedby={d}
+              onInput={(e) => {
+                setDraft({ ...draft, content: e.currentTarget.value });
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={!!denied} title={denied}>Add section</button>
+        <button type="submit" disabled={!!denied} title={denied}>
+          Add section
+        </button>
       </form>
       <Dialog title={`Edit “${editing?.title ?? ''}”`} open={!!editing} onClose={() => setEditing(null)}>
         {editing && (
           <form onSubmit={saveEdit}>
             <Field label="Title" error={fieldError(error, 'title')}>
-              {(id, d) => <input id={id} value={editing.title} aria-describedby={d} onInput={(e) => { setEditing({ ...editing, title: e.currentTarget.value }); unsaved.value = true; }} />}
+              {(id, d) => (
+                <input
+                  id={id}
+                  value={editing.title}
+                  aria-describedby={d}
+                  onInput={(e) => {
+                    setEditing({ ...editing, title: e.currentTarget.value });
+                    unsaved.value = true;
+                  }}
+                />
+              )}
             </Field>
             <Field label="Text" error={fieldError(error, 'content')}>
-              {(id, d) => <textarea id={id} rows={8} value={editing.content} aria-describedby={d} onInput={(e) => { setEditing({ ...editing, content: e.currentTarget.value }); unsaved.value = true; }} />}
+              {(id, d) => (
+                <textarea
+                  id={id}
+                  rows={8}
+                  value={editing.content}
+                  aria-describedby={d}
+                  onInput={(e) => {
+                    setEditing({ ...editing, content: e.currentTarget.value });
+                    unsaved.value = true;
+                  }}
+                />
+              )}
             </Field>
-            <button type="submit">Save section</button> <button type="button" onClick={() => setEditing(null)}>Cancel</button>
+            <button type="submit">Save section</button>{' '}
+            <button type="button" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
           </form>
         )}
       </Dialog>
       <Dialog title="Delete this section?" open={!!removing} onClose={() => setRemoving(null)}>
         <p>The agent stops knowing “{removing?.title}”.</p>
-        <button type="button" class="danger" onClick={remove}>Delete section</button> <button type="button" onClick={() => setRemoving(null)}>Cancel</button>
+        <button type="button" class="danger" onClick={remove}>
+          Delete section
+        </button>{' '}
+        <button type="button" onClick={() => setRemoving(null)}>
+          Cancel
+        </button>
       </Dialog>
     </section>
   );

@@ -30,7 +30,17 @@ function Section(props: { id: string; title: string; children: ComponentChildren
 
 const STATES: Record<string, string> = { needed: 'needed', not_applicable: 'not applicable', skipped: 'skipped' };
 const sourceLabel = (s: any) =>
-  s.kind === 'page' ? `page ${s.url ?? s.ref}` : s.kind === 'kb_section' ? `section “${s.ref}”` : s.kind === 'owner' ? 'you' : s.kind === 'correction' ? 'your correction' : s.kind === 'gap' ? 'your answer to a gap' : s.kind;
+  s.kind === 'page'
+    ? `page ${s.url ?? s.ref}`
+    : s.kind === 'kb_section'
+      ? `section “${s.ref}”`
+      : s.kind === 'owner'
+        ? 'you'
+        : s.kind === 'correction'
+          ? 'your correction'
+          : s.kind === 'gap'
+            ? 'your answer to a gap'
+            : s.kind;
 
 export function Review(props: { agentId: number }) {
   const v2 = (p: string) => `/v1/agent/${props.agentId}/v2${p}`;
@@ -43,8 +53,8 @@ export function Review(props: { agentId: number }) {
   return (
     <>
       <p>
-        What {b.business_type ? `a ${b.business_type}` : 'a business like yours'} should be able to answer, what the agent
-        knows, and how it speaks. Changes here are used from the next conversation on.
+        What {b.business_type ? `a ${b.business_type}` : 'a business like yours'} should be able to answer, what the agent knows, and how it speaks. Changes
+        here are used from the next conversation on.
       </p>
       <Completion v2={v2} agentId={props.agentId} brain={b} denied={denied} onBuilt={reload} />
       <Questions v2={v2} brain={b} denied={denied} onChanged={reload} />
@@ -68,9 +78,13 @@ function Completion(props: { v2: (p: string) => string; agentId: number; brain: 
   const status = useLoad(() => api.get(`/v1/agent/${props.agentId}/brain-status`), [props.agentId]);
   const [error, setError] = useState<unknown>(null);
   const building = BUILDING.has(status.data?.brain_status);
-  usePoll(async () => {
-    await status.reload();
-  }, 2000, building);
+  usePoll(
+    async () => {
+      await status.reload();
+    },
+    2000,
+    building,
+  );
   // A build that ends changes the questions and facts: load them again.
   const wasBuilding = useRef(false);
   useEffect(() => {
@@ -90,21 +104,38 @@ function Completion(props: { v2: (p: string) => string; agentId: number; brain: 
   return (
     <Section id="review-completion" title="Completion">
       {c.total === 0 ? (
-        <p>{hasQuestions ? 'No question is marked as needed.' : 'No questions yet: generate the questions a business like yours is asked, from its website.'}</p>
+        <p>
+          {hasQuestions ? 'No question is marked as needed.' : 'No questions yet: generate the questions a business like yours is asked, from its website.'}
+        </p>
       ) : (
         <>
-          <meter min={0} max={100} low={50} high={90} optimum={100} value={c.percent} aria-label="Questions answered">{c.percent}%</meter>
-          <p>{c.answered} of {c.total} questions answered ({c.percent}%).</p>
+          <meter min={0} max={100} low={50} high={90} optimum={100} value={c.percent} aria-label="Questions answered">
+            {c.percent}%
+          </meter>
+          <p>
+            {c.answered} of {c.total} questions answered ({c.percent}%).
+          </p>
         </>
       )}
       <ErrorAlert error={error || status.error} />
-      {building && (
-        <progress aria-label="Knowledge build" max={Math.max(1, s.progress?.pages_total ?? 0)} value={s.progress?.pages_done ?? 0} />
-      )}
+      {building && <progress aria-label="Knowledge build" max={Math.max(1, s.progress?.pages_total ?? 0)} value={s.progress?.pages_done ?? 0} />}
       {building && <p aria-live="polite">Working ({s.phase ?? s.brain_status})…</p>}
-      {s?.brain_status === 'failed' && s.error && <p role="alert" class="error">The last build failed: {s.error}</p>}
-      <button type="button" onClick={() => run('/schema/generate')} disabled={building || !!props.denied} title={props.denied}>{hasQuestions ? 'Generate the questions again' : 'Generate questions'}</button>
-      <button type="button" onClick={() => run('/extract')} disabled={building || !hasQuestions || !!props.denied} title={props.denied ?? (hasQuestions ? undefined : 'Generate the questions first')}>Find answers in the pages</button>
+      {s?.brain_status === 'failed' && s.error && (
+        <p role="alert" class="error">
+          The last build failed: {s.error}
+        </p>
+      )}
+      <button type="button" onClick={() => run('/schema/generate')} disabled={building || !!props.denied} title={props.denied}>
+        {hasQuestions ? 'Generate the questions again' : 'Generate questions'}
+      </button>
+      <button
+        type="button"
+        onClick={() => run('/extract')}
+        disabled={building || !hasQuestions || !!props.denied}
+        title={props.denied ?? (hasQuestions ? undefined : 'Generate the questions first')}
+      >
+        Find answers in the pages
+      </button>
     </Section>
   );
 }
@@ -138,15 +169,54 @@ function Questions(props: { v2: (p: string) => string; brain: any; denied?: stri
           return (
             <li key={q.question_id}>
               <h3>{q.question}</h3>
-              <p><small>Topic: {q.topic}{q.times_asked ? ` · visitors asked ${q.times_asked} time${q.times_asked === 1 ? '' : 's'}` : ''}</small></p>
-              <form onSubmit={(e) => { e.preventDefault(); void act(q, { answer: answers[q.question_id] ?? '' }, `Answered: “${q.question}”.`); }}>
+              <p>
+                <small>
+                  Topic: {q.topic}
+                  {q.times_asked ? ` · visitors asked ${q.times_asked} time${q.times_asked === 1 ? '' : 's'}` : ''}
+                </small>
+              </p>
+              <form
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  void act(q, { answer: answers[q.question_id] ?? '' }, `Answered: “${q.question}”.`);
+                }}
+              >
                 <FormAlert error={error} fields={['answer']} />
                 <Field label={`Answer to “${q.question}”`} error={fieldError(error, 'answer')}>
-                  {(id, d) => <textarea id={id} rows={2} value={answers[q.question_id] ?? ''} aria-describedby={d} onInput={(e) => { setAnswers({ ...answers, [q.question_id]: e.currentTarget.value }); unsaved.value = true; }} />}
+                  {(id, d) => (
+                    <textarea
+                      id={id}
+                      rows={2}
+                      value={answers[q.question_id] ?? ''}
+                      aria-describedby={d}
+                      onInput={(e) => {
+                        setAnswers({ ...answers, [q.question_id]: e.currentTarget.value });
+                        unsaved.value = true;
+                      }}
+                    />
+                  )}
                 </Field>
-                <button type="submit" disabled={!!props.denied} title={props.denied}>Save answer</button>
-                <button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Not applicable: ${q.question}`} onClick={() => act(q, { state: 'not_applicable' }, `“${q.question}” does not apply to your business.`)}>Not applicable</button>
-                <button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Skip: ${q.question}`} onClick={() => act(q, { state: 'skipped' }, `Skipped “${q.question}”.`)}>Skip</button>
+                <button type="submit" disabled={!!props.denied} title={props.denied}>
+                  Save answer
+                </button>
+                <button
+                  type="button"
+                  disabled={!!props.denied}
+                  title={props.denied}
+                  aria-label={`Not applicable: ${q.question}`}
+                  onClick={() => act(q, { state: 'not_applicable' }, `“${q.question}” does not apply to your business.`)}
+                >
+                  Not applicable
+                </button>
+                <button
+                  type="button"
+                  disabled={!!props.denied}
+                  title={props.denied}
+                  aria-label={`Skip: ${q.question}`}
+                  onClick={() => act(q, { state: 'skipped' }, `Skipped “${q.question}”.`)}
+                >
+                  Skip
+                </button>
               </form>
             </li>
           );
@@ -155,13 +225,37 @@ function Questions(props: { v2: (p: string) => string; brain: any; denied?: stri
       {aside.length > 0 && (
         <table>
           <caption>Questions set aside</caption>
-          <thead><tr><th scope="col">Question</th><th scope="col">State</th><th scope="col">Action</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Question</th>
+              <th scope="col">State</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
           <tbody>
             {aside.map((q) => (
               <tr key={q.id}>
-                <td>{q.question}{errors[q.id] ? <span class="error" role="alert"> {(errors[q.id] as Error).message}</span> : null}</td>
+                <td>
+                  {q.question}
+                  {errors[q.id] ? (
+                    <span class="error" role="alert">
+                      {' '}
+                      {(errors[q.id] as Error).message}
+                    </span>
+                  ) : null}
+                </td>
                 <td>{STATES[q.state] ?? q.state}</td>
-                <td><button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Ask again: ${q.question}`} onClick={() => act({ question_id: q.id, question: q.question }, { state: 'needed' }, `“${q.question}” is needed again.`)}>Ask again</button></td>
+                <td>
+                  <button
+                    type="button"
+                    disabled={!!props.denied}
+                    title={props.denied}
+                    aria-label={`Ask again: ${q.question}`}
+                    onClick={() => act({ question_id: q.id, question: q.question }, { state: 'needed' }, `“${q.question}” is needed again.`)}
+                  >
+                    Ask again
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -191,7 +285,13 @@ function Disagreements(props: { v2: (p: string) => string; brain: any; denied?: 
       {(props.brain.review as any[]).map((r) => (
         <table key={r.id}>
           <caption>{questions.get(r.question_id)?.question ?? 'Other knowledge'}: which is right?</caption>
-          <thead><tr><th scope="col">Fact</th><th scope="col">Source</th><th scope="col">Action</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Fact</th>
+              <th scope="col">Source</th>
+              <th scope="col">Action</th>
+            </tr>
+          </thead>
           <tbody>
             {r.fact_ids.map((id: number) => {
               const f = facts.get(id);
@@ -199,7 +299,11 @@ function Disagreements(props: { v2: (p: string) => string; brain: any; denied?: 
                 <tr key={id}>
                   <td>{f?.text ?? `fact ${id}`}</td>
                   <td>{(f?.sources ?? []).map(sourceLabel).join(', ')}</td>
-                  <td><button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Keep: ${f?.text ?? id}`} onClick={() => keep(r.id, id)}>Keep this one</button></td>
+                  <td>
+                    <button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Keep: ${f?.text ?? id}`} onClick={() => keep(r.id, id)}>
+                      Keep this one
+                    </button>
+                  </td>
                 </tr>
               );
             })}
@@ -252,24 +356,54 @@ function Correction(props: { v2: (p: string) => string; denied?: string; onAppli
       <form onSubmit={ask}>
         <FormAlert error={error} fields={['text']} />
         <Field label="Correction" error={fieldError(error, 'text')}>
-          {(id, d) => <textarea id={id} rows={2} value={text} aria-describedby={d} onInput={(e) => { setText(e.currentTarget.value); setPreview(null); unsaved.value = true; }} />}
+          {(id, d) => (
+            <textarea
+              id={id}
+              rows={2}
+              value={text}
+              aria-describedby={d}
+              onInput={(e) => {
+                setText(e.currentTarget.value);
+                setPreview(null);
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={busy || !!props.denied} title={props.denied}>Preview correction</button>
+        <button type="submit" disabled={busy || !!props.denied} title={props.denied}>
+          Preview correction
+        </button>
       </form>
       {preview && (
         <>
           <table>
             <caption>What the correction changes</caption>
-            <thead><tr><th scope="col">Now</th><th scope="col">After</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Now</th>
+                <th scope="col">After</th>
+              </tr>
+            </thead>
             <tbody>
               {(preview.changes as any[]).map((c, i) => (
-                <tr key={i}><td>{c.before ?? <em>new fact</em>}</td><td>{c.after}</td></tr>
+                <tr key={i}>
+                  <td>{c.before ?? <em>new fact</em>}</td>
+                  <td>{c.after}</td>
+                </tr>
               ))}
-              {preview.changes.length === 0 && <tr><td colSpan={2}>Nothing the agent knows matches this sentence.</td></tr>}
+              {preview.changes.length === 0 && (
+                <tr>
+                  <td colSpan={2}>Nothing the agent knows matches this sentence.</td>
+                </tr>
+              )}
             </tbody>
           </table>
-          <button type="button" onClick={apply} disabled={busy || preview.changes.length === 0 || !!props.denied} title={props.denied}>Apply correction</button>
-          <button type="button" onClick={() => setPreview(null)} disabled={busy}>Discard</button>
+          <button type="button" onClick={apply} disabled={busy || preview.changes.length === 0 || !!props.denied} title={props.denied}>
+            Apply correction
+          </button>
+          <button type="button" onClick={() => setPreview(null)} disabled={busy}>
+            Discard
+          </button>
         </>
       )}
     </Section>
@@ -299,22 +433,64 @@ function Orphans(props: { v2: (p: string) => string; denied?: string; onChanged:
           <p>Their page or section was removed. Keep a fact as your own word, or drop it.</p>
           <table>
             <caption>Orphaned facts</caption>
-            <thead><tr><th scope="col">Fact</th><th scope="col">Was from</th><th scope="col">Action</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Fact</th>
+                <th scope="col">Was from</th>
+                <th scope="col">Action</th>
+              </tr>
+            </thead>
             <tbody>
               {list.map((f) => (
                 <tr key={f.id}>
                   <td>{f.text}</td>
                   <td>{f.sources.map(sourceLabel).join(', ')}</td>
                   <td>
-                    <button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Keep: ${f.text}`} onClick={() => resolve([f.id], 'keep')}>Keep</button>
-                    <button type="button" class="danger" disabled={!!props.denied} title={props.denied} aria-label={`Drop: ${f.text}`} onClick={() => resolve([f.id], 'drop')}>Drop</button>
+                    <button type="button" disabled={!!props.denied} title={props.denied} aria-label={`Keep: ${f.text}`} onClick={() => resolve([f.id], 'keep')}>
+                      Keep
+                    </button>
+                    <button
+                      type="button"
+                      class="danger"
+                      disabled={!!props.denied}
+                      title={props.denied}
+                      aria-label={`Drop: ${f.text}`}
+                      onClick={() => resolve([f.id], 'drop')}
+                    >
+                      Drop
+                    </button>
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          <button type="button" disabled={!!props.denied} title={props.denied} onClick={() => resolve(list.map((f) => f.id), 'keep')}>Keep all</button>
-          <button type="button" class="danger" disabled={!!props.denied} title={props.denied} onClick={() => resolve(list.map((f) => f.id), 'drop')}>Drop all</button>
+          <button
+            type="button"
+            disabled={!!props.denied}
+            title={props.denied}
+            onClick={() =>
+              resolve(
+                list.map((f) => f.id),
+                'keep',
+              )
+            }
+          >
+            Keep all
+          </button>
+          <button
+            type="button"
+            class="danger"
+            disabled={!!props.denied}
+            title={props.denied}
+            onClick={() =>
+              resolve(
+                list.map((f) => f.id),
+                'drop',
+              )
+            }
+          >
+            Drop all
+          </button>
         </>
       )}
     </Section>
@@ -325,16 +501,29 @@ const BEHAVIOR_FIELDS = ['unknown_answer', 'tone', 'answer_length', 'never_discu
 
 function Behavior(props: { v2: (p: string) => string; denied?: string }) {
   const behavior = useLoad(() => api.get(props.v2('/behavior')), [props.v2('')]);
-  if (behavior.error) return <Section id="review-behavior" title="How the agent speaks"><ErrorAlert error={behavior.error} /></Section>;
-  if (!behavior.data) return <Section id="review-behavior" title="How the agent speaks"><Loading /></Section>;
+  if (behavior.error)
+    return (
+      <Section id="review-behavior" title="How the agent speaks">
+        <ErrorAlert error={behavior.error} />
+      </Section>
+    );
+  if (!behavior.data)
+    return (
+      <Section id="review-behavior" title="How the agent speaks">
+        <Loading />
+      </Section>
+    );
   return <BehaviorForm {...props} saved={behavior.data} onSaved={behavior.setData} />;
 }
 
 function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved: any; onSaved: (b: any) => void }) {
   const s = props.saved;
   const [form, setForm] = useState({
-    unknown_answer: s.unknown_answer ?? '', tone: s.tone ?? 'friendly', answer_length: s.answer_length ?? 'short',
-    never_discuss: (s.never_discuss ?? []).join('\n'), handover: s.handover ?? '',
+    unknown_answer: s.unknown_answer ?? '',
+    tone: s.tone ?? 'friendly',
+    answer_length: s.answer_length ?? 'short',
+    never_discuss: (s.never_discuss ?? []).join('\n'),
+    handover: s.handover ?? '',
   });
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
@@ -350,7 +539,10 @@ function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved
         unknown_answer: form.unknown_answer.trim() || null,
         tone: form.tone,
         answer_length: form.answer_length,
-        never_discuss: form.never_discuss.split('\n').map((l: string) => l.trim()).filter(Boolean),
+        never_discuss: form.never_discuss
+          .split('\n')
+          .map((l: string) => l.trim())
+          .filter(Boolean),
         handover: form.handover.trim() || null,
       });
       props.onSaved(b);
@@ -383,16 +575,26 @@ function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved
             </select>
           )}
         </Field>
-        <Field label="When it does not know" hint="Said in its reply to a question it cannot answer (the question still becomes a gap). Empty: its own words." error={fieldError(error, 'unknown_answer')}>
-          {(id, d) => <textarea id={id} rows={2} value={form.unknown_answer} aria-describedby={d} onInput={(e) => set({ unknown_answer: e.currentTarget.value })} />}
+        <Field
+          label="When it does not know"
+          hint="Said in its reply to a question it cannot answer (the question still becomes a gap). Empty: its own words."
+          error={fieldError(error, 'unknown_answer')}
+        >
+          {(id, d) => (
+            <textarea id={id} rows={2} value={form.unknown_answer} aria-describedby={d} onInput={(e) => set({ unknown_answer: e.currentTarget.value })} />
+          )}
         </Field>
         <Field label="Never discusses (one subject a line)" error={fieldError(error, 'never_discuss')}>
-          {(id, d) => <textarea id={id} rows={3} value={form.never_discuss} aria-describedby={d} onInput={(e) => set({ never_discuss: e.currentTarget.value })} />}
+          {(id, d) => (
+            <textarea id={id} rows={3} value={form.never_discuss} aria-describedby={d} onInput={(e) => set({ never_discuss: e.currentTarget.value })} />
+          )}
         </Field>
         <Field label="When it hands over to a person" error={fieldError(error, 'handover')}>
           {(id, d) => <textarea id={id} rows={2} value={form.handover} aria-describedby={d} onInput={(e) => set({ handover: e.currentTarget.value })} />}
         </Field>
-        <button type="submit" disabled={!!props.denied} title={props.denied}>Save behavior</button>
+        <button type="submit" disabled={!!props.denied} title={props.denied}>
+          Save behavior
+        </button>
         {saved && <span role="status"> Saved.</span>}
       </form>
     </Section>
@@ -401,8 +603,18 @@ function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved
 
 function Dynamic(props: { v2: (p: string) => string; denied?: string }) {
   const loaded = useLoad(() => api.get(props.v2('/dynamic-instructions')), [props.v2('')]);
-  if (loaded.error) return <Section id="review-dynamic" title="Dynamic instructions"><ErrorAlert error={loaded.error} /></Section>;
-  if (!loaded.data) return <Section id="review-dynamic" title="Dynamic instructions"><Loading /></Section>;
+  if (loaded.error)
+    return (
+      <Section id="review-dynamic" title="Dynamic instructions">
+        <ErrorAlert error={loaded.error} />
+      </Section>
+    );
+  if (!loaded.data)
+    return (
+      <Section id="review-dynamic" title="Dynamic instructions">
+        <Loading />
+      </Section>
+    );
   return <DynamicForm {...props} saved={loaded.data} onSaved={loaded.setData} />;
 }
 
@@ -439,13 +651,30 @@ function DynamicForm(props: { v2: (p: string) => string; denied?: string; saved:
   };
   return (
     <Section id="review-dynamic" title="Dynamic instructions">
-      <p>Instructions filled in for each visitor from the values your website passes, with <code>{'{{visitor.name}}'}</code> placeholders.</p>
+      <p>
+        Instructions filled in for each visitor from the values your website passes, with <code>{'{{visitor.name}}'}</code> placeholders.
+      </p>
       <form onSubmit={save}>
         <FormAlert error={error} fields={['instructions']} />
         <Field label="Instructions" error={fieldError(error, 'instructions')}>
-          {(id, d) => <textarea id={id} rows={4} value={text} aria-describedby={d} onInput={(e) => { setText(e.currentTarget.value); setSaved(false); setRendered(null); unsaved.value = true; }} />}
+          {(id, d) => (
+            <textarea
+              id={id}
+              rows={4}
+              value={text}
+              aria-describedby={d}
+              onInput={(e) => {
+                setText(e.currentTarget.value);
+                setSaved(false);
+                setRendered(null);
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={!!props.denied} title={props.denied}>Save instructions</button>
+        <button type="submit" disabled={!!props.denied} title={props.denied}>
+          Save instructions
+        </button>
         {saved && <span role="status"> Saved.</span>}
       </form>
       <fieldset>
@@ -457,7 +686,9 @@ function DynamicForm(props: { v2: (p: string) => string; denied?: string; saved:
             {(id, d) => <input id={id} value={values[n] ?? ''} aria-describedby={d} onInput={(e) => setValues({ ...values, [n]: e.currentTarget.value })} />}
           </Field>
         ))}
-        <button type="button" onClick={preview} disabled={!!props.denied} title={props.denied}>Preview instructions</button>
+        <button type="button" onClick={preview} disabled={!!props.denied} title={props.denied}>
+          Preview instructions
+        </button>
         {rendered !== null && (
           <figure>
             <figcaption>As the agent reads them</figcaption>

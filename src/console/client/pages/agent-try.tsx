@@ -9,13 +9,26 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiFailure } from '../api.js';
 import { ErrorAlert, Field, fieldError, lacking, usePoll } from '../ui.js';
 
-interface Started { session_id: string; player_url: string; max_session_seconds?: number }
-interface Turn { role: 'visitor' | 'agent'; text: string; at: string; answered?: boolean }
+interface Started {
+  session_id: string;
+  player_url: string;
+  max_session_seconds?: number;
+}
+interface Turn {
+  role: 'visitor' | 'agent';
+  text: string;
+  at: string;
+  answered?: boolean;
+}
 
 /** Ends a session as the page goes away: `keepalive` lets the request outlive the page. */
 function stopOnLeave(sessionId: string): void {
   void fetch(`/v1/sessions/${encodeURIComponent(sessionId)}/stop`, {
-    method: 'POST', credentials: 'same-origin', keepalive: true, headers: { 'content-type': 'application/json' }, body: '{}',
+    method: 'POST',
+    credentials: 'same-origin',
+    keepalive: true,
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
   }).catch(() => undefined);
 }
 
@@ -130,8 +143,8 @@ export function TryIt(props: { agent: any }) {
   return (
     <>
       <p>
-        Talk to {a.name} as a visitor would: a real conversation, answered from what the agent knows now.
-        It counts as a session (and its minutes) while it runs, and ends when you press Stop or leave this page.
+        Talk to {a.name} as a visitor would: a real conversation, answered from what the agent knows now. It counts as a session (and its minutes) while it
+        runs, and ends when you press Stop or leave this page.
       </p>
       <ErrorAlert error={error} />
       {!live && (
@@ -144,39 +157,45 @@ export function TryIt(props: { agent: any }) {
           <section aria-labelledby="try-transcript-title">
             <h2 id="try-transcript-title">Conversation</h2>
             <p>
-              {live ? <strong>Live</strong> : <strong>Ended ({ended!.reason})</strong>}{' '}
-              · <span role="timer" aria-label="Time since the conversation started">{clock(elapsed)}</span>
+              {live ? <strong>Live</strong> : <strong>Ended ({ended!.reason})</strong>} ·{' '}
+              <span role="timer" aria-label="Time since the conversation started">
+                {clock(elapsed)}
+              </span>
               {session.max_session_seconds ? ` (ends by itself after ${clock(session.max_session_seconds)})` : ''}
             </p>
-            {live && <button type="button" class="danger" onClick={stop} disabled={busy}>Stop</button>}
+            {live && (
+              <button type="button" class="danger" onClick={stop} disabled={busy}>
+                Stop
+              </button>
+            )}
             <form onSubmit={send}>
               {sendError && !textError ? <ErrorAlert error={sendError} /> : null}
               <Field label="Send as visitor" hint="Typed text reaches the agent exactly as if a visitor typed it in the player." error={textError}>
-                {(id, d) => <input id={id} value={text} disabled={!live} aria-describedby={d} autoComplete="off" onInput={(e) => setText(e.currentTarget.value)} />}
+                {(id, d) => (
+                  <input id={id} value={text} disabled={!live} aria-describedby={d} autoComplete="off" onInput={(e) => setText(e.currentTarget.value)} />
+                )}
               </Field>
-              <button type="submit" disabled={!live || !text.trim()}>Send</button>
+              <button type="submit" disabled={!live || !text.trim()}>
+                Send
+              </button>
             </form>
             <div role="log" aria-label="Transcript" aria-live="polite">
-            <ol class="transcript">
-              {turns.map((t, i) => (
-                <li key={i} class={t.role}>
-                  <span class="who">{t.role === 'visitor' ? 'Visitor' : a.name}</span> <time dateTime={t.at}>{new Date(t.at).toLocaleTimeString()}</time>
-                  {/* An agent turn cut short before its first word is recorded empty. */}
-                  <p>{t.text || '…'}</p>
-                  {t.answered === false && <small>Not answered: this became a knowledge gap.</small>}
-                </li>
-              ))}
-              {turns.length === 0 && <li>No turns yet: speak in the player, or send a message as a visitor.</li>}
-            </ol>
+              <ol class="transcript">
+                {turns.map((t, i) => (
+                  <li key={i} class={t.role}>
+                    <span class="who">{t.role === 'visitor' ? 'Visitor' : a.name}</span> <time dateTime={t.at}>{new Date(t.at).toLocaleTimeString()}</time>
+                    {/* An agent turn cut short before its first word is recorded empty. */}
+                    <p>{t.text || '…'}</p>
+                    {t.answered === false && <small>Not answered: this became a knowledge gap.</small>}
+                  </li>
+                ))}
+                {turns.length === 0 && <li>No turns yet: speak in the player, or send a message as a visitor.</li>}
+              </ol>
             </div>
           </section>
           <section aria-labelledby="try-player-title" class="preview">
             <h2 id="try-player-title">Player</h2>
-            {live ? (
-              <iframe title={`Conversation with ${a.name}`} src={session.player_url} allow="microphone; autoplay" />
-            ) : (
-              <p>The conversation has ended.</p>
-            )}
+            {live ? <iframe title={`Conversation with ${a.name}`} src={session.player_url} allow="microphone; autoplay" /> : <p>The conversation has ended.</p>}
           </section>
         </div>
       )}

@@ -19,22 +19,50 @@ const Handoffs = lazy(() => import('./agent-handoffs.js').then((m) => m.Handoffs
 const Alerts = lazy(() => import('./agent-alerts.js').then((m) => m.Alerts));
 
 const TABS: Array<[string, string]> = [
-  ['look', 'Look'], ['try', 'Try it'], ['knowledge', 'Knowledge'], ['review', 'Review'], ['gaps', 'Gaps'],
-  ['embed', 'Embed'], ['handoffs', 'Handoffs'], ['alerts', 'Alerts'],
+  ['look', 'Look'],
+  ['try', 'Try it'],
+  ['knowledge', 'Knowledge'],
+  ['review', 'Review'],
+  ['gaps', 'Gaps'],
+  ['embed', 'Embed'],
+  ['handoffs', 'Handoffs'],
+  ['alerts', 'Alerts'],
 ];
 
 export function AgentPages(props: { id: number; tab: string }) {
   const { data: agent, error, reload, setData } = useLoad(() => api.get(`/v1/agent/${props.id}`), [props.id]);
   const tab = TABS.find(([t]) => t === props.tab);
-  if (error) return <Page title="Agent"><ErrorAlert error={error} /><p><a href={href('/agents')}>Back to agents</a></p></Page>;
-  if (!agent) return <Page title="Agent"><Loading /></Page>;
-  if (!tab) return <Page title="Page not found"><p>This agent has no “{props.tab}” page.</p></Page>;
+  if (error)
+    return (
+      <Page title="Agent">
+        <ErrorAlert error={error} />
+        <p>
+          <a href={href('/agents')}>Back to agents</a>
+        </p>
+      </Page>
+    );
+  if (!agent)
+    return (
+      <Page title="Agent">
+        <Loading />
+      </Page>
+    );
+  if (!tab)
+    return (
+      <Page title="Page not found">
+        <p>This agent has no “{props.tab}” page.</p>
+      </Page>
+    );
   return (
     <Page title={`${agent.name} › ${tab[1]}`}>
       <nav aria-label="Agent pages" class="tabs">
         <ul>
           {TABS.map(([t, label]) => (
-            <li key={t}><a href={href(`/agents/${props.id}/${t}`)} aria-current={t === props.tab ? 'page' : undefined}>{label}</a></li>
+            <li key={t}>
+              <a href={href(`/agents/${props.id}/${t}`)} aria-current={t === props.tab ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
           ))}
         </ul>
       </nav>
@@ -53,12 +81,22 @@ export function AgentPages(props: { id: number; tab: string }) {
 function Look(props: { agent: any; onSaved: (agent: any) => void }) {
   const a = props.agent;
   const catalogs = useLoad(async () => {
-    const [faces, backdrops, voices] = await Promise.all([api.get<any[]>('/v1/avatars'), api.get<any[]>('/v1/backdrops'), api.get<any>(`/v1/voices/${a.tts_primary}`).catch(() => [])]);
-    return { faces, backdrops, voices: Array.isArray(voices) ? voices : voices.voices ?? [] };
+    const [faces, backdrops, voices] = await Promise.all([
+      api.get<any[]>('/v1/avatars'),
+      api.get<any[]>('/v1/backdrops'),
+      api.get<any>(`/v1/voices/${a.tts_primary}`).catch(() => []),
+    ]);
+    return { faces, backdrops, voices: Array.isArray(voices) ? voices : (voices.voices ?? []) };
   });
   const [form, setForm] = useState({
-    avatar_id: a.avatar_id, voice_id: a.voice_id, main: a.languages.main, also: a.languages.also.join(', '),
-    backdrop: a.studio.backdrop ?? '', cameras: a.studio.cameras as string[], welcome_message: a.welcome_message ?? '', fillers_enabled: a.fillers_enabled,
+    avatar_id: a.avatar_id,
+    voice_id: a.voice_id,
+    main: a.languages.main,
+    also: a.languages.also.join(', '),
+    backdrop: a.studio.backdrop ?? '',
+    cameras: a.studio.cameras as string[],
+    welcome_message: a.welcome_message ?? '',
+    fillers_enabled: a.fillers_enabled,
   });
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
@@ -74,7 +112,13 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
       const agent = await api.patch(`/v1/agent/${a.id}`, {
         avatar_id: form.avatar_id,
         voice_id: form.voice_id,
-        languages: { main: form.main, also: String(form.also).split(',').map((s: string) => s.trim()).filter(Boolean) },
+        languages: {
+          main: form.main,
+          also: String(form.also)
+            .split(',')
+            .map((s: string) => s.trim())
+            .filter(Boolean),
+        },
         studio: { backdrop: form.backdrop || null, cameras: form.cameras },
         welcome_message: form.welcome_message || null,
         fillers_enabled: form.fillers_enabled,
@@ -108,21 +152,38 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
           <div class="faces">
             {faces.map((f) => (
               <label key={f.avatar_id} class="face">
-                <input type="radio" name="avatar_id" value={f.avatar_id} checked={form.avatar_id === f.avatar_id} onChange={() => set({ avatar_id: f.avatar_id, voice_id: f.default_voice_id })} />
-                <span class={`portrait g-${f.gender}`} aria-hidden="true">{f.name.slice(0, 1)}</span>
+                <input
+                  type="radio"
+                  name="avatar_id"
+                  value={f.avatar_id}
+                  checked={form.avatar_id === f.avatar_id}
+                  onChange={() => set({ avatar_id: f.avatar_id, voice_id: f.default_voice_id })}
+                />
+                <span class={`portrait g-${f.gender}`} aria-hidden="true">
+                  {f.name.slice(0, 1)}
+                </span>
                 {f.name}
               </label>
             ))}
           </div>
-          {fieldError(error, 'avatar_id') && <span class="error" role="alert">{fieldError(error, 'avatar_id')}</span>}
+          {fieldError(error, 'avatar_id') && (
+            <span class="error" role="alert">
+              {fieldError(error, 'avatar_id')}
+            </span>
+          )}
           {face && <small>{face.description}</small>}
         </fieldset>
         <Field label="Voice" error={fieldError(error, 'voice_id')}>
           {(id, d) => (
             <select id={id} value={form.voice_id} aria-describedby={d} onChange={(e) => set({ voice_id: e.currentTarget.value })}>
-              {voices.filter((v: any) => !face || v.gender === face.gender || v.voice_id === form.voice_id).map((v: any) => (
-                <option key={v.voice_id} value={v.voice_id}>{v.name} ({v.language}{v.premium ? ', premium' : ''})</option>
-              ))}
+              {voices
+                .filter((v: any) => !face || v.gender === face.gender || v.voice_id === form.voice_id)
+                .map((v: any) => (
+                  <option key={v.voice_id} value={v.voice_id}>
+                    {v.name} ({v.language}
+                    {v.premium ? ', premium' : ''})
+                  </option>
+                ))}
             </select>
           )}
         </Field>
@@ -138,7 +199,11 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
           {(id, d) => (
             <select id={id} value={form.backdrop} aria-describedby={d} onChange={(e) => set({ backdrop: e.currentTarget.value })}>
               <option value="">Plain</option>
-              {backdrops.map((b) => <option key={b.backdrop_id} value={b.backdrop_id}>{b.name}</option>)}
+              {backdrops.map((b) => (
+                <option key={b.backdrop_id} value={b.backdrop_id}>
+                  {b.name}
+                </option>
+              ))}
             </select>
           )}
         </Field>
@@ -146,24 +211,42 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
           <legend>Cameras</legend>
           {['far', 'mid', 'close'].map((c) => (
             <label key={c} class="inline">
-              <input type="checkbox" checked={form.cameras.includes(c)} onChange={(e) => set({ cameras: e.currentTarget.checked ? [...form.cameras, c] : form.cameras.filter((x) => x !== c) })} /> {c}
+              <input
+                type="checkbox"
+                checked={form.cameras.includes(c)}
+                onChange={(e) => set({ cameras: e.currentTarget.checked ? [...form.cameras, c] : form.cameras.filter((x) => x !== c) })}
+              />{' '}
+              {c}
             </label>
           ))}
-          {fieldError(error, 'cameras') && <span class="error" role="alert">{fieldError(error, 'cameras')}</span>}
+          {fieldError(error, 'cameras') && (
+            <span class="error" role="alert">
+              {fieldError(error, 'cameras')}
+            </span>
+          )}
         </fieldset>
         <Field label="Welcome message" hint={`${form.welcome_message.length} / 300 characters`} error={fieldError(error, 'welcome_message')}>
-          {(id, d) => <textarea id={id} rows={3} value={form.welcome_message} aria-describedby={d} onInput={(e) => set({ welcome_message: e.currentTarget.value })} />}
+          {(id, d) => (
+            <textarea id={id} rows={3} value={form.welcome_message} aria-describedby={d} onInput={(e) => set({ welcome_message: e.currentTarget.value })} />
+          )}
         </Field>
-        <label class="inline"><input type="checkbox" checked={form.fillers_enabled} onChange={(e) => set({ fillers_enabled: e.currentTarget.checked })} /> Short fillers while thinking (“let me see…”)</label>
+        <label class="inline">
+          <input type="checkbox" checked={form.fillers_enabled} onChange={(e) => set({ fillers_enabled: e.currentTarget.checked })} /> Short fillers while
+          thinking (“let me see…”)
+        </label>
         <div>
-          <button type="submit" disabled={!!denied} title={denied}>Save look</button>
+          <button type="submit" disabled={!!denied} title={denied}>
+            Save look
+          </button>
           {saved && <span role="status"> Saved.</span>}
         </div>
       </form>
       <section aria-labelledby="preview-title" class="preview">
         <h2 id="preview-title">Preview</h2>
         <p>Shows the agent as saved, without a metered session.</p>
-        <button type="button" onClick={showPreview}>Show preview</button>
+        <button type="button" onClick={showPreview}>
+          Show preview
+        </button>
         {preview && <iframe title={`Preview of ${a.name}`} src={preview} allow="autoplay" />}
       </section>
     </div>
@@ -185,10 +268,14 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
   const building = BUILDING.has(status.data?.brain_status);
   // A page added on its own is read by a job too: its row fills in while any page is pending.
   const reading = building || !!pages.data?.some((p) => p.status === 'pending');
-  usePoll(async () => {
-    await status.reload();
-    await pages.reload();
-  }, 2000, reading);
+  usePoll(
+    async () => {
+      await status.reload();
+      await pages.reload();
+    },
+    2000,
+    reading,
+  );
   const denied = lacking('setup');
 
   const saveWebsite = async (event: Event) => {
@@ -209,7 +296,11 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
   };
   const build = async () => {
     try {
-      const list = found ? Object.entries(chosen).filter(([, c]) => c !== 'skip').map(([url, c]) => ({ url, is_primary: c === 'primary' })) : undefined;
+      const list = found
+        ? Object.entries(chosen)
+            .filter(([, c]) => c !== 'skip')
+            .map(([url, c]) => ({ url, is_primary: c === 'primary' }))
+        : undefined;
       status.setData(await api.post(`/v1/agent/${a.id}/generate-brain`, list ? { pages: list } : {}));
       setError(null);
     } catch (e) {
@@ -233,9 +324,23 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
       <ErrorAlert error={error || status.error || pages.error} />
       <form onSubmit={saveWebsite} aria-label="Website">
         <Field label="Website" error={fieldError(error, 'website_url')}>
-          {(id, d) => <input id={id} type="url" value={website} placeholder="https://example.com" aria-describedby={d} onInput={(e) => { setWebsite(e.currentTarget.value); unsaved.value = true; }} />}
+          {(id, d) => (
+            <input
+              id={id}
+              type="url"
+              value={website}
+              placeholder="https://example.com"
+              aria-describedby={d}
+              onInput={(e) => {
+                setWebsite(e.currentTarget.value);
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={finding || !!denied} title={denied}>Find pages</button>
+        <button type="submit" disabled={finding || !!denied} title={denied}>
+          Find pages
+        </button>
         {finding && <span aria-live="polite"> Looking for pages…</span>}
       </form>
       {found && (
@@ -243,13 +348,26 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
           <legend>Pages found ({found.length}): what should the agent read?</legend>
           <table>
             <caption>Pages found on the website</caption>
-            <thead><tr><th scope="col">Page</th><th scope="col">Read as</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Page</th>
+                <th scope="col">Read as</th>
+              </tr>
+            </thead>
             <tbody>
               {found.map((l) => (
                 <tr key={l.url}>
-                  <td>{l.anchor || l.path}<br /><small>{l.url}</small></td>
                   <td>
-                    <select aria-label={`Read ${l.path} as`} value={chosen[l.url]} onChange={(e) => setChosen({ ...chosen, [l.url]: e.currentTarget.value as any })}>
+                    {l.anchor || l.path}
+                    <br />
+                    <small>{l.url}</small>
+                  </td>
+                  <td>
+                    <select
+                      aria-label={`Read ${l.path} as`}
+                      value={chosen[l.url]}
+                      onChange={(e) => setChosen({ ...chosen, [l.url]: e.currentTarget.value as any })}
+                    >
                       <option value="primary">Primary (about the business)</option>
                       <option value="background">Background reading</option>
                       <option value="skip">Skip</option>
@@ -263,33 +381,78 @@ function Knowledge(props: { agent: any; onSaved: () => void }) {
       )}
       <section aria-labelledby="build-title">
         <h2 id="build-title">Build</h2>
-        <p>Knowledge: <strong>{s?.brain_status ?? '…'}</strong>{s?.phase ? ` (${s.phase})` : ''}{s?.finished_at ? `, last built ${fmtDate(s.finished_at)}` : ''}</p>
+        <p>
+          Knowledge: <strong>{s?.brain_status ?? '…'}</strong>
+          {s?.phase ? ` (${s.phase})` : ''}
+          {s?.finished_at ? `, last built ${fmtDate(s.finished_at)}` : ''}
+        </p>
         {building && (
           <progress aria-label="Knowledge build" max={Math.max(1, s.progress.pages_total)} value={s.progress.pages_done}>
             {s.progress.pages_done} of {s.progress.pages_total} pages
           </progress>
         )}
-        {building && <p aria-live="polite">{s.progress.pages_done} of {s.progress.pages_total} pages read</p>}
-        {s?.error && <p role="alert" class="error">The build failed: {s.error}</p>}
-        <button type="button" onClick={build} disabled={building || !!denied} title={denied}>Build knowledge</button>
+        {building && (
+          <p aria-live="polite">
+            {s.progress.pages_done} of {s.progress.pages_total} pages read
+          </p>
+        )}
+        {s?.error && (
+          <p role="alert" class="error">
+            The build failed: {s.error}
+          </p>
+        )}
+        <button type="button" onClick={build} disabled={building || !!denied} title={denied}>
+          Build knowledge
+        </button>
       </section>
       <PagesTable agentId={a.id} pages={pages.data} onChanged={pages.reload} />
       {s?.facts && s.facts.length > 0 && (
         <table>
           <caption>What the agent knows, and where it comes from</caption>
-          <thead><tr><th scope="col">Topic</th><th scope="col">Fact</th><th scope="col">Source</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Topic</th>
+              <th scope="col">Fact</th>
+              <th scope="col">Source</th>
+            </tr>
+          </thead>
           <tbody>
             {s.facts.slice(0, 200).map((f: any, i: number) => (
-              <tr key={i}><td>{f.topic}</td><td>{f.text}</td><td>{f.source.url ? <a href={f.source.url} target="_blank" rel="noopener noreferrer">{f.source.title}</a> : f.source.title}</td></tr>
+              <tr key={i}>
+                <td>{f.topic}</td>
+                <td>{f.text}</td>
+                <td>
+                  {f.source.url ? (
+                    <a href={f.source.url} target="_blank" rel="noopener noreferrer">
+                      {f.source.title}
+                    </a>
+                  ) : (
+                    f.source.title
+                  )}
+                </td>
+              </tr>
             ))}
           </tbody>
         </table>
       )}
       <form onSubmit={savePrompt} aria-label="System prompt">
         <Field label="System prompt" hint="Your own instructions on top of what the agent learns from the website." error={fieldError(error, 'system_prompt')}>
-          {(id, d) => <textarea id={id} rows={6} value={prompt} aria-describedby={d} onInput={(e) => { setPrompt(e.currentTarget.value); unsaved.value = true; }} />}
+          {(id, d) => (
+            <textarea
+              id={id}
+              rows={6}
+              value={prompt}
+              aria-describedby={d}
+              onInput={(e) => {
+                setPrompt(e.currentTarget.value);
+                unsaved.value = true;
+              }}
+            />
+          )}
         </Field>
-        <button type="submit" disabled={!!denied} title={denied}>Save system prompt</button>
+        <button type="submit" disabled={!!denied} title={denied}>
+          Save system prompt
+        </button>
       </form>
       <Sections agentId={a.id} />
     </>
@@ -325,13 +488,33 @@ function Gaps(props: { agentId: number }) {
         {gaps.data.gaps.map((g) => (
           <li key={g.id}>
             <h2>{g.question}</h2>
-            <p>Asked {g.times_asked} time{g.times_asked === 1 ? '' : 's'}, last {fmtDate(g.last_asked_at)}. <a href={href(`/conversations?q=${encodeURIComponent(g.question)}`)}>Conversations</a></p>
-            <form onSubmit={(e) => { e.preventDefault(); void act(g, 'answer'); }}>
+            <p>
+              Asked {g.times_asked} time{g.times_asked === 1 ? '' : 's'}, last {fmtDate(g.last_asked_at)}.{' '}
+              <a href={href(`/conversations?q=${encodeURIComponent(g.question)}`)}>Conversations</a>
+            </p>
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void act(g, 'answer');
+              }}
+            >
               <Field label={`Answer to “${g.question}”`} error={fieldError(error, 'answer')}>
-                {(id, d) => <textarea id={id} rows={2} value={answers[g.id] ?? ''} aria-describedby={d} onInput={(e) => setAnswers({ ...answers, [g.id]: e.currentTarget.value })} />}
+                {(id, d) => (
+                  <textarea
+                    id={id}
+                    rows={2}
+                    value={answers[g.id] ?? ''}
+                    aria-describedby={d}
+                    onInput={(e) => setAnswers({ ...answers, [g.id]: e.currentTarget.value })}
+                  />
+                )}
               </Field>
-              <button type="submit" disabled={!!lacking('setup')}>Save answer</button>
-              <button type="button" disabled={!!lacking('setup')} onClick={() => act(g, 'dismiss')}>Dismiss</button>
+              <button type="submit" disabled={!!lacking('setup')}>
+                Save answer
+              </button>
+              <button type="button" disabled={!!lacking('setup')} onClick={() => act(g, 'dismiss')}>
+                Dismiss
+              </button>
             </form>
           </li>
         ))}
@@ -352,16 +535,33 @@ function Embed(props: { agentId: number }) {
   return (
     <>
       <ErrorAlert error={error} />
-      <Field label="Embed snippet: paste it into your website's pages">
-        {(id) => <textarea id={id} rows={4} readOnly value={snippet} />}
-      </Field>
-      <button type="button" onClick={async () => { await navigator.clipboard?.writeText(snippet).catch(() => undefined); setCopied(true); }}>Copy snippet</button>
+      <Field label="Embed snippet: paste it into your website's pages">{(id) => <textarea id={id} rows={4} readOnly value={snippet} />}</Field>
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard?.writeText(snippet).catch(() => undefined);
+          setCopied(true);
+        }}
+      >
+        Copy snippet
+      </button>
       {copied && <span role="status"> Copied.</span>}
       <p>Allowed websites: {(e.allowed_origins ?? []).join(', ') || 'any'}</p>
-      <button type="button" class="danger" disabled={!!lacking('setup')} onClick={async () => {
-        if (!confirm('A new embed key stops the old snippet working. Continue?')) return;
-        try { embed.setData(await api.post(`/v1/agent/${props.agentId}/embed/regenerate`)); } catch (err) { setError(err); }
-      }}>Regenerate embed key</button>
+      <button
+        type="button"
+        class="danger"
+        disabled={!!lacking('setup')}
+        onClick={async () => {
+          if (!confirm('A new embed key stops the old snippet working. Continue?')) return;
+          try {
+            embed.setData(await api.post(`/v1/agent/${props.agentId}/embed/regenerate`));
+          } catch (err) {
+            setError(err);
+          }
+        }}
+      >
+        Regenerate embed key
+      </button>
       <VisitorValues agentId={props.agentId} />
     </>
   );

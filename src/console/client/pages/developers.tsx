@@ -45,28 +45,52 @@ export function Developers() {
   return (
     <Page title="Developers">
       <p>
-        The HTTP API does everything this console does. Reference: <a href="/docs">API reference</a> ·{' '}
-        <a href="/docs/render-protocol">Render protocol</a> · <a href="/openapi.json">OpenAPI document</a>
+        The HTTP API does everything this console does. Reference: <a href="/docs">API reference</a> · <a href="/docs/render-protocol">Render protocol</a> ·{' '}
+        <a href="/openapi.json">OpenAPI document</a>
       </p>
       <ErrorAlert error={error || keys.error} />
       {keys.data ? (
         <table>
           <caption>API keys</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Permissions</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Actions</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Permissions</th>
+              <th scope="col">Created</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
           <tbody>
             {keys.data.keys.map((k) => (
               <tr key={k.id}>
                 <td>{k.name ?? <em>unnamed</em>}</td>
-                <td><code>{k.prefix}…</code></td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
                 <td>{k.permissions.join(', ')}</td>
                 <td>{fmtDate(k.created_at)}</td>
                 <td>{k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
-                <td><button type="button" class="danger" disabled={!!lacking('delete')} title={lacking('delete')} aria-label={`Revoke ${k.name ?? k.prefix}`} onClick={() => setRevoking(k)}>Revoke</button></td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={!!lacking('delete')}
+                    title={lacking('delete')}
+                    aria-label={`Revoke ${k.name ?? k.prefix}`}
+                    onClick={() => setRevoking(k)}
+                  >
+                    Revoke
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
-      ) : <Loading what="keys" />}
+      ) : (
+        <Loading what="keys" />
+      )}
       <section aria-labelledby="new-key">
         <h2 id="new-key">Create a key</h2>
         <form onSubmit={create}>
@@ -77,24 +101,42 @@ export function Developers() {
             <legend>Permissions</legend>
             {ALL.map((p) => (
               <label key={p} class="inline" title={mine.includes(p) ? undefined : `Your sign-in lacks "${p}", so a key you make cannot have it`}>
-                <input type="checkbox" checked={perms.includes(p)} disabled={!mine.includes(p)} onChange={(e) => setPerms(e.currentTarget.checked ? [...perms, p] : perms.filter((x) => x !== p))} /> {p}
+                <input
+                  type="checkbox"
+                  checked={perms.includes(p)}
+                  disabled={!mine.includes(p)}
+                  onChange={(e) => setPerms(e.currentTarget.checked ? [...perms, p] : perms.filter((x) => x !== p))}
+                />{' '}
+                {p}
               </label>
             ))}
-            {fieldError(error, 'permissions') && <span class="error" role="alert">{fieldError(error, 'permissions')}</span>}
+            {fieldError(error, 'permissions') && (
+              <span class="error" role="alert">
+                {fieldError(error, 'permissions')}
+              </span>
+            )}
           </fieldset>
-          <button type="submit" disabled={!!lacking('setup')} title={lacking('setup')}>Create key</button>
+          <button type="submit" disabled={!!lacking('setup')} title={lacking('setup')}>
+            Create key
+          </button>
         </form>
       </section>
       <Webhooks />
       <Dialog title="Your new API key" open={!!secret} onClose={() => setSecret(null)}>
         <p>Copy it now: it is shown this once.</p>
         <Field label="API key">{(id) => <input id={id} readOnly value={secret?.key ?? ''} size={60} onFocus={(e) => e.currentTarget.select()} />}</Field>
-        <button type="button" onClick={() => setSecret(null)}>Done</button>
+        <button type="button" onClick={() => setSecret(null)}>
+          Done
+        </button>
       </Dialog>
       <Dialog title={`Revoke ${revoking?.name ?? revoking?.prefix ?? 'key'}?`} open={!!revoking} onClose={() => setRevoking(null)}>
         <p>Anything using this key stops working at once.</p>
-        <button type="button" class="danger" onClick={revoke}>Revoke key</button>
-        <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
+        <button type="button" class="danger" onClick={revoke}>
+          Revoke key
+        </button>
+        <button type="button" onClick={() => setRevoking(null)}>
+          Cancel
+        </button>
       </Dialog>
     </Page>
   );
@@ -107,9 +149,17 @@ function Webhooks() {
   const hooks = useLoad(async () => {
     const agents = await api.get<any[]>('/v1/agent/list');
     const rules = await Promise.all(
-      agents.map(async (agent) => ((await api.get<{ rules: any[] }>(`/v1/agent/${agent.id}/v2/rules`)).rules ?? [])
-        .filter((rule) => rule.destination?.type === 'webhook')
-        .map((rule) => ({ kind: 'Handoff', name: `${agent.name} › ${rule.name}`, url: rule.destination.url as string, state: rule.enabled ? rule.state : 'disabled', link: `/agents/${agent.id}/handoffs` }))),
+      agents.map(async (agent) =>
+        ((await api.get<{ rules: any[] }>(`/v1/agent/${agent.id}/v2/rules`)).rules ?? [])
+          .filter((rule) => rule.destination?.type === 'webhook')
+          .map((rule) => ({
+            kind: 'Handoff',
+            name: `${agent.name} › ${rule.name}`,
+            url: rule.destination.url as string,
+            state: rule.enabled ? rule.state : 'disabled',
+            link: `/agents/${agent.id}/handoffs`,
+          })),
+      ),
     );
     const destinations = (await api.get<{ destinations: any[] }>('/v1/notifications/destinations')).destinations
       .filter((d) => d.type === 'webhook')
@@ -124,12 +174,32 @@ function Webhooks() {
       {hooks.data && (
         <table>
           <caption>Every webhook this account sends to</caption>
-          <thead><tr><th scope="col">Sends</th><th scope="col">Name</th><th scope="col">Address</th><th scope="col">State</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Sends</th>
+              <th scope="col">Name</th>
+              <th scope="col">Address</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
           <tbody>
             {hooks.data.map((h, i) => (
-              <tr key={i}><td>{h.kind}</td><td><a href={href(h.link)}>{h.name}</a></td><td><code>{h.url}</code></td><td>{STATE_TEXT[h.state] ?? h.state}</td></tr>
+              <tr key={i}>
+                <td>{h.kind}</td>
+                <td>
+                  <a href={href(h.link)}>{h.name}</a>
+                </td>
+                <td>
+                  <code>{h.url}</code>
+                </td>
+                <td>{STATE_TEXT[h.state] ?? h.state}</td>
+              </tr>
             ))}
-            {hooks.data.length === 0 && <tr><td colSpan={4}>No webhooks yet: add one to an agent's Handoffs, or as a notification destination in the Inbox.</td></tr>}
+            {hooks.data.length === 0 && (
+              <tr>
+                <td colSpan={4}>No webhooks yet: add one to an agent's Handoffs, or as a notification destination in the Inbox.</td>
+              </tr>
+            )}
           </tbody>
         </table>
       )}

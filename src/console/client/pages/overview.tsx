@@ -37,8 +37,18 @@ export function Overview() {
   usePoll(refreshLive, 2000);
   useEffect(() => void refreshLive(), []);
 
-  if (error) return <Page title="Overview"><ErrorAlert error={error} /></Page>;
-  if (!data) return <Page title="Overview"><Loading /></Page>;
+  if (error)
+    return (
+      <Page title="Overview">
+        <ErrorAlert error={error} />
+      </Page>
+    );
+  if (!data)
+    return (
+      <Page title="Overview">
+        <Loading />
+      </Page>
+    );
   if (data.agents.length === 0) {
     return (
       <Page title="Welcome to Presence" intro="Create your first agent: a face and a voice that answers your website's visitors from what your website says.">
@@ -56,20 +66,47 @@ export function Overview() {
       <ul class="cards" aria-label="At a glance">
         <li>
           <strong>{live ?? '—'}</strong> live sessions now
-          <small>{capacity ? ` of ${capacity} this server takes` : ''}{planLimit ? `; your plan allows ${planLimit} at once` : ''}</small>
-          {live !== null && <div><a href={href('/conversations')}>Conversations</a></div>}
+          <small>
+            {capacity ? ` of ${capacity} this server takes` : ''}
+            {planLimit ? `; your plan allows ${planLimit} at once` : ''}
+          </small>
+          {live !== null && (
+            <div>
+              <a href={href('/conversations')}>Conversations</a>
+            </div>
+          )}
         </li>
-        <li><strong>{data.usage ? data.usage.session_minutes : '—'}</strong> minutes this month</li>
-        <li><strong>{data.usage ? `$${data.usage.balance}` : '—'}</strong> balance <a href={href('/billing')}>Billing</a></li>
-        <li><strong>{data.gaps}</strong> open questions your agents could not answer</li>
-        <li><strong>{data.unread}</strong> unread notifications <a href={href('/inbox')}>Inbox</a></li>
+        <li>
+          <strong>{data.usage ? data.usage.session_minutes : '—'}</strong> minutes this month
+        </li>
+        <li>
+          <strong>{data.usage ? `$${data.usage.balance}` : '—'}</strong> balance <a href={href('/billing')}>Billing</a>
+        </li>
+        <li>
+          <strong>{data.gaps}</strong> open questions your agents could not answer
+        </li>
+        <li>
+          <strong>{data.unread}</strong> unread notifications <a href={href('/inbox')}>Inbox</a>
+        </li>
       </ul>
       <table>
         <caption>Your agents</caption>
-        <thead><tr><th scope="col">Agent</th><th scope="col">Status</th><th scope="col">Default</th></tr></thead>
+        <thead>
+          <tr>
+            <th scope="col">Agent</th>
+            <th scope="col">Status</th>
+            <th scope="col">Default</th>
+          </tr>
+        </thead>
         <tbody>
           {data.agents.map((a) => (
-            <tr key={a.id}><td><a href={href(`/agents/${a.id}`)}>{a.name}</a></td><td>{a.status}</td><td>{a.is_default ? 'yes' : ''}</td></tr>
+            <tr key={a.id}>
+              <td>
+                <a href={href(`/agents/${a.id}`)}>{a.name}</a>
+              </td>
+              <td>{a.status}</td>
+              <td>{a.is_default ? 'yes' : ''}</td>
+            </tr>
           ))}
         </tbody>
       </table>

@@ -43,16 +43,28 @@ export function SignIn(props: { onSignedIn: (who: SignedIn) => void }) {
       {busy && <p aria-live="polite">Signing in…</p>}
       <ErrorAlert error={error} />
       <p>
-        Open the link that <code>npm start</code> printed, or run <code>npx presence console-link</code> on the server for a new one
-        (it signs you in once, within ten minutes).
+        Open the link that <code>npm start</code> printed, or run <code>npx presence console-link</code> on the server for a new one (it signs you in once,
+        within ten minutes).
       </p>
       <form onSubmit={submit}>
         <Field label="Or paste an API key" hint="Used once to sign you in; the page never keeps it.">
           {(id, describedBy) => (
-            <input id={id} name="key" type="password" autoComplete="off" spellcheck={false} aria-describedby={describedBy} value={key} onInput={(e) => setKey(e.currentTarget.value)} required />
+            <input
+              id={id}
+              name="key"
+              type="password"
+              autoComplete="off"
+              spellcheck={false}
+              aria-describedby={describedBy}
+              value={key}
+              onInput={(e) => setKey(e.currentTarget.value)}
+              required
+            />
           )}
         </Field>
-        <button type="submit" disabled={busy}>Sign in</button>
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
       </form>
     </Page>
   );

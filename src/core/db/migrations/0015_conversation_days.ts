@@ -106,9 +106,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       RETURN NULL;
     END $$`.execute(db);
   // Running conversations (every turn updates their row) do not even enter the function.
-  await sql`CREATE TRIGGER conversation_days_insert AFTER INSERT ON conversations FOR EACH ROW WHEN (NEW.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(db);
-  await sql`CREATE TRIGGER conversation_days_update AFTER UPDATE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL OR NEW.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(db);
-  await sql`CREATE TRIGGER conversation_days_delete AFTER DELETE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(db);
+  await sql`CREATE TRIGGER conversation_days_insert AFTER INSERT ON conversations FOR EACH ROW WHEN (NEW.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(
+    db,
+  );
+  await sql`CREATE TRIGGER conversation_days_update AFTER UPDATE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL OR NEW.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(
+    db,
+  );
+  await sql`CREATE TRIGGER conversation_days_delete AFTER DELETE ON conversations FOR EACH ROW WHEN (OLD.ended_at IS NOT NULL) EXECUTE FUNCTION conversation_days_keep()`.execute(
+    db,
+  );
 
   await backfillConversationDays(db);
 }

@@ -4,7 +4,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The id a LiveAvatar customer's code already sends as `avatar_id` (contract, "LiveAvatar-compatible
   // session routes"): one agent per id within an account.
   await sql`ALTER TABLE agents ADD COLUMN liveavatar_avatar_id UUID`.execute(db);
-  await sql`CREATE UNIQUE INDEX agents_liveavatar_avatar_id_idx ON agents (account_id, liveavatar_avatar_id) WHERE liveavatar_avatar_id IS NOT NULL`.execute(db);
+  await sql`CREATE UNIQUE INDEX agents_liveavatar_avatar_id_idx ON agents (account_id, liveavatar_avatar_id) WHERE liveavatar_avatar_id IS NOT NULL`.execute(
+    db,
+  );
   // A session started through the LiveAvatar routes ends after `idle_seconds` without a socket
   // command or a keep-alive (instead of the player-open timeout); `last_active_at` is written at
   // most every few seconds, so a sweep after a restart (or on another node) sees the idle ones.
