@@ -221,6 +221,7 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const config = loadConfig({
+      MODELS_DOWNLOAD: '0', // a background model download would skew what this measures
       ...env,
       PORT: String(port),
       HOST: '127.0.0.1',

@@ -67,7 +67,8 @@ function runFile(file) {
     // The file runs directly (not under --test): one process per file. --test-force-exit ends it
     // when its tests are done even if a handle was left open, so a leak cannot hang the suite.
     const child = spawn(process.execPath, ['--import', 'tsx', '--test-force-exit', '--test-reporter=spec', file], {
-      env: { ...process.env, NODE_ENV: 'test' },
+      // No test reaches a model host: fetching is off unless a test turns it on with its own server.
+      env: { MODELS_DOWNLOAD: '0', ...process.env, NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });

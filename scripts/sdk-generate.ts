@@ -28,7 +28,7 @@ export async function servedDocuments(): Promise<ServedDocuments> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-sdk-gen-'));
   // The test suite's migrated template when there is one (initdb and migrations cost seconds).
   const database = await openDatabase({ dataDir: 'memory://', loadDataDir: await migratedDump() });
-  const config = loadConfig({ PUBLIC_URL, DATA_DIR: dataDir } as NodeJS.ProcessEnv);
+  const config = loadConfig({ PUBLIC_URL, DATA_DIR: dataDir, MODELS_DOWNLOAD: '0' } as NodeJS.ProcessEnv);
   const { app } = await buildApp({ config, database, logger: false });
   try {
     await app.ready();

@@ -6,6 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
 import { CLOSE_SERVER_RESTART } from './realtime/protocol.js';
 import crypto from 'node:crypto';
+import path from 'node:path';
 import type { Config } from './core/config.js';
 import type { OpenedDatabase } from './core/db/database.js';
 import { frameworkErrors, registerErrorHandling } from './core/errors.js';
@@ -72,7 +73,10 @@ import { TelegramBot } from './notifications/telegram.js';
 import { ConversationLoop } from './conversation/service.js';
 import { preemptiveMetricsText } from './conversation/live.js';
 import { ConversationSpeech } from './speech/conversation.js';
-import { createRecognizer } from './speech/recognition/index.js';
+import { createRecognizer, SherpaRecognizer, type Recognizer } from './speech/recognition/index.js';
+import { ModelDownloads } from './speech/models/downloads.js';
+import { pinnedModels, type ModelSpec } from './speech/models/manifest.js';
+import { modelsWanted } from './speech/models/plan.js';
 import { notificationWebhooks } from './notifications/webhooks.js';
 import type { Destinations } from './notifications/destinations.js';
 import { DeliveryEngine } from './delivery/engine.js';
@@ -145,6 +149,8 @@ export interface BuildOptions {
   speech?: SpeechService;
   /** Where the player channel hands a conversation's microphone, typed turns and mute (tests may pass their own). */
   visitorInputs?: VisitorInputs;
+  /** The models fetched in the background (tests point them at a local server with their own pins). */
+  models?: { specs?: ModelSpec[]; connectTimeoutMs?: number };
 }
 
 export async function buildApp(options: BuildOptions): Promise<{ app: FastifyInstance; context: AppContext & BillingContext }> {
@@ -359,7 +365,18 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   agents.onDelete.push(async (agent) => brainKnowledge.drop(agent.id));
 
   // Conversation mode's live loop: heard or typed turn → answering engine → speech → realtime.
-  const recognizer = await createRecognizer(config, app.log);
+  // Good ears and voice out of the box: where no engine is configured, the pinned streaming
+  // recogniser and Kokoro are fetched into DATA_DIR/models in the background (never awaited here)
+  // and take over, without a restart, once verified. A node that has them uses them at once.
+  const modelDownloads = new ModelDownloads({
+    dir: path.join(config.dataDir, 'models'),
+    specs: options.models?.specs ?? pinnedModels(config.models.baseUrl),
+    log: app.log,
+    connectTimeoutMs: options.models?.connectTimeoutMs,
+  });
+  const wantedModels = modelsWanted(config, speech.config);
+  const fetchedStt = wantedModels.stt === true ? modelDownloads.installed('stt') : undefined;
+  const recognizer = await createRecognizer(config, app.log, fetchedStt);
   const conversationLoop = new ConversationLoop({
     records: conversations,
     answers: brain.engine,
@@ -377,6 +394,20 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     // voices start speaking at commit; the offline and Kokoro voices prepare the first audio ahead.
     preparesSpeech: (provider) => !isPremiumProvider(provider),
     log: app.log,
+  });
+
+  let fetchedRecognizer: Recognizer | undefined;
+  modelDownloads.start(wantedModels, async (spec, folder) => {
+    if (spec.id === 'kokoro') return speech.useKokoroModel(folder);
+    if (fetchedStt && recognizer instanceof SherpaRecognizer) return; // hearing with it since start
+    const loaded = await SherpaRecognizer.load(folder);
+    if (closing) return void (await loaded.close());
+    fetchedRecognizer = loaded;
+    conversationLoop.useRecognizer(loaded);
+    app.log.info(
+      { engine: 'sherpa-onnx', kind: loaded.model.kind },
+      `speech recognition: the fetched sherpa-onnx ${loaded.model.kind} model from ${folder} hears visitors from now on (conversations already open keep their engine)`,
+    );
   });
 
   // A session's life reaches the live side, billing, its conversation record and the live loop.
@@ -501,7 +532,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   });
   app.addHook('onClose', async () => {
     await jobs.stop();
+    await modelDownloads.stop();
     await recognizer?.close();
+    await fetchedRecognizer?.close();
     if (!options.speech) await speech.close();
   });
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
@@ -518,9 +551,10 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     }
     if (!speech.isReady()) {
       void speech.start().catch((error) => request.log.warn({ err: { message: (error as Error)?.message } }, 'speech is not ready yet'));
-      return reply.code(503).send({ status: 'speech_starting', database: database.engine });
+      return reply.code(503).send({ status: 'speech_starting', database: database.engine, models: modelDownloads.status.snapshot() });
     }
-    return { status: 'ready', database: database.engine, speech: 'ready' };
+    // Models being fetched never hold readiness back: the offline engines speak and hear meanwhile.
+    return { status: 'ready', database: database.engine, speech: 'ready', models: modelDownloads.status.snapshot() };
   });
 
   // Prometheus metrics of the real-time path: loopback only, or with METRICS_TOKEN as a bearer token.

@@ -51,6 +51,14 @@ export class ConversationLoop {
   }
 
   /**
+   * A better recogniser became available after start (a model fetched in the background): new
+   * conversations hear with it; those already open keep the one they started with.
+   */
+  useRecognizer(recognizer: Recognizer): void {
+    this.deps.recognizer = recognizer;
+  }
+
+  /**
    * Loads the VAD model (onnxruntime, some 40 MB resident) when the first conversation opens rather
    * than at start: a server that only renders never pays for it, and the page, the socket and the
    * microphone permission take longer than the load (about a second), whose frames wait meanwhile.

@@ -57,6 +57,11 @@ export interface Config {
   brainBuildStallSeconds: number;
   /** Speech recognition for conversation mode (src/speech/recognition). */
   recognition: RecognitionConfig;
+  /**
+   * Models the first start fetches in the background when no speech engine is configured
+   * (src/speech/models): MODELS_DOWNLOAD=0 turns it off; MODELS_BASE_URL points at a mirror.
+   */
+  models: { download: boolean; baseUrl: string | undefined };
   /** Notifications' Telegram bot (unset: no Telegram destination) and its Bot API base URL. */
   telegramBotToken: string | undefined;
   telegramApiUrl: string;
@@ -187,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       deepgramModel: env.DEEPGRAM_MODEL || 'nova-3',
       concurrency: int(env, 'STT_CONCURRENCY', os.availableParallelism(), 1),
     },
+    models: { download: env.MODELS_DOWNLOAD !== '0', baseUrl: env.MODELS_BASE_URL || undefined },
     llmUrl: env.LLM_URL || undefined,
     llmApiKey: env.LLM_API_KEY || undefined,
     llmModel: env.LLM_MODEL || undefined,

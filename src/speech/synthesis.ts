@@ -186,7 +186,7 @@ export class SpeechService {
           ? { kind: 'download', location: path.join(c.dataDir, 'models'), dtype: c.kokoroDtype as KokoroSource['dtype'] }
           : undefined;
       if (!source) {
-        if (announce)
+        if (announce && !this.kokoro)
           this.log.info(
             { engine: 'flite' },
             'speech: no Kokoro model (KOKORO_MODEL_DIR unset, KOKORO_DOWNLOAD not 1, KOKORO_URL unset); speaking with the offline flite engine',
@@ -220,6 +220,24 @@ export class SpeechService {
     ]);
     await warming;
     void this.refreshVoiceLists().catch(() => {});
+  }
+
+  /**
+   * Switches the English Kokoro voices to a model folder fetched after start (src/speech/models),
+   * without a restart: what is being spoken goes on with its engine, the next sentence uses Kokoro.
+   * An operator's own Kokoro (KOKORO_URL, KOKORO_MODEL_DIR, KOKORO_DOWNLOAD) is never replaced.
+   */
+  async useKokoroModel(dir: string): Promise<void> {
+    const c = this.config;
+    if (c.kokoroUrl || c.kokoroModelDir || c.kokoroDownload || this.kokoro) return;
+    const began = Date.now();
+    const engine = await KokoroLocalEngine.load({ kind: 'dir', location: dir, dtype: c.kokoroDtype as KokoroSource['dtype'] });
+    if (this.kokoro) return void (await engine.close());
+    this.kokoro = engine;
+    this.log.info(
+      { engine: 'kokoro', ms: Date.now() - began },
+      `speech: Kokoro model loaded from ${dir}; English Kokoro voices now speak with Kokoro, other languages with the offline flite engine`,
+    );
   }
 
   /** Name of the engine that would speak this voice now: kokoro, kokoro-remote, flite, elevenlabs, ... */

@@ -343,7 +343,7 @@ forEachEngine('custom faces', (engine) => {
       it('a face added on one node is usable on the other at once and listed there; a delete shows there too', async () => {
         const database = await openDatabase({ databaseUrl: t.database.connectionString });
         const { app } = await buildApp({
-          config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv),
+          config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', MODELS_DOWNLOAD: '0', DATA_DIR: t.context.config.dataDir } as NodeJS.ProcessEnv),
           database,
           logger: false,
         });

@@ -21,7 +21,12 @@ describe('a page that connects to another node [postgres]', { skip: process.env.
     t = await startTestApp('postgres');
     const database = await openDatabase({ databaseUrl: t.database.connectionString });
     const { app } = await buildApp({
-      config: loadConfig({ RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: t.context.config.dataDir, PUBLIC_URL: 'http://127.0.0.1:0' } as NodeJS.ProcessEnv),
+      config: loadConfig({
+        RATE_LIMIT_PER_SECOND: '100000',
+        MODELS_DOWNLOAD: '0',
+        DATA_DIR: t.context.config.dataDir,
+        PUBLIC_URL: 'http://127.0.0.1:0',
+      } as NodeJS.ProcessEnv),
       database,
       logger: false,
     });

@@ -43,7 +43,8 @@ test('a fresh server voices a preview and speak_text asked for the moment /healt
   assert.ok(early.status === 200 || (early.status === 503 && early.body.status === 'speech_starting'), JSON.stringify(early));
   const ready = await server.request('GET', '/readyz');
   assert.equal(ready.status, 200, JSON.stringify(ready.body));
-  assert.deepEqual(ready.body, { status: 'ready', database: 'pglite', speech: 'ready' });
+  const off = { state: 'off', reason: 'MODELS_DOWNLOAD=0' };
+  assert.deepEqual(ready.body, { status: 'ready', database: 'pglite', speech: 'ready', models: { stt: off, kokoro: off } });
 
   // Still voicing afterwards: another voice's preview and a second sentence.
   const later = await fetch(`${server.url}/v1/voices/kokoro/am_adam/preview`, { headers: { authorization: `Bearer ${key}` } });

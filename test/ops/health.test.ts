@@ -20,14 +20,16 @@ forEachEngine('health and readiness', (engine) => {
 
   test('GET /readyz answers 503 speech_starting until the speech layer can voice text, then 200 naming the database engine', async () => {
     let response = await t.request('GET', '/readyz', { key: null });
-    if (response.status === 503) assert.deepEqual(response.body, { status: 'speech_starting', database: engine });
+    // Tests fetch no models (MODELS_DOWNLOAD=0): /readyz says so.
+    const models = { stt: { state: 'off', reason: 'MODELS_DOWNLOAD=0' }, kokoro: { state: 'off', reason: 'MODELS_DOWNLOAD=0' } };
+    if (response.status === 503) assert.deepEqual(response.body, { status: 'speech_starting', database: engine, models });
     const deadline = Date.now() + 60_000;
     while (response.status !== 200 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
       response = await t.request('GET', '/readyz', { key: null });
     }
     assert.equal(response.status, 200);
-    assert.deepEqual(response.body, { status: 'ready', database: engine, speech: 'ready' });
+    assert.deepEqual(response.body, { status: 'ready', database: engine, speech: 'ready', models });
     assert.equal(t.context.speech.isReady(), true);
   });
 

@@ -67,12 +67,19 @@ export async function openTestDatabase(engine: Engine): Promise<{ database: Open
 export async function startTestApp(
   engine: Engine,
   env: Record<string, string> = {},
-  build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor' | 'visitorInputs'>> = {},
+  build: Partial<Pick<BuildOptions, 'speech' | 'speakerFor' | 'visitorInputs' | 'models'>> = {},
 ): Promise<TestApp> {
   const pgdb = engine === 'postgres' ? await createDatabase(process.env.TEST_DATABASE_URL!) : undefined;
   const database = await openDatabase(pgdb ? { databaseUrl: pgdb.url } : { dataDir: 'memory://', loadDataDir: await migratedTemplate() });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-test-'));
-  const config = loadConfig({ PUBLIC_URL: 'http://127.0.0.1:0', RATE_LIMIT_PER_SECOND: '100000', DATA_DIR: dataDir, ...env } as NodeJS.ProcessEnv);
+  // MODELS_DOWNLOAD=0: tests reach no model host (a test about fetching turns it on with its own server).
+  const config = loadConfig({
+    PUBLIC_URL: 'http://127.0.0.1:0',
+    RATE_LIMIT_PER_SECOND: '100000',
+    DATA_DIR: dataDir,
+    MODELS_DOWNLOAD: '0',
+    ...env,
+  } as NodeJS.ProcessEnv);
   const { app, context } = await buildApp({ config, database, logger: false, ...build });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };

@@ -18,6 +18,7 @@ import type { Recognizer } from './types.js';
 export type { Recognizer, Transcript, RecognitionStream, RecognitionOptions } from './types.js';
 export { RECOGNITION_SAMPLE_RATE } from './types.js';
 export { RecognitionError } from './errors.js';
+export { SherpaRecognizer } from './sherpa.js';
 
 interface Log {
   info(obj: object, msg: string): void;
@@ -25,7 +26,11 @@ interface Log {
   error(obj: object, msg: string): void;
 }
 
-export async function createRecognizer(config: Pick<Config, 'recognition' | 'dataDir'>, log: Log): Promise<Recognizer | undefined> {
+/**
+ * `fetchedModelDir`: the streaming model the first start fetched into DATA_DIR/models
+ * (src/speech/models), used like STT_MODEL_DIR when the operator configured no other engine.
+ */
+export async function createRecognizer(config: Pick<Config, 'recognition' | 'dataDir'>, log: Log, fetchedModelDir?: string): Promise<Recognizer | undefined> {
   const r = config.recognition;
   const wants = (engine: typeof r.engine) => r.engine === engine || r.engine === 'auto';
 
@@ -41,14 +46,16 @@ export async function createRecognizer(config: Pick<Config, 'recognition' | 'dat
     log.info({ engine: 'openai', model: r.model }, `speech recognition: OpenAI-compatible endpoint ${r.url ?? '(OpenAI)'} with ${r.model}`);
     return new OpenAiRecognizer({ baseUrl: r.url, apiKey: r.apiKey, model: r.model });
   }
-  if (wants('sherpa-onnx') && (r.modelDir || r.download)) {
+  if (wants('sherpa-onnx') && (r.modelDir || r.download || fetchedModelDir)) {
     const began = Date.now();
     try {
-      const folder = r.modelDir ?? (await downloadSherpaModel(path.join(config.dataDir, 'models', 'stt'), r.downloadModel, r.downloadUrl));
-      const recognizer = await SherpaRecognizer.load(folder, r.modelType);
+      const folder =
+        r.modelDir ?? (r.download ? await downloadSherpaModel(path.join(config.dataDir, 'models', 'stt'), r.downloadModel, r.downloadUrl) : fetchedModelDir!);
+      const recognizer = await SherpaRecognizer.load(folder, r.modelDir || r.download ? r.modelType : undefined);
+      const from = r.modelDir ? 'STT_MODEL_DIR' : r.download ? 'the download cache' : folder;
       log.info(
         { engine: 'sherpa-onnx', kind: recognizer.model.kind, ms: Date.now() - began },
-        `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${r.modelDir ? 'STT_MODEL_DIR' : 'the download cache'}`,
+        `speech recognition: sherpa-onnx ${recognizer.model.kind} model from ${from}`,
       );
       return recognizer;
     } catch (error) {

@@ -46,7 +46,8 @@ export async function migratedDataDir(label = 'cli'): Promise<string> {
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['DATABASE_URL', 'DATA_DIR', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'NODE_OPTIONS', 'NODE_TEST_CONTEXT']) delete base[name];
-  return { ...base, HOST: '127.0.0.1', ...env };
+  // A served child fetches no speech models unless a test asks (MODELS_DOWNLOAD=1 and its own mirror).
+  return { ...base, HOST: '127.0.0.1', MODELS_DOWNLOAD: base.MODELS_DOWNLOAD ?? '0', ...env };
 }
 
 export interface CliResult {
