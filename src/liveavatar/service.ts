@@ -170,7 +170,9 @@ export class LiveAvatarService {
       .select(['agent_id', 'account_id', 'created_at', 'started_at', 'stopped_at'])
       .where('player_key', '=', playerKey)
       .executeTakeFirst();
-    if (!row || row.started_at || row.stopped_at) return undefined;
+    // Claimed (started_at) but its session not written yet still counts: the claim commits first,
+    // and a page reading in between would otherwise be refused (4004) on a busy server.
+    if (!row || row.stopped_at) return undefined;
     if (new Date(row.created_at).getTime() + this.settings.tokenSeconds * 1000 < Date.now()) return undefined;
     return { agentId: row.agent_id, accountId: row.account_id };
   }
