@@ -4,7 +4,8 @@ import { after, before, test } from 'node:test';
 import { forEachEngine, startTestApp, type Engine, type TestApp } from '../support/app.js';
 import crypto from 'node:crypto';
 import net from 'node:net';
-import { sleep, voiced } from '../support/render-client.js';
+import { PlayerClient, sleep, voiced } from '../support/render-client.js';
+import { sql } from 'kysely';
 import { until } from '../support/until.js';
 
 async function call(app: TestApp, method: string, path: string, init: { headers?: Record<string, string>; body?: unknown } = {}) {
@@ -128,6 +129,22 @@ forEachEngine('LiveAvatar-compatible routes', (engine: Engine) => {
     assert.equal(record.end_reason, 'stopped');
     assert.equal((await call(app, 'DELETE', '/v1/sessions', { headers: { Authorization: `Bearer ${t}` } })).status, 200, 'idempotent');
     assertEnvelopeError(await call(app, 'POST', '/v1/sessions/keep-alive', { headers: withToken(t) }), 409, 'session_ended');
+  });
+
+  test('a page that reads while its token is claimed but its session not yet written keeps waiting, then goes live', async () => {
+    const { body } = await token(app, { mode: 'LITE', avatar_id: String(agentId) });
+    const { session_id: sessionId, session_token: t, player_url: playerUrl } = body.data;
+    // The claim commits before the session's row: hold the token in that state while the page polls.
+    await sql`UPDATE liveavatar_tokens SET started_at = now() WHERE session_id = ${sessionId}`.execute(app.database.db);
+    // PlayerClient.open waits up to 5 s for the hello: a page refused (4004) in the gap never gets one.
+    const opening = PlayerClient.open(playerUrl);
+    await sleep(1500); // three polls of the waiting page
+    await sql`UPDATE liveavatar_tokens SET started_at = NULL WHERE session_id = ${sessionId}`.execute(app.database.db);
+    assert.equal((await call(app, 'POST', '/v1/sessions/start', { headers: withToken(t) })).status, 200);
+    const page = await opening;
+    assert.equal(page.closeCode, undefined);
+    page.close();
+    assert.equal((await call(app, 'POST', '/v1/sessions/stop', { headers: withToken(t) })).status, 200);
   });
 
   test('browser routes answer CORS preflights and requests with the origin echoed and credentials', async () => {
