@@ -270,33 +270,7 @@ export function Sections(props: { agentId: number }) {
       ))}
       {sections.data?.sections.length === 0 && <p>Nothing written yet: add opening hours, policies or answers the website does not give.</p>}
       <form onSubmit={add} aria-label="Add a section">
-        <Field label="Section title" error={fieldError(error, 'title')}>
-          {(id, d) => (
-            <input
-              id={id}
-              value={draft.title}
-              aria-describedby={d}
-              onInput={(e) => {
-                setDraft({ ...draft, title: e.currentTarget.value });
-                unsaved.value = true;
-              }}
-            />
-          )}
-        </Field>
-        <Field label="Section text" error={fieldError(error, 'content')}>
-          {(id, d) => (
-            <textarea
-              id={id}
-              rows={5}
-              value={draft.content}
-              aria-describedby={d}
-              onInput={(e) => {
-                setDraft({ ...draft, content: e.currentTarget.value });
-                unsaved.value = true;
-              }}
-            />
-          )}
-        </Field>
+        <SectionFields labels={['Section title', 'Section text']} rows={5} value={draft} error={error} onChange={setDraft} />
         <button type="submit" disabled={!!denied} title={denied}>
           Add section
         </button>
@@ -304,33 +278,7 @@ export function Sections(props: { agentId: number }) {
       <Dialog title={`Edit “${editing?.title ?? ''}”`} open={!!editing} onClose={() => setEditing(null)}>
         {editing && (
           <form onSubmit={saveEdit}>
-            <Field label="Title" error={fieldError(error, 'title')}>
-              {(id, d) => (
-                <input
-                  id={id}
-                  value={editing.title}
-                  aria-describedby={d}
-                  onInput={(e) => {
-                    setEditing({ ...editing, title: e.currentTarget.value });
-                    unsaved.value = true;
-                  }}
-                />
-              )}
-            </Field>
-            <Field label="Text" error={fieldError(error, 'content')}>
-              {(id, d) => (
-                <textarea
-                  id={id}
-                  rows={8}
-                  value={editing.content}
-                  aria-describedby={d}
-                  onInput={(e) => {
-                    setEditing({ ...editing, content: e.currentTarget.value });
-                    unsaved.value = true;
-                  }}
-                />
-              )}
-            </Field>
+            <SectionFields labels={['Title', 'Text']} rows={8} value={editing} error={error} onChange={setEditing} />
             <button type="submit">Save section</button>{' '}
             <button type="button" onClick={() => setEditing(null)}>
               Cancel
@@ -348,5 +296,37 @@ export function Sections(props: { agentId: number }) {
         </button>
       </Dialog>
     </section>
+  );
+}
+
+/** A section's title and text, for adding one and for editing one; a change marks the page unsaved. */
+function SectionFields<T extends { title: string; content: string }>(props: {
+  labels: [title: string, text: string];
+  rows: number;
+  value: T;
+  error: unknown;
+  onChange: (next: T) => void;
+}) {
+  const set = (patch: Partial<T>) => {
+    props.onChange({ ...props.value, ...patch });
+    unsaved.value = true;
+  };
+  return (
+    <>
+      <Field label={props.labels[0]} error={fieldError(props.error, 'title')}>
+        {(id, d) => <input id={id} value={props.value.title} aria-describedby={d} onInput={(e) => set({ title: e.currentTarget.value } as Partial<T>)} />}
+      </Field>
+      <Field label={props.labels[1]} error={fieldError(props.error, 'content')}>
+        {(id, d) => (
+          <textarea
+            id={id}
+            rows={props.rows}
+            value={props.value.content}
+            aria-describedby={d}
+            onInput={(e) => set({ content: e.currentTarget.value } as Partial<T>)}
+          />
+        )}
+      </Field>
+    </>
   );
 }
