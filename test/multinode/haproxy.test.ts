@@ -194,6 +194,16 @@ describe('three nodes behind HAProxy with deploy/haproxy.cfg [postgres]', { skip
     player.close();
   }
 
+  test("an agent's concurrency_limit holds for the deployment: nine starts at once over three nodes, exactly the limit succeed", async () => {
+    const agent = await call(base, 'POST', '/v1/agent/create', key, { name: 'Limited', concurrency_limit: 2 });
+    assert.equal(agent.status, 200, JSON.stringify(agent.body));
+    const starts = await Promise.all(Array.from({ length: 9 }, () => call(base, 'POST', '/v1/sessions', key, { agent_id: agent.body.id, mode: 'render' })));
+    const statuses = starts.map((s) => s.status).sort();
+    assert.deepEqual(statuses, [201, 201, ...Array(7).fill(409)], JSON.stringify(starts.map((s) => s.body)));
+    const started = starts.filter((s) => s.status === 201).map((s) => s.body.session_id);
+    for (const id of started) assert.equal((await call(base, 'POST', `/v1/sessions/${id}/stop`, key)).status, 200);
+  });
+
   test('a node drained with SIGUSR2 leaves the rotation by its /readyz; its session plays on, and every new one starts elsewhere', async () => {
     const kept = await startRender();
     const { rows } = await db.query('SELECT n.url FROM sessions s JOIN nodes n ON n.id = s.node_id WHERE s.id = $1', [kept.session_id]);
