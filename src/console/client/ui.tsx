@@ -149,6 +149,56 @@ export function Dialog(props: { title: string; open: boolean; onClose: () => voi
   );
 }
 
+/**
+ * A question before something that cannot be undone: what it does, one danger button naming the
+ * action, and Cancel (which, like Escape, closes without doing anything).
+ */
+export function Confirm(props: { title: string; open: boolean; action: string; onConfirm: () => void; onClose: () => void; children: ComponentChildren }) {
+  return (
+    <Dialog title={props.title} open={props.open} onClose={props.onClose}>
+      <p>{props.children}</p>
+      <button type="button" class="danger" onClick={props.onConfirm}>
+        {props.action}
+      </button>{' '}
+      <button type="button" onClick={props.onClose}>
+        Cancel
+      </button>
+    </Dialog>
+  );
+}
+
+/** A table of records with a caption, column headings and a row saying so when there are none. */
+export function Table(props: { caption: string; columns: string[]; rows: Array<{ key: string | number; cells: ComponentChildren[] }>; empty: string }) {
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          {props.columns.map((c) => (
+            <th scope="col" key={c}>
+              {c}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((row) => (
+          <tr key={row.key}>
+            {row.cells.map((cell, i) => (
+              <td key={i}>{cell}</td>
+            ))}
+          </tr>
+        ))}
+        {props.rows.length === 0 && (
+          <tr>
+            <td colSpan={props.columns.length}>{props.empty}</td>
+          </tr>
+        )}
+      </tbody>
+    </table>
+  );
+}
+
 export const fmtDate = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 export const fmtDay = (iso: string) => iso.slice(0, 10);
 

@@ -8,8 +8,8 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href, unsaved } from '../router.js';
-import { ErrorAlert, Field, Loading, Dialog, useLoad, lacking } from '../ui.js';
-import { errorAt, unplaced } from './agent-handoffs.js';
+import { ErrorAlert, Field, Loading, Confirm, Table, useLoad, lacking } from '../ui.js';
+import { errorAt, unplaced, useForm } from '../forms.js';
 
 interface Draft {
   name: string;
@@ -130,34 +130,21 @@ export function Alerts(props: { agentId: number }) {
       </p>
       <ErrorAlert error={error} />
       {done && <p role="status">{done}</p>}
-      <table>
-        <caption>Alert rules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Rule</th>
-            <th scope="col">Category</th>
-            <th scope="col">When</th>
-            <th scope="col">Sent to</th>
-            <th scope="col">Enabled</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((r) => (
-            <tr key={r.id}>
-              <td>{r.name}</td>
-              <td>{r.category}</td>
-              <td>{describeWhen(r.when)}</td>
-              <td>{['inbox', ...r.destination_ids.map((id: number) => dests.find((d) => d.id === id)?.name ?? `destination ${id}`)].join(', ')}</td>
-              <td>{r.enabled ? 'yes' : 'no'}</td>
-            </tr>
-          ))}
-          {list.length === 0 && (
-            <tr>
-              <td colSpan={5}>No alert rules yet.</td>
-            </tr>
-          )}
-        </tbody>
-      </table>
+      <Table
+        caption="Alert rules"
+        columns={['Rule', 'Category', 'When', 'Sent to', 'Enabled']}
+        rows={list.map((r) => ({
+          key: r.id,
+          cells: [
+            r.name,
+            r.category,
+            describeWhen(r.when),
+            ['inbox', ...r.destination_ids.map((id: number) => dests.find((d) => d.id === id)?.name ?? `destination ${id}`)].join(', '),
+            r.enabled ? 'yes' : 'no',
+          ],
+        }))}
+        empty="No alert rules yet."
+      />
       {editing === null && (
         <button
           type="button"
@@ -257,15 +244,15 @@ export function Alerts(props: { agentId: number }) {
       ) : (
         <Loading what="preferences" />
       )}
-      <Dialog title={`Delete alert rule “${deleting?.name ?? ''}”?`} open={!!deleting} onClose={() => setDeleting(null)}>
-        <p>Notifications already in the inbox stay; no new ones are made for this rule.</p>
-        <button type="button" class="danger" onClick={remove}>
-          Delete rule
-        </button>
-        <button type="button" onClick={() => setDeleting(null)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm
+        title={`Delete alert rule “${deleting?.name ?? ''}”?`}
+        open={!!deleting}
+        action="Delete rule"
+        onConfirm={remove}
+        onClose={() => setDeleting(null)}
+      >
+        Notifications already in the inbox stay; no new ones are made for this rule.
+      </Confirm>
     </>
   );
 }
@@ -289,24 +276,9 @@ function AlertForm(props: {
   onSubmit: (body: unknown) => Promise<void>;
   onCancel: () => void;
 }) {
-  const [draft, setDraft] = useState<Draft>(props.initial);
-  const [error, setError] = useState<unknown>(null);
-  const [saving, setSaving] = useState(false);
-  const set = (patch: Partial<Draft>) => {
-    setDraft({ ...draft, ...patch });
-    unsaved.value = true;
-  };
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setSaving(true);
-    try {
-      await props.onSubmit(bodyOf(draft));
-    } catch (e) {
-      setError(e);
-    } finally {
-      setSaving(false);
-    }
-  };
+  const form = useForm<Draft>(props.initial);
+  const { value: draft, set, error, saving } = form;
+  const submit = form.submit(() => props.onSubmit(bodyOf(draft)));
   const at = (path: string) => errorAt(error, path);
   const title = props.rule ? `Edit “${props.rule.name}”` : 'New alert rule';
   const listId = `categories-${props.rule?.id ?? 'new'}`;

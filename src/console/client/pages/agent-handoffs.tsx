@@ -5,29 +5,10 @@
  * every attempt and Resend for a failed delivery.
  */
 import { useRef, useState } from 'preact/hooks';
-import { api, ApiFailure } from '../api.js';
+import { api } from '../api.js';
+import { errorAt, unplaced, useForm } from '../forms.js';
 import { unsaved } from '../router.js';
-import { ErrorAlert, Field, Loading, Dialog, useLoad, lacking, fmtDate } from '../ui.js';
-
-/**
- * The 422 messages whose `loc` (after `body`) is `path` or starts with it, e.g. "destination.url"
- * or "details.0.name" (ApiFailure.paths: `fields` keys a message by the last part alone, which
- * cannot tell a detail's `name` from the rule's). Domain 422s that name no field are put on the
- * field they are about through `codes`.
- */
-export function errorAt(error: unknown, path: string, codes: Record<string, string> = {}): string | undefined {
-  if (!(error instanceof ApiFailure) || error.status !== 422) return undefined;
-  if (error.code && error.code !== 'validation') return codes[error.code] === path ? error.message : undefined;
-  const found = Object.entries(error.paths)
-    .filter(([at]) => at === path || at.startsWith(`${path}.`))
-    .flatMap(([, messages]) => messages);
-  return found.length ? found.join('; ') : undefined;
-}
-
-/** A 422 that none of the form's fields shows (so it is shown above the form instead). */
-export function unplaced(error: unknown, shown: (error: unknown) => boolean): unknown {
-  return shown(error) ? null : error;
-}
+import { ErrorAlert, Field, Loading, Confirm, Table, useLoad, lacking, fmtDate } from '../ui.js';
 
 /** The built-in template variables (src/handoff/templates.ts BUILT_INS; interface: Webhook delivery payload). */
 const BUILT_INS: Array<[string, string]> = [
@@ -142,38 +123,24 @@ export function Handoffs(props: { agentId: number }) {
       </p>
       <ErrorAlert error={error} />
       {done && <p role="status">{done}</p>}
-      <table>
-        <caption>Handoff rules</caption>
-        <thead>
-          <tr>
-            <th scope="col">Rule</th>
-            <th scope="col">Sends to</th>
-            <th scope="col">State</th>
-            <th scope="col">Enabled</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((r) => (
-            <tr key={r.id}>
-              <td>{r.name}</td>
-              <td>
-                {r.destination.type === 'webhook'
-                  ? `${r.destination.method} ${r.destination.url} (${r.destination.format})`
-                  : r.destination.type === 'inbox'
-                    ? 'Console inbox'
-                    : 'Telegram'}
-              </td>
-              <td>{r.state.replace('_', ' ')}</td>
-              <td>{r.enabled ? 'yes' : 'no'}</td>
-            </tr>
-          ))}
-          {list.length === 0 && (
-            <tr>
-              <td colSpan={4}>No handoff rules yet.</td>
-            </tr>
-          )}
-        </tbody>
-      </table>
+      <Table
+        caption="Handoff rules"
+        columns={['Rule', 'Sends to', 'State', 'Enabled']}
+        rows={list.map((r) => ({
+          key: r.id,
+          cells: [
+            r.name,
+            r.destination.type === 'webhook'
+              ? `${r.destination.method} ${r.destination.url} (${r.destination.format})`
+              : r.destination.type === 'inbox'
+                ? 'Console inbox'
+                : 'Telegram',
+            r.state.replace('_', ' '),
+            r.enabled ? 'yes' : 'no',
+          ],
+        }))}
+        empty="No handoff rules yet."
+      />
       {editing === null && (
         <button
           type="button"
@@ -216,15 +183,15 @@ export function Handoffs(props: { agentId: number }) {
           onDelete={() => setDeleting(r)}
         />
       ))}
-      <Dialog title={`Delete handoff rule “${deleting?.name ?? ''}”?`} open={!!deleting} onClose={() => setDeleting(null)}>
-        <p>The rule and its delivery log are deleted. Conversations that end from now on send nothing for it.</p>
-        <button type="button" class="danger" onClick={remove}>
-          Delete rule
-        </button>
-        <button type="button" onClick={() => setDeleting(null)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm
+        title={`Delete handoff rule “${deleting?.name ?? ''}”?`}
+        open={!!deleting}
+        action="Delete rule"
+        onConfirm={remove}
+        onClose={() => setDeleting(null)}
+      >
+        The rule and its delivery log are deleted. Conversations that end from now on send nothing for it.
+      </Confirm>
     </>
   );
 }
@@ -362,15 +329,9 @@ function RuleCard(props: {
         <RuleForm key={r.id} base={props.base} rule={r} onSaved={(_rule, list) => props.onRules(list!, `Saved “${r.name}”.`)} onCancel={props.onCancel} />
       )}
       {showLog && <Deliveries key={logVersion} url={url} ruleName={r.name} />}
-      <Dialog title={`Rotate the secret of “${r.name}”?`} open={rotating} onClose={() => setRotating(false)}>
-        <p>Deliveries are signed with the new secret at once: a receiver still checking the old one refuses them.</p>
-        <button type="button" class="danger" onClick={rotate}>
-          Rotate secret
-        </button>
-        <button type="button" onClick={() => setRotating(false)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm title={`Rotate the secret of “${r.name}”?`} open={rotating} action="Rotate secret" onConfirm={rotate} onClose={() => setRotating(false)}>
+        Deliveries are signed with the new secret at once: a receiver still checking the old one refuses them.
+      </Confirm>
     </section>
   );
 }
@@ -476,15 +437,10 @@ function Deliveries(props: { url: string; ruleName: string }) {
 }
 
 function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?: any[]) => void; onCancel: () => void }) {
-  const [draft, setDraft] = useState<Draft>(() => (props.rule ? draftOf(props.rule) : emptyDraft()));
-  const [error, setError] = useState<unknown>(null);
-  const [saving, setSaving] = useState(false);
+  const form = useForm<Draft>(() => (props.rule ? draftOf(props.rule) : emptyDraft()));
+  const { value: draft, set, error, saving } = form;
   const [visitorName, setVisitorName] = useState('');
   const template = useRef<HTMLTextAreaElement>(null);
-  const set = (patch: Partial<Draft>) => {
-    setDraft({ ...draft, ...patch });
-    unsaved.value = true;
-  };
   const setDetail = (i: number, patch: Partial<Draft['details'][number]>) => set({ details: draft.details.map((d, j) => (j === i ? { ...d, ...patch } : d)) });
   const setHeader = (i: number, patch: Partial<Draft['headers'][number]>) => set({ headers: draft.headers.map((h, j) => (j === i ? { ...h, ...patch } : h)) });
   const insert = (variable: string) => {
@@ -498,28 +454,20 @@ function RuleForm(props: { base: string; rule?: any; onSaved: (rule: any, rules?
       area?.setSelectionRange(start + text.length, start + text.length);
     });
   };
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setSaving(true);
-    try {
-      if (props.rule) {
-        const body = bodyOf(draft);
-        // An unchanged template is not sent back: one the service wrote then follows the details and format.
-        if (draft.template === (props.rule.destination.template ?? '')) delete (body.destination as Record<string, unknown>).template;
-        const { rules } = await api.patch<{ rules: any[] }>(`${props.base}/${props.rule.id}`, body);
-        props.onSaved(
-          rules.find((r) => r.id === props.rule.id),
-          rules,
-        );
-      } else {
-        props.onSaved((await api.post<{ rule: any }>(props.base, { ...bodyOf(draft), enabled: true })).rule);
-      }
-    } catch (e) {
-      setError(e);
-    } finally {
-      setSaving(false);
+  const submit = form.submit(async () => {
+    if (props.rule) {
+      const body = bodyOf(draft);
+      // An unchanged template is not sent back: one the service wrote then follows the details and format.
+      if (draft.template === (props.rule.destination.template ?? '')) delete (body.destination as Record<string, unknown>).template;
+      const { rules } = await api.patch<{ rules: any[] }>(`${props.base}/${props.rule.id}`, body);
+      props.onSaved(
+        rules.find((r) => r.id === props.rule.id),
+        rules,
+      );
+    } else {
+      props.onSaved((await api.post<{ rule: any }>(props.base, { ...bodyOf(draft), enabled: true })).rule);
     }
-  };
+  });
   const at = (path: string) => errorAt(error, path, URL_CODES);
   const fieldPaths = [
     'name',

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { unsaved } from '../router.js';
-import { Dialog, ErrorAlert, Field, Loading, fieldError, lacking, useLoad } from '../ui.js';
+import { Confirm, Dialog, ErrorAlert, Field, Loading, fieldError, lacking, useLoad } from '../ui.js';
 
 export function PagesTable(props: { agentId: number; pages: any[] | undefined; onChanged: () => unknown }) {
   const [editing, setEditing] = useState<any | null>(null);
@@ -137,15 +137,9 @@ export function PagesTable(props: { agentId: number; pages: any[] | undefined; o
           />
         )}
       </Dialog>
-      <Dialog title="Remove this page?" open={!!removing} onClose={() => setRemoving(null)}>
-        <p>The agent stops knowing what {removing?.title || removing?.url} says.</p>
-        <button type="button" class="danger" onClick={remove}>
-          Remove page
-        </button>{' '}
-        <button type="button" onClick={() => setRemoving(null)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm title="Remove this page?" open={!!removing} action="Remove page" onConfirm={remove} onClose={() => setRemoving(null)}>
+        The agent stops knowing what {removing?.title || removing?.url} says.
+      </Confirm>
     </section>
   );
 }
@@ -286,15 +280,9 @@ export function Sections(props: { agentId: number }) {
           </form>
         )}
       </Dialog>
-      <Dialog title="Delete this section?" open={!!removing} onClose={() => setRemoving(null)}>
-        <p>The agent stops knowing “{removing?.title}”.</p>
-        <button type="button" class="danger" onClick={remove}>
-          Delete section
-        </button>{' '}
-        <button type="button" onClick={() => setRemoving(null)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm title="Delete this section?" open={!!removing} action="Delete section" onConfirm={remove} onClose={() => setRemoving(null)}>
+        The agent stops knowing “{removing?.title}”.
+      </Confirm>
     </section>
   );
 }

@@ -8,6 +8,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiFailure } from '../api.js';
+import { useForm } from '../forms.js';
 import { unsaved } from '../router.js';
 import { ErrorAlert, Field, Loading, fieldError, lacking, useLoad, usePoll } from '../ui.js';
 
@@ -26,6 +27,17 @@ function Section(props: { id: string; title: string; children: ComponentChildren
       {props.children}
     </section>
   );
+}
+
+/** A section whose form needs what is saved first: the error loading it, or Loading, until then. */
+function LoadedSection<T>(props: { id: string; title: string; loaded: { data?: T | null; error?: unknown }; children: (data: T) => ComponentChildren }) {
+  if (props.loaded.error || !props.loaded.data)
+    return (
+      <Section id={props.id} title={props.title}>
+        {props.loaded.error ? <ErrorAlert error={props.loaded.error} /> : <Loading />}
+      </Section>
+    );
+  return <>{props.children(props.loaded.data)}</>;
 }
 
 const STATES: Record<string, string> = { needed: 'needed', not_applicable: 'not applicable', skipped: 'skipped' };
@@ -501,58 +513,36 @@ const BEHAVIOR_FIELDS = ['unknown_answer', 'tone', 'answer_length', 'never_discu
 
 function Behavior(props: { v2: (p: string) => string; denied?: string }) {
   const behavior = useLoad(() => api.get(props.v2('/behavior')), [props.v2('')]);
-  if (behavior.error)
-    return (
-      <Section id="review-behavior" title="How the agent speaks">
-        <ErrorAlert error={behavior.error} />
-      </Section>
-    );
-  if (!behavior.data)
-    return (
-      <Section id="review-behavior" title="How the agent speaks">
-        <Loading />
-      </Section>
-    );
-  return <BehaviorForm {...props} saved={behavior.data} onSaved={behavior.setData} />;
+  return (
+    <LoadedSection id="review-behavior" title="How the agent speaks" loaded={behavior}>
+      {(saved) => <BehaviorForm {...props} saved={saved} onSaved={behavior.setData} />}
+    </LoadedSection>
+  );
 }
 
 function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved: any; onSaved: (b: any) => void }) {
   const s = props.saved;
-  const [form, setForm] = useState({
+  const editor = useForm({
     unknown_answer: s.unknown_answer ?? '',
     tone: s.tone ?? 'friendly',
     answer_length: s.answer_length ?? 'short',
     never_discuss: (s.never_discuss ?? []).join('\n'),
     handover: s.handover ?? '',
   });
-  const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
-  const set = (patch: Partial<typeof form>) => {
-    setForm({ ...form, ...patch });
-    setSaved(false);
-    unsaved.value = true;
-  };
-  const save = async (event: Event) => {
-    event.preventDefault();
-    try {
-      const b = await api.patch(props.v2('/behavior'), {
-        unknown_answer: form.unknown_answer.trim() || null,
-        tone: form.tone,
-        answer_length: form.answer_length,
-        never_discuss: form.never_discuss
-          .split('\n')
-          .map((l: string) => l.trim())
-          .filter(Boolean),
-        handover: form.handover.trim() || null,
-      });
-      props.onSaved(b);
-      setError(null);
-      setSaved(true);
-      unsaved.value = false;
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const { value: form, set, error, saved } = editor;
+  const save = editor.submit(async () => {
+    const b = await api.patch(props.v2('/behavior'), {
+      unknown_answer: form.unknown_answer.trim() || null,
+      tone: form.tone,
+      answer_length: form.answer_length,
+      never_discuss: form.never_discuss
+        .split('\n')
+        .map((l: string) => l.trim())
+        .filter(Boolean),
+      handover: form.handover.trim() || null,
+    });
+    props.onSaved(b);
+  });
   return (
     <Section id="review-behavior" title="How the agent speaks">
       <form onSubmit={save}>
@@ -603,19 +593,11 @@ function BehaviorForm(props: { v2: (p: string) => string; denied?: string; saved
 
 function Dynamic(props: { v2: (p: string) => string; denied?: string }) {
   const loaded = useLoad(() => api.get(props.v2('/dynamic-instructions')), [props.v2('')]);
-  if (loaded.error)
-    return (
-      <Section id="review-dynamic" title="Dynamic instructions">
-        <ErrorAlert error={loaded.error} />
-      </Section>
-    );
-  if (!loaded.data)
-    return (
-      <Section id="review-dynamic" title="Dynamic instructions">
-        <Loading />
-      </Section>
-    );
-  return <DynamicForm {...props} saved={loaded.data} onSaved={loaded.setData} />;
+  return (
+    <LoadedSection id="review-dynamic" title="Dynamic instructions" loaded={loaded}>
+      {(saved) => <DynamicForm {...props} saved={saved} onSaved={loaded.setData} />}
+    </LoadedSection>
+  );
 }
 
 /** The `{{visitor.<name>}}` names in a text, once each (what the preview asks values for while typing). */

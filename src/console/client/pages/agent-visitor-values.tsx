@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { unsaved } from '../router.js';
-import { Dialog, ErrorAlert, Field, Loading, fieldError, lacking, useLoad } from '../ui.js';
+import { Confirm, ErrorAlert, Field, Loading, fieldError, lacking, useLoad } from '../ui.js';
 
 interface VisitorField {
   name: string;
@@ -192,15 +192,9 @@ export function VisitorValues(props: { agentId: number }) {
       <p>
         Sign <code>{v.signing.canonical_form}</code>, for example: <code>{v.signing.example}</code>
       </p>
-      <Dialog title="Rotate the signing secret?" open={rotating} onClose={() => setRotating(false)}>
-        <p>Values signed with the old secret stop working at once: update your website's server first.</p>
-        <button type="button" class="danger" onClick={rotate}>
-          Rotate secret
-        </button>{' '}
-        <button type="button" onClick={() => setRotating(false)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm title="Rotate the signing secret?" open={rotating} action="Rotate secret" onConfirm={rotate} onClose={() => setRotating(false)}>
+        Values signed with the old secret stop working at once: update your website's server first.
+      </Confirm>
       <SignedPreview agentId={props.agentId} />
     </section>
   );

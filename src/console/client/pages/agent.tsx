@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
+import { useForm } from '../forms.js';
 import { href, unsaved } from '../router.js';
 import { lazy } from '../lazy.js';
 import { PagesTable, Sections } from './agent-knowledge-edit.js';
@@ -88,7 +89,7 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
     ]);
     return { faces, backdrops, voices: Array.isArray(voices) ? voices : (voices.voices ?? []) };
   });
-  const [form, setForm] = useState({
+  const editor = useForm({
     avatar_id: a.avatar_id,
     voice_id: a.voice_id,
     main: a.languages.main,
@@ -98,39 +99,25 @@ function Look(props: { agent: any; onSaved: (agent: any) => void }) {
     welcome_message: a.welcome_message ?? '',
     fillers_enabled: a.fillers_enabled,
   });
-  const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
+  const { value: form, set, error, setError, saved } = editor;
   const [preview, setPreview] = useState<string | null>(null);
-  const set = (patch: Partial<typeof form>) => {
-    setForm({ ...form, ...patch });
-    setSaved(false);
-    unsaved.value = true;
-  };
-  const save = async (event: Event) => {
-    event.preventDefault();
-    try {
-      const agent = await api.patch(`/v1/agent/${a.id}`, {
-        avatar_id: form.avatar_id,
-        voice_id: form.voice_id,
-        languages: {
-          main: form.main,
-          also: String(form.also)
-            .split(',')
-            .map((s: string) => s.trim())
-            .filter(Boolean),
-        },
-        studio: { backdrop: form.backdrop || null, cameras: form.cameras },
-        welcome_message: form.welcome_message || null,
-        fillers_enabled: form.fillers_enabled,
-      });
-      setError(null);
-      setSaved(true);
-      unsaved.value = false;
-      props.onSaved(agent);
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const save = editor.submit(async () => {
+    const agent = await api.patch(`/v1/agent/${a.id}`, {
+      avatar_id: form.avatar_id,
+      voice_id: form.voice_id,
+      languages: {
+        main: form.main,
+        also: String(form.also)
+          .split(',')
+          .map((s: string) => s.trim())
+          .filter(Boolean),
+      },
+      studio: { backdrop: form.backdrop || null, cameras: form.cameras },
+      welcome_message: form.welcome_message || null,
+      fillers_enabled: form.fillers_enabled,
+    });
+    props.onSaved(agent);
+  });
   const showPreview = async () => {
     try {
       setPreview((await api.post(`/v1/agent/${a.id}/preview`)).preview_url);

@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href } from '../router.js';
-import { Page, ErrorAlert, Field, Loading, Dialog, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
+import { Page, ErrorAlert, Field, Loading, Confirm, Dialog, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
 
 const ALL = ['read', 'setup', 'sessions', 'delete'];
 
@@ -129,15 +129,15 @@ export function Developers() {
           Done
         </button>
       </Dialog>
-      <Dialog title={`Revoke ${revoking?.name ?? revoking?.prefix ?? 'key'}?`} open={!!revoking} onClose={() => setRevoking(null)}>
-        <p>Anything using this key stops working at once.</p>
-        <button type="button" class="danger" onClick={revoke}>
-          Revoke key
-        </button>
-        <button type="button" onClick={() => setRevoking(null)}>
-          Cancel
-        </button>
-      </Dialog>
+      <Confirm
+        title={`Revoke ${revoking?.name ?? revoking?.prefix ?? 'key'}?`}
+        open={!!revoking}
+        action="Revoke key"
+        onConfirm={revoke}
+        onClose={() => setRevoking(null)}
+      >
+        Anything using this key stops working at once.
+      </Confirm>
     </Page>
   );
 }
