@@ -8,15 +8,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { hasChromium, launch } from '../player/support/browser.js';
+import { consolePage, expectAccessible } from './support/console-page.js';
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
-const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
 /** A small bakery website on 127.0.0.1. */
 function bakerySite(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -52,16 +51,13 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
   let site: Awaited<ReturnType<typeof bakerySite>>;
   let browser: Browser;
   let page: Page;
-  const cspViolations: string[] = [];
+  let cspViolations: string[] = [];
 
   before(async () => {
     t = await startTestApp('pglite', { CRAWL_ALLOW_PRIVATE: '1' });
     site = await bakerySite();
     browser = await launch();
-    page = await browser.newPage();
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-    });
+    ({ page, cspViolations } = await consolePage(browser));
   });
   after(async () => {
     await browser?.close();
@@ -69,18 +65,7 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
     await t?.close();
   });
 
-  /** axe on the page as it is: no serious or critical issue. */
-  async function axe(label: string) {
-    const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
-    const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(
-      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
-      [],
-      `axe on ${label}`,
-    );
-    assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
-    assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
-  }
+  const axe = (label: string) => expectAccessible(page, label);
 
   it("the client's TypeScript checks (its own DOM and JSX settings)", () => {
     execFileSync(process.execPath, [path.resolve('node_modules/typescript/bin/tsc'), '--noEmit', '-p', 'src/console/client'], { stdio: 'pipe' });
@@ -94,7 +79,7 @@ describe('the console in a browser', { skip, timeout: 180_000 }, () => {
     assert.ok(new URL(page.url()).pathname.startsWith('/console'));
     const cookies = await page.context().cookies();
     const cookie = cookies.find((c) => c.name === 'presence_console');
-    assert.ok(cookie && cookie.httpOnly && cookie.sameSite === 'Strict', JSON.stringify(cookies));
+    assert.ok(cookie?.httpOnly && cookie.sameSite === 'Strict', JSON.stringify(cookies));
     assert.equal(await page.evaluate(() => document.cookie), '', 'the page cannot read the cookie');
     await axe('first-run overview');
 

@@ -9,15 +9,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { hasChromium, launch } from '../player/support/browser.js';
+import { consolePage, expectAccessible, signIn } from './support/console-page.js';
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
-const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
 interface Received {
   method: string;
@@ -59,16 +57,13 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
   let browser: Browser;
   let page: Page;
   let agentId: number;
-  const cspViolations: string[] = [];
+  let cspViolations: string[] = [];
 
   before(async () => {
     t = await startTestApp('pglite', { WEBHOOK_ALLOW_PRIVATE: '1' });
     hook = await receiver();
     browser = await launch();
-    page = await browser.newPage();
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-    });
+    ({ page, cspViolations } = await consolePage(browser));
   });
   after(async () => {
     await browser?.close();
@@ -76,17 +71,7 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await t?.close();
   });
 
-  async function axe(label: string) {
-    const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
-    const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(
-      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
-      [],
-      `axe on ${label}`,
-    );
-    assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
-    assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
-  }
+  const axe = (label: string) => expectAccessible(page, label);
 
   const rulesOf = async () => (await t.request('GET', `/v1/agent/${agentId}/v2/rules`)).body.rules as any[];
 
@@ -94,9 +79,7 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     const created = await t.request('POST', '/v1/agent/create', { body: { name: 'Crumb & Co' } });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     agentId = created.body.id;
-    const link = await t.context.consoleSignIns.createLink(t.accountId);
-    await page.goto(link.url);
-    await page.getByRole('navigation', { name: 'Console' }).waitFor();
+    await signIn(t, page);
     await page.goto(`${t.url}/console/agents/${agentId}/handoffs`);
     await page.getByRole('heading', { level: 1, name: 'Crumb & Co › Handoffs' }).waitFor();
     await page.getByRole('table', { name: 'Handoff rules' }).getByRole('cell', { name: 'No handoff rules yet.' }).waitFor();

@@ -7,15 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { hasChromium, launch } from '../player/support/browser.js';
+import { consolePage, expectAccessible, signIn } from './support/console-page.js';
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
-const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
 function hoursSite(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer((req, res) => {
@@ -47,11 +45,9 @@ describe('knowledge editing and visitor values in the console', { skip, timeout:
     t = await startTestApp('pglite', { CRAWL_ALLOW_PRIVATE: '1' });
     site = await hoursSite();
     browser = await launch();
-    page = await browser.newPage();
+    ({ page } = await consolePage(browser));
     agentId = (await t.request('POST', '/v1/agent/create', { body: { name: 'Crumb & Co' } })).body.id;
-    const link = await t.context.consoleSignIns.createLink(t.accountId);
-    await page.goto(link.url);
-    await page.getByRole('heading', { level: 1 }).waitFor();
+    await signIn(t, page);
   });
   after(async () => {
     await browser?.close();
@@ -59,15 +55,7 @@ describe('knowledge editing and visitor values in the console', { skip, timeout:
     await t?.close();
   });
 
-  async function axe(label: string) {
-    const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
-    const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(
-      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
-      [],
-      `axe on ${label}`,
-    );
-  }
+  const axe = (label: string) => expectAccessible(page, label);
 
   it('adds a page by its address, replaces its text, then removes it', async () => {
     await page.goto(`${t.url}/console/agents/${agentId}/knowledge`);

@@ -10,11 +10,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { hasChromium, launch } from '../player/support/browser.js';
+import { consolePage, expectAccessible, signIn } from './support/console-page.js';
 import { makeAgent } from '../sessions/helpers.js';
 import { until } from '../support/until.js';
 import { bucketValue, latencyBucket } from '../../src/conversation/latency-buckets.js';
@@ -23,7 +22,6 @@ import { bucketValue, latencyBucket } from '../../src/conversation/latency-bucke
 const approx = (ms: number) => bucketValue(latencyBucket(ms));
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
-const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
 const DAY_MS = 86_400_000;
 /** Ten in the morning (UTC) of `daysAgo` days before today, UTC: inside the page's default range of the last 30 days. */
@@ -76,24 +74,14 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
     ]);
     await record(bob, morning(1), 30, []);
     browser = await launch();
-    page = await browser.newPage();
+    ({ page } = await consolePage(browser));
   });
   after(async () => {
     await browser?.close();
     await t?.close();
   });
 
-  async function axe(label: string) {
-    const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
-    const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(
-      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
-      [],
-      `axe on ${label}`,
-    );
-    assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
-    assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
-  }
+  const axe = (label: string) => expectAccessible(page, label);
 
   /** A table's body as text cells, row by row (the row header first). */
   const cells = (table: Locator) =>
@@ -116,9 +104,7 @@ describe('the console Reports page in a browser', { skip, timeout: 180_000 }, ()
   }
 
   it('signs in and opens Reports: totals, four plots, and a table per agent', async () => {
-    const link = await t.context.consoleSignIns.createLink(t.accountId);
-    await page.goto(link.url);
-    await page.getByRole('navigation', { name: 'Console' }).waitFor();
+    await signIn(t, page);
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Reports' }).click();
     await page.getByRole('heading', { level: 1, name: 'Reports' }).waitFor();
     for (const title of ['Conversations per day', 'Minutes per day', 'Answer rate per day', 'Voice-to-voice per day']) {

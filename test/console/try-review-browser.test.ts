@@ -7,16 +7,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { hasChromium, launch } from '../player/support/browser.js';
+import { consolePage, expectAccessible, signIn } from './support/console-page.js';
 import { awaitBuild } from '../knowledge/support/brain.js';
 
 const skip = hasChromium() ? false : 'Debian chromium is not installed';
-const AXE = fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
 
 const HOURS = 'We are open Monday to Friday from 8 am to 6 pm. On Saturdays we open at 9 am and close at 5 pm. We are closed on Sundays.';
 
@@ -45,7 +43,7 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
   let page: Page;
   let agentId: number;
   let site: Awaited<ReturnType<typeof bakerySite>>;
-  const cspViolations: string[] = [];
+  let cspViolations: string[] = [];
   const v2 = (p: string) => `/v1/agent/${agentId}/v2${p}`;
 
   before(async () => {
@@ -64,13 +62,8 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     assert.equal((await awaitBuild(t, agentId)).last.brain_status, 'complete');
 
     browser = await launch();
-    page = await browser.newPage();
-    page.on('console', (m) => {
-      if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-    });
-    const link = await t.context.consoleSignIns.createLink(t.accountId);
-    await page.goto(link.url);
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    ({ page, cspViolations } = await consolePage(browser));
+    await signIn(t, page);
   });
   after(async () => {
     await browser?.close();
@@ -78,18 +71,7 @@ describe('Try it and Review in a browser', { skip, timeout: 240_000 }, () => {
     await site?.close();
   });
 
-  /** axe on the page as it is: no serious or critical issue. */
-  async function axe(label: string) {
-    const results: any = await page.evaluate(`${AXE}; axe.run(document, { resultTypes: ['violations'] })`);
-    const bad = results.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
-    assert.deepEqual(
-      bad.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`),
-      [],
-      `axe on ${label}`,
-    );
-    assert.equal(await page.locator('main').count(), 1, `one main on ${label}`);
-    assert.equal(await page.locator('h1').count(), 1, `one h1 on ${label}`);
-  }
+  const axe = (label: string) => expectAccessible(page, label);
 
   const activeSessions = async () => (await t.request('GET', `/v1/sessions?status=active&agent_id=${agentId}`)).body as any[];
 

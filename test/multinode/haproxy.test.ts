@@ -181,15 +181,8 @@ describe('three nodes behind HAProxy with deploy/haproxy.cfg [postgres]', { skip
     for (const piece of pieces(audio, 0.05)) client.speak(piece, { event_id: 'evt_lb' });
     client.send({ type: 'agent.speak_end' });
     await client.waitForType('agent.speak_ended');
-    const samples = () => player.frames.reduce((n, f) => n + f.pcm.length, 0);
-    await until(() => samples() >= audio.length, 10_000, `the page hears all ${audio.length} samples (has ${samples()})`);
-    const heard = new Int16Array(samples());
-    let at = 0;
-    for (const f of player.frames) {
-      heard.set(f.pcm, at);
-      at += f.pcm.length;
-    }
-    assert.deepEqual(heard.subarray(0, audio.length), audio, 'the page plays exactly what the render socket sent');
+    await until(() => player.sampleCount >= audio.length, 10_000, `the page hears all ${audio.length} samples (has ${player.sampleCount})`);
+    assert.deepEqual(player.heard().subarray(0, audio.length), audio, 'the page plays exactly what the render socket sent');
     client.close();
     player.close();
   }

@@ -160,15 +160,8 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     for (const piece of pieces(audio, 0.05)) client.speak(piece, { event_id: 'evt_spread' });
     client.send({ type: 'agent.speak_end' });
     await client.waitForType('agent.speak_ended');
-    const samples = () => player.frames.reduce((n, f) => n + f.pcm.length, 0);
-    await until(() => samples() >= audio.length, 10_000, `the page hears all ${audio.length} samples (has ${samples()})`);
-    const heard = new Int16Array(samples());
-    let at = 0;
-    for (const f of player.frames) {
-      heard.set(f.pcm, at);
-      at += f.pcm.length;
-    }
-    assert.deepEqual(heard.subarray(0, audio.length), audio, 'the page plays exactly what the render socket sent');
+    await until(() => player.sampleCount >= audio.length, 10_000, `the page hears all ${audio.length} samples (has ${player.sampleCount})`);
+    assert.deepEqual(player.heard().subarray(0, audio.length), audio, 'the page plays exactly what the render socket sent');
     assert.ok(player.of('lipsync').length + player.of('visemes').length + player.frames.length > 0);
 
     // An HTTP command reaching a node that does not carry the session is carried out by the owner.
@@ -304,7 +297,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     for (const piece of pieces(audio, 0.05)) again.client.speak(piece, { event_id: 'evt_after' });
     again.client.send({ type: 'agent.speak_end' });
     await again.client.waitForType('agent.speak_ended');
-    await until(() => again.player.frames.reduce((n, f) => n + f.pcm.length, 0) >= audio.length, 10_000, 'a new session plays after the loss');
+    await until(() => again.player.sampleCount >= audio.length, 10_000, 'a new session plays after the loss');
     again.client.close();
     again.player.close();
     for (const s of [kept, fresh]) assert.equal((await call(lb.url, 'POST', `/v1/sessions/${s.session_id}/stop`, { key })).status, 200);
@@ -348,7 +341,7 @@ describe('three nodes behind a round-robin balancer [postgres]', { skip }, () =>
     for (const piece of pieces(audio, 0.05)) again.speak(piece, { event_id: 'evt_moved' });
     again.send({ type: 'agent.speak_end' });
     await again.waitForType('agent.speak_ended');
-    await until(() => page.frames.reduce((n, f) => n + f.pcm.length, 0) >= audio.length, 10_000, 'the moved session plays');
+    await until(() => page.sampleCount >= audio.length, 10_000, 'the moved session plays');
     assert.equal((await call(lb.url, 'GET', `/v1/sessions/${session.session_id}`, { key })).body.status, 'active');
     again.close();
     page.close();

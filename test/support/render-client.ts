@@ -127,6 +127,22 @@ export class PlayerClient {
     return this.messages.filter((m) => m.event.type === type).map((m) => m.event);
   }
 
+  /** How many samples the page has received. */
+  get sampleCount(): number {
+    return this.frames.reduce((n, f) => n + f.pcm.length, 0);
+  }
+
+  /** Every sample the page has received, in order. */
+  heard(): Int16Array {
+    const all = new Int16Array(this.sampleCount);
+    let at = 0;
+    for (const f of this.frames) {
+      all.set(f.pcm, at);
+      at += f.pcm.length;
+    }
+    return all;
+  }
+
   close(): void {
     this.socket.close();
   }
