@@ -14,10 +14,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
 import { createDatabase } from '../test/support/postgres.js';
+import { api, BENCH_SERVER_ENV, openLoad } from './support/load.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -42,19 +42,7 @@ async function startNode(databaseUrl: string): Promise<{ node: Node; output: () 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-bench-mn-'));
   const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SESSION_CAPACITY: '2000',
-      PLAYER_OPEN_SECONDS: '600',
-      RATE_LIMIT_PER_SECOND: '100000',
-      PRICE_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
-      REALTIME_SHARDS: '0',
-    },
+    env: { ...process.env, ...BENCH_SERVER_ENV, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -72,49 +60,15 @@ async function startNode(databaseUrl: string): Promise<{ node: Node; output: () 
   return { node: { port, url, child }, output: () => output };
 }
 
-async function api(url: string, key: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(url + route, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return response.json() as Promise<any>;
-}
-
 function cpuSeconds(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(stat[11]) + Number(stat[12])) / 100;
 }
 
 async function load(sessions: Array<{ ws_url: string; player_url: string }>) {
-  const workers = [0, 1].map((w) => sessions.filter((_, i) => i % 2 === w)).filter((s) => s.length);
-  const running = workers.map((share) => {
-    const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS, warmup: WARMUP } });
-    const messages: any[] = [];
-    let wake: () => void = () => {};
-    let failure: Error | undefined;
-    worker.on('message', (m) => {
-      messages.push(m);
-      wake();
-    });
-    worker.on('error', (e) => {
-      failure = e;
-      wake();
-    });
-    const next = async () => {
-      while (!messages.length) {
-        if (failure) throw failure;
-        await new Promise<void>((r) => (wake = r));
-      }
-      return messages.shift();
-    };
-    return { worker, next };
-  });
-  await Promise.all(running.map((r) => r.next()));
-  for (const r of running) r.worker.postMessage('start');
-  await Promise.all(running.map((r) => r.next()));
-  const results = await Promise.all(running.map((r) => r.next()));
-  await Promise.all(running.map((r) => r.worker.terminate()));
+  const running = await openLoad(sessions, { workers: 2, seconds: SECONDS, warmup: WARMUP });
+  await running.start();
+  const results = await running.results();
   const bins = new Uint32Array(results[0].latencyBins.length);
   for (const r of results) for (let i = 0; i < bins.length; i++) bins[i]! += r.latencyBins[i];
   const total = bins.reduce((a, b) => a + b, 0);

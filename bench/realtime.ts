@@ -14,9 +14,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
+import { api, BENCH_SERVER_ENV, openLoad } from './support/load.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -72,18 +72,7 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
     cwd: ROOT,
     // Free of charge: 2,700 sessions over the runs would use up the first account's 100.00 and end
     // with insufficient_balance (the meter still checks every session; it charges nothing).
-    env: {
-      ...process.env,
-      REALTIME_SHARDS: process.env.BENCH_SHARDS ?? '0',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SESSION_CAPACITY: '2000',
-      PLAYER_OPEN_SECONDS: '600',
-      RATE_LIMIT_PER_SECOND: '100000',
-      PRICE_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
-    },
+    env: { ...process.env, ...BENCH_SERVER_ENV, REALTIME_SHARDS: process.env.BENCH_SHARDS ?? '0', DATA_DIR: dataDir, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // A benchmark that fails must not leave its server running (and loading the machine).
@@ -113,15 +102,6 @@ async function startServer(): Promise<{ url: string; key: string; pid: number; s
   return { url, key, pid: child.pid!, stop };
 }
 
-async function api(url: string, key: string, method: string, route: string, body?: unknown) {
-  const response = await fetch(url + route, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return response.json() as Promise<any>;
-}
-
 function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -137,33 +117,9 @@ async function run(n: number, server: { url: string; key: string; pid: number })
     sessions.push(await api(server.url, server.key, 'POST', '/v1/sessions', { agent_id: agents[Math.floor(i / 1000)].id, mode: 'render' }));
 
   // Every socket is opened (paced) before the measured window, which starts on all workers at once.
-  const workers = Array.from({ length: WORKERS }, (_, w) => sessions.filter((_, i) => i % WORKERS === w));
-  const running = workers.map((share) => {
-    const worker = new Worker(path.join(here, 'realtime-load.mjs'), { workerData: { sessions: share, seconds: SECONDS, warmup: WARMUP } });
-    const messages: any[] = [];
-    let wake: () => void = () => {};
-    let failure: Error | undefined;
-    worker.on('message', (m) => {
-      messages.push(m);
-      wake();
-    });
-    worker.on('error', (e) => {
-      failure = e;
-      wake();
-    });
-    const next = async () => {
-      while (!messages.length) {
-        if (failure) throw failure;
-        await new Promise<void>((r) => (wake = r));
-      }
-      return messages.shift();
-    };
-    return { worker, next };
-  });
-  await Promise.all(running.map((r) => r.next()));
-  for (const r of running) r.worker.postMessage('start');
+  const load = await openLoad(sessions, { workers: WORKERS, seconds: SECONDS, warmup: WARMUP });
   // The warm-up runs; the window starts when every worker has passed it.
-  await Promise.all(running.map((r) => r.next()));
+  await load.start();
   const metricsBefore = await (await fetch(`${server.url}/metrics`)).text();
   const framesBefore = gauge(metricsBefore, 'presence_frames_relayed_total');
   const lateBefore = gauge(metricsBefore, 'presence_playback_late_total');
@@ -172,8 +128,7 @@ async function run(n: number, server: { url: string; key: string; pid: number })
   const loadAverageBefore = os.loadavg()[0];
   const before = procStats(server.pid);
   const loadBefore = process.cpuUsage();
-  const results = await Promise.all(running.map((r) => r.next()));
-  for (const r of running) void r.worker.terminate();
+  const results = await load.results();
   const after = procStats(server.pid);
   const loadCpu = process.cpuUsage(loadBefore);
   const loadAverageAfter = os.loadavg()[0];
