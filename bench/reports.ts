@@ -223,6 +223,9 @@ async function run(engine: Engine) {
     const agents: number[] = [];
     for (let i = 0; i < 5; i++) agents.push(await makeAgent(t, { name: `Agent ${i + 1}` }, account.key));
     const seedSeconds = await seed(t, account.id, agents);
+    // Seeding holds the event loop for minutes: let the overdue keep-alive timers close the idle
+    // connection before the first timed request, or it may reuse a socket the server is closing.
+    await new Promise((resolve) => setTimeout(resolve, 200));
     console.log(
       `\n## ${engine}: ${CONVERSATIONS.toLocaleString('en')} conversations, ${(CONVERSATIONS * 6).toLocaleString('en')} turns (seeded in ${seedSeconds.toFixed(0)} s); load average ${os.loadavg()[0]!.toFixed(2)}\n`,
     );

@@ -15,7 +15,7 @@
 import { sql, type Expression, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import type { Database } from '../core/db/schema.js';
-import { LATENCY_BUCKETS, histogramPercentile } from './latency-buckets.js';
+import { LATENCY_BUCKETS, histogramPercentile, latencyBucket } from './latency-buckets.js';
 
 /** Which conversations of one account; every field but the account is optional. */
 export interface ConversationFilter {
@@ -187,6 +187,17 @@ function percentilesOf(histogram: number[]): LatencyPercentiles {
   return { answers, p50: histogramPercentile(histogram, answers, 50), p95: histogramPercentile(histogram, answers, 95) };
 }
 
+/** Each day's percentiles, and those of all the days' histograms summed. */
+function percentilesByDay(histograms: Map<string, number[]>): { days: Map<string, LatencyPercentiles>; total: LatencyPercentiles } {
+  const total = new Array<number>(LATENCY_BUCKETS).fill(0);
+  const days = new Map<string, LatencyPercentiles>();
+  for (const [day, h] of histograms) {
+    h.forEach((n, b) => (total[b] += n));
+    days.set(day, percentilesOf(h));
+  }
+  return { days, total: percentilesOf(total) };
+}
+
 const summed = sql`SUM(conversations) AS conversations, SUM(running) AS running, SUM(seconds) AS seconds, SUM(visitor_turns) AS visitor_turns, SUM(agent_turns) AS agent_turns, SUM(handoffs) AS handoffs, SUM(answers) AS answers, SUM(answered) AS answered`;
 
 /** Whether `stats`, `totals` and `perAgent` may read the rollup (tests compare both ways). */
@@ -355,39 +366,71 @@ export class ConversationQueries {
         FROM (${rollupAndScanned(filter, plan, 'day')}) t
         GROUP BY k HAVING SUM(conversations) > 0 ORDER BY k`.execute(this.db));
     } else {
-      // One pass over the matches: each day's sums and its conversations' gap ids, as text (most
-      // rows have none and add nothing); the few days then give the distinct gaps.
-      const perDay = filtered(
-        this.db
-          .selectFrom('conversations')
-          .select([
-            DAY.as('day'),
-            ...sumsSelect,
-            sql<string | null>`string_agg(array_to_string(gap_ids, ','), ',') FILTER (WHERE cardinality(gap_ids) > 0)`.as('gap_list'),
-          ]),
-        filter,
-      ).groupBy(DAY);
-      rows = await this.db
-        .with('d', () => perDay)
-        .selectFrom('d')
-        .select([
-          sql<string>`day::text`.as('day'),
-          'conversations',
-          'running',
-          'seconds',
-          'visitor_turns',
-          'agent_turns',
-          'handoffs',
-          'answers',
-          'answered',
-          sql<null>`NULL`.as('first'),
-          sql<null>`NULL`.as('last'),
-          sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
-        ])
-        .orderBy('d.day')
-        .execute();
+      rows = await this.scanDays(filter, false);
     }
     return { days: rows.map((r) => ({ day: r.day, ...totals(r) })), gaps: Number(rows[0]?.gaps ?? 0) };
+  }
+
+  /**
+   * `stats` and `latency` together. When the rollup cannot serve the filter, both come from one
+   * pass over the matches (each day's latencies gathered as text beside its sums), instead of a
+   * second pass that unnests every match's latencies in the database.
+   */
+  async statsWithLatency(
+    filter: ConversationFilter,
+    options: AggregateOptions = {},
+  ): Promise<{ days: Array<ConversationTotals & { day: string }>; gaps: number; latency: Awaited<ReturnType<ConversationQueries['latency']>> }> {
+    if (options.rollup !== false && rollupPlan(filter)) return { ...(await this.stats(filter, options)), latency: await this.latency(filter, options) };
+    const rows = await this.scanDays(filter, true);
+    const histograms = new Map<string, number[]>();
+    for (const row of rows) {
+      if (!row.answer_list) continue;
+      const histogram = new Array<number>(LATENCY_BUCKETS).fill(0);
+      for (const ms of row.answer_list.split(',')) histogram[latencyBucket(Number(ms))]! += 1;
+      histograms.set(row.day, histogram);
+    }
+    return { days: rows.map((r) => ({ day: r.day, ...totals(r) })), gaps: Number(rows[0]?.gaps ?? 0), latency: percentilesByDay(histograms) };
+  }
+
+  /**
+   * One pass over the matches: each day's sums and its conversations' gap ids (and, when asked,
+   * answer latencies) as text (most rows have none and add nothing); the few days then give the
+   * distinct gaps.
+   */
+  private async scanDays(filter: ConversationFilter, withAnswers: boolean) {
+    const perDay = filtered(
+      this.db
+        .selectFrom('conversations')
+        .select([
+          DAY.as('day'),
+          ...sumsSelect,
+          sql<string | null>`string_agg(array_to_string(gap_ids, ','), ',') FILTER (WHERE cardinality(gap_ids) > 0)`.as('gap_list'),
+          withAnswers
+            ? sql<string | null>`string_agg(array_to_string(answer_ms, ','), ',') FILTER (WHERE cardinality(answer_ms) > 0)`.as('answer_list')
+            : sql<null>`NULL`.as('answer_list'),
+        ]),
+      filter,
+    ).groupBy(DAY);
+    return this.db
+      .with('d', () => perDay)
+      .selectFrom('d')
+      .select([
+        sql<string>`day::text`.as('day'),
+        'conversations',
+        'running',
+        'seconds',
+        'visitor_turns',
+        'agent_turns',
+        'handoffs',
+        'answers',
+        'answered',
+        sql<null>`NULL`.as('first'),
+        sql<null>`NULL`.as('last'),
+        sql<string>`(SELECT COUNT(DISTINCT g) FROM d, unnest(string_to_array(d.gap_list, ',')) AS g)`.as('gaps'),
+        'answer_list',
+      ])
+      .orderBy('d.day')
+      .execute();
   }
 
   /**
@@ -429,13 +472,7 @@ export class ConversationQueries {
       const { rows } = await sql<{ day: string; bucket: number; n: string | number }>`${scan}`.execute(this.db);
       for (const row of rows) add(row.day, Number(row.bucket), Number(row.n));
     }
-    const total = new Array<number>(LATENCY_BUCKETS).fill(0);
-    const days = new Map<string, LatencyPercentiles>();
-    for (const [day, h] of histograms) {
-      h.forEach((n, b) => (total[b] += n));
-      days.set(day, percentilesOf(h));
-    }
-    return { days, total: percentilesOf(total) };
+    return percentilesByDay(histograms);
   }
 
   /** Totals per agent (by the agent id; the name is the latest conversation's). */

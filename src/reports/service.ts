@@ -95,8 +95,7 @@ export class ReportsService {
 
   async stats(accountId: number, query: FilterQuery) {
     const filter = this.filter(accountId, query);
-    const { days, gaps } = await this.conversations.stats(filter);
-    const latency = await this.conversations.latency(filter);
+    const { days, gaps, latency } = await this.conversations.statsWithLatency(filter);
     const totals = days.reduce<ConversationTotals>(
       (sum, d) => ({
         conversations: sum.conversations + d.conversations,

@@ -262,8 +262,16 @@ forEachEngine('reports: answer rate and voice-to-voice percentiles in the stats'
     ];
     await t.database.db.transaction().execute(async (trx) => {
       const q = new ConversationQueries(trx as unknown as Db);
-      for (const filter of filters)
-        assert.deepEqual(await q.latency(filter, { rollup: true }), await q.latency(filter, { rollup: false }), JSON.stringify(filter));
+      for (const filter of filters) {
+        const scanned = await q.latency(filter, { rollup: false });
+        assert.deepEqual(await q.latency(filter, { rollup: true }), scanned, JSON.stringify(filter));
+        // The one-pass stats (latencies gathered beside the sums) agree with both.
+        for (const rollup of [true, false]) {
+          const both = await q.statsWithLatency(filter, { rollup });
+          assert.deepEqual(both.latency, scanned, `statsWithLatency, rollup ${rollup}: ${JSON.stringify(filter)}`);
+          assert.deepEqual({ days: both.days, gaps: both.gaps }, await q.stats(filter, { rollup }));
+        }
+      }
     });
   });
 
