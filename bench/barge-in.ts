@@ -43,7 +43,7 @@ const noise = (n: number) =>
 async function run(mic: Int16Array): Promise<number[]> {
   const bargeIns: number[] = [];
   let clock = 1000;
-  const listener = new VisitorListener(new PocketsphinxRecognizer(), { bargeIn: () => bargeIns.push(clock) }, { now: () => clock });
+  const listener = new VisitorListener(new PocketsphinxRecognizer(), { bargeIn: () => bargeIns.push(clock), turn: () => {} }, { now: () => clock });
   listener.setAgentTalking(true);
   for (let i = 0; i < mic.length; i += CHUNK) {
     const end = Math.min(mic.length, i + CHUNK);
