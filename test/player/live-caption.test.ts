@@ -82,7 +82,12 @@ describe('live caption of what the agent hears', { skip, timeout: 240_000 }, () 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const deepgram = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    t = await startTestApp('pglite', { STT_ENGINE: 'deepgram', DEEPGRAM_API_KEY: 'dg-test', DEEPGRAM_URL: deepgram });
+    // Either database: PostgreSQL when TEST_DATABASE_URL is set.
+    t = await startTestApp(process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite', {
+      STT_ENGINE: 'deepgram',
+      DEEPGRAM_API_KEY: 'dg-test',
+      DEEPGRAM_URL: deepgram,
+    });
 
     // A LibriVox sentence (about 5 s of speech) after a second of silence, then a long silence:
     // Chromium loops the file, and one turn is enough.
