@@ -119,17 +119,20 @@ describe('sherpa-onnx streaming transducer: words while the visitor speaks', () 
       assert.ok(stream, 'a streaming transducer takes the turn live');
       const partials: string[] = [];
       stream.onPartial = (text) => partials.push(text);
-      for (let i = 0; i < 100; i++) {
-        stream.push(new Int16Array(320).fill(1000)); // 2 s in 20 ms frames
+      const changes = () => partials.filter((p, i) => p !== partials[i - 1]);
+      for (let i = 0; i < 120; i++) {
+        stream.push(new Int16Array(320).fill(1000)); // 2.4 s in 20 ms frames
         if (i === 49) {
           // Halfway, the words so far have come up while audio still flows.
-          for (let k = 0; k < 100 && partials.length < 2; k++) await new Promise((r) => setTimeout(r, 10));
-          assert.deepEqual(partials, ['how', 'how much']);
+          for (let k = 0; k < 100 && changes().length < 2; k++) await new Promise((r) => setTimeout(r, 10));
+          assert.deepEqual(changes(), ['how', 'how much']);
         }
       }
       const final = await stream.finish();
-      assert.equal(final.text, 'how much is shipping');
-      assert.deepEqual(partials, ['how', 'how much', 'how much is', 'how much is shipping']);
+      assert.equal(final.text, 'how much is shipping to'); // the tail padding adds 0.3 s
+      assert.deepEqual(changes(), ['how', 'how much', 'how much is', 'how much is shipping']);
+      // Unchanged words come again after 0.3 s of audio (a pause's words for the answer prepared ahead).
+      assert.deepEqual(partials.slice(-2), ['how much is shipping', 'how much is shipping']);
       // A second turn starts afresh; an aborted one says nothing more.
       const second = recognizer.stream({ language: 'en' })!;
       const late: string[] = [];
@@ -168,10 +171,11 @@ describe('sherpa-onnx streaming transducer: words while the visitor speaks', () 
     const recognizer = await SherpaRecognizer.load(folder('sherpa-onnx-streaming-zipformer-listener', transducer), undefined, 1, fake);
     const partials: Array<{ text: string; at: number }> = [];
     const turns: VisitorTurnHeard[] = [];
+    const tentative: string[] = [];
     let clock = 1000;
     const listener = new VisitorListener(
       recognizer,
-      { partial: (text) => partials.push({ text, at: clock }), turn: (t) => turns.push(t) },
+      { partial: (text) => partials.push({ text, at: clock }), tentative: (t) => tentative.push(t.text), turn: (t) => turns.push(t) },
       { now: () => clock },
     );
     try {
@@ -189,6 +193,12 @@ describe('sherpa-onnx streaming transducer: words while the visitor speaks', () 
       assert.ok(partials.length >= 2, `partials: ${JSON.stringify(partials)}`);
       assert.ok(partials[0].at < speechEnd, 'the first words came while the visitor still spoke');
       assert.ok(turns[0].text.startsWith(partials[0].text), `${turns[0].text} / ${partials[0].text}`);
+      // Each change reaches the caption once; the words during the final pause are told ahead.
+      assert.ok(
+        partials.every((p, i) => i === 0 || p.text !== partials[i - 1].text),
+        JSON.stringify(partials),
+      );
+      assert.ok(tentative.length >= 1, 'words told during the pause');
     } finally {
       listener.close();
       await recognizer.close();

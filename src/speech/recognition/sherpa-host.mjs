@@ -13,8 +13,13 @@ import { pathToFileURL } from 'node:url';
 const require = createRequire(import.meta.url);
 let recognizer;
 let kind;
-/** Live turns by id: the stream and the last text sent, so only changes go up. */
+/** Live turns by id: the stream, the last text sent and the audio since (samples). */
 const live = new Map();
+/**
+ * Unchanged words go up again after this much audio (0.3 s), as Deepgram repeats its interim
+ * results: during the visitor's pause they are the turn's words for the answer prepared ahead.
+ */
+const REPEAT_SAMPLES = 4800;
 
 function decodeLive(turn) {
   while (recognizer.isReady(turn.stream)) recognizer.decode(turn.stream);
@@ -48,14 +53,16 @@ process.on('message', async (message) => {
       const result = transcribe(message.samples);
       process.send({ type: 'result', id: message.id, text: String(result.text ?? ''), lang: result.lang ?? result.language ?? '' });
     } else if (message.type === 'open') {
-      live.set(message.id, { stream: recognizer.createStream(), text: '' });
+      live.set(message.id, { stream: recognizer.createStream(), text: '', since: 0 });
     } else if (message.type === 'audio') {
       const turn = live.get(message.id);
       if (!turn) return;
       turn.stream.acceptWaveform({ samples: message.samples, sampleRate: 16000 });
       const text = decodeLive(turn);
-      if (text && text !== turn.text) {
+      turn.since += message.samples.length;
+      if (text && (text !== turn.text || turn.since >= REPEAT_SAMPLES)) {
         turn.text = text;
+        turn.since = 0;
         process.send({ type: 'partial', id: message.id, text });
       }
     } else if (message.type === 'finish') {
