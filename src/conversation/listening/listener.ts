@@ -297,9 +297,11 @@ export class VisitorListener implements Listener {
       if (!stream) return; // busy: the turn is recognised whole (speculatively) instead
       stream.onPartial = (text) => {
         if (this.segment !== segment || !text.trim()) return;
+        const changed = text !== segment.partialText;
         segment.partialText = text;
         segment.partialStale = false;
-        this.events.partial?.(text);
+        // Engines repeat unchanged words (Deepgram, sherpa-onnx): the caption gets each change once.
+        if (changed) this.events.partial?.(text);
         // A phrase closed during the visitor's silence: the turn's words, unless the visitor goes on.
         if (segment.silenceMs > 0) this.tell(segment, text);
       };

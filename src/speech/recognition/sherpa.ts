@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { RecognitionError } from './errors.js';
 import { isoLanguage } from './languages.js';
-import type { RecognitionOptions, Recognizer, Transcript } from './types.js';
+import type { RecognitionOptions, RecognitionStream, Recognizer, Transcript } from './types.js';
 
 export type SherpaModelKind = 'whisper' | 'moonshine' | 'sense-voice' | 'transducer' | 'streaming-transducer';
 export const SHERPA_MODEL_KINDS: SherpaModelKind[] = ['whisper', 'moonshine', 'sense-voice', 'transducer', 'streaming-transducer'];
@@ -143,24 +143,78 @@ interface Job {
   reject: (e: Error) => void;
 }
 
+/** Live turns one model process decodes at once; more are recognised whole (`stream` answers undefined). */
+export const SHERPA_MAX_LIVE_TURNS = 16;
+
 export class SherpaRecognizer implements Recognizer {
   readonly name = 'sherpa-onnx';
   private child: ChildProcess | undefined;
   private readonly jobs = new Map<number, Job>();
+  /** Live turns' partial-text listeners, by job id. */
+  private readonly live = new Map<number, RecognitionStream>();
   private nextId = 1;
   private closed = false;
 
   private constructor(
     readonly model: SherpaModel,
     readonly folder: string,
+    /** Tests only: a module with sherpa-onnx-node's classes, loaded in the model process instead. */
+    private readonly module?: string,
   ) {}
 
   /** Starts the model process and waits until the model loaded (or says why it did not). */
-  static async load(folder: string, kind?: SherpaModelKind, threads = Math.min(4, os.availableParallelism())): Promise<SherpaRecognizer> {
+  static async load(folder: string, kind?: SherpaModelKind, threads = Math.min(4, os.availableParallelism()), module?: string): Promise<SherpaRecognizer> {
     const model = describeModelFolder(path.resolve(folder), kind, threads);
-    const recognizer = new SherpaRecognizer(model, path.resolve(folder));
+    const recognizer = new SherpaRecognizer(model, path.resolve(folder), module);
     await recognizer.start();
     return recognizer;
+  }
+
+  /**
+   * A streaming transducer decodes the turn as the visitor speaks and says the words so far
+   * (`onPartial`): the live caption, turn-taking's words, the answer prepared ahead. Other kinds
+   * are recognised whole; so is a turn while the model process is down or has its most live turns.
+   */
+  stream(options: RecognitionOptions): RecognitionStream | undefined {
+    if (this.model.kind !== 'streaming-transducer' || this.closed || !this.child || this.live.size >= SHERPA_MAX_LIVE_TURNS) return undefined;
+    const child = this.child;
+    const id = this.nextId++;
+    let done = false;
+    const end = () => {
+      done = true;
+      this.live.delete(id);
+    };
+    const stream: RecognitionStream = {
+      push: (pcm) => {
+        if (done || this.child !== child) return;
+        const samples = new Float32Array(pcm.length);
+        for (let i = 0; i < pcm.length; i++) samples[i] = pcm[i] / 32768;
+        child.send({ type: 'audio', id, samples });
+      },
+      finish: async () => {
+        if (done) throw new RecognitionError('the live turn was already finished or dropped', 'sherpa-onnx');
+        if (this.child !== child) {
+          end();
+          throw new RecognitionError('the sherpa-onnx model process stopped during the turn', 'sherpa-onnx');
+        }
+        const result = new Promise<{ text: string; lang: string }>((resolve, reject) => this.jobs.set(id, { id, resolve, reject }));
+        child.send({ type: 'finish', id });
+        try {
+          return { text: cleanText((await result).text) };
+        } finally {
+          end();
+        }
+      },
+      abort: () => {
+        if (done) return;
+        end();
+        this.jobs.delete(id);
+        if (this.child === child) child.send({ type: 'abort', id });
+      },
+    };
+    this.live.set(id, stream);
+    child.send({ type: 'open', id, language: options.language });
+    return stream;
   }
 
   private start(): Promise<void> {
@@ -180,6 +234,9 @@ export class SherpaRecognizer implements Recognizer {
         if (message.type === 'ready') {
           ready = true;
           resolve();
+        } else if (message.type === 'partial' && message.id) {
+          const text = cleanText(message.text ?? '');
+          if (text) this.live.get(message.id)?.onPartial?.(text);
         } else if (message.type === 'result' && message.id) {
           const job = this.jobs.get(message.id);
           this.jobs.delete(message.id);
@@ -201,9 +258,10 @@ export class SherpaRecognizer implements Recognizer {
         );
         for (const job of this.jobs.values()) job.reject(error);
         this.jobs.clear();
+        this.live.clear();
         if (!ready) reject(error);
       });
-      child.send({ type: 'load', config: this.model.config, kind: this.model.kind });
+      child.send({ type: 'load', config: this.model.config, kind: this.model.kind, ...(this.module ? { module: this.module } : {}) });
     });
   }
 
@@ -238,10 +296,12 @@ export class SherpaRecognizer implements Recognizer {
 }
 
 function cleanText(text: string): string {
-  return text
+  const clean = text
     .replace(/<\|[^|]*\|>/g, '')
     .replace(/\s+/g, ' ')
     .trim();
+  // The English streaming zipformers answer in capitals: the caption and the brain get plain case.
+  return /\p{Lu}/u.test(clean) && !/\p{Ll}/u.test(clean) ? clean.toLowerCase() : clean;
 }
 
 function lastUsefulLine(stderr: string): string | undefined {
