@@ -35,7 +35,7 @@ test('warm starts one worker; a queue grows the pool; idle spares end, the first
 });
 
 test('the last worker ends after its idle time; warm() and a sentence each start one again', async () => {
-  const engine = new FliteEngine({ workers: 2, spareIdleMs: 200, lastIdleMs: 1500 });
+  const engine = new FliteEngine({ workers: 2, spareIdleMs: 200, lastIdleMs: 2000 });
   const gone = async () => {
     const until = Date.now() + 10_000;
     while (engine.workersRunning > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
@@ -48,7 +48,12 @@ test('the last worker ends after its idle time; warm() and a sentence each start
     await new Promise((r) => setTimeout(r, 400));
     assert.ok((await speak(engine, 'Still here.')) > 4000);
     await new Promise((r) => setTimeout(r, 400));
-    assert.equal(engine.workersRunning, 1, 'a sentence 400 ms ago keeps the worker (idle time 1.5 s)');
+    assert.equal(engine.workersRunning, 1, 'a sentence 400 ms ago keeps the worker (idle time 2 s)');
+    // warm() restarts the idle time as a sentence does (a session opening just before the worker would end).
+    await new Promise((r) => setTimeout(r, 1000));
+    await engine.warm();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(engine.workersRunning, 1, 'warm() 1 s ago kept the worker (idle time 2 s, 2.4 s after the sentence)');
     await gone();
     await engine.warm();
     assert.equal(engine.workersRunning, 1, 'warm() starts one again');

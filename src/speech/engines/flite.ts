@@ -187,6 +187,10 @@ class WorkerPool {
   async warm(): Promise<void> {
     if (this.closed) throw new SpeechError('engine_failed', 'flite engine is closed', 'flite');
     if (!this.workers.length) this.spawn();
+    // A session opening (prewarm) also restarts the first worker's idle time, so it is not ended
+    // between the session's start and its first sentence.
+    const first = this.workers[0];
+    if (first.started && !first.busy) this.idleFrom(first);
     const ready = await Promise.all(this.workers.map((w) => w.ready));
     if (ready.includes(false)) throw new SpeechError('engine_failed', 'a flite worker could not start (its WASM did not load)', 'flite');
   }
