@@ -10,7 +10,12 @@
  *   2. restart: the same DATA_DIR, idle BENCH_SETTLE s after /readyz;
  *   3. N render sessions, each streaming 24 kHz audio at real time to a connected player
  *      (bench/realtime-load.mjs), for BENCH_SECONDS; RSS sampled every second (its highest shown);
- *   4. the same process BENCH_SETTLE s after every session stopped.
+ *   4. the same process BENCH_SETTLE s after every session stopped;
+ *   5. the same process BENCH_LONG_IDLE s (default 660; 0 skips it) after that: past the offline
+ *      voice's last worker's idle time (10 minutes), so what a server nobody talks to holds.
+ * Then, in this process, the offline voice's first sentence with its worker warm, with none (the
+ * worker ended), and with none but a session's prewarm started 1 s before it (what a visitor's
+ * first sentence after a quiet spell waits).
  * Speech engines as configured in the environment (here: flite and pocketsphinx when installed;
  * no Kokoro or sherpa-onnx model). Prints a table; bench/README.md keeps the figures.
  */
@@ -21,12 +26,14 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
+import { FliteEngine } from '../src/speech/engines/flite.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
 const SESSIONS = Number(process.argv[2] ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const SETTLE = Number(process.env.BENCH_SETTLE ?? 10);
+const LONG_IDLE = Number(process.env.BENCH_LONG_IDLE ?? 660);
 const WORKERS = 2;
 
 type Row = { phase: string; rssMb: number; peakMb: number; heapMb: number; note: string };
@@ -167,6 +174,10 @@ async function main() {
     rows.push(await idle(server, 'restart, idle', `same DATA_DIR; ready in ${(server.readyMs / 1000).toFixed(1)} s; ${SETTLE} s after /readyz`));
     rows.push(await withSessions(server, key));
     rows.push(await idle(server, 'after the sessions', `${SETTLE} s after every session stopped`));
+    if (LONG_IDLE > 0) {
+      await sleep(Math.max(0, LONG_IDLE - SETTLE) * 1000);
+      rows.push(await idle(server, 'long idle', `${LONG_IDLE + SETTLE} s after the sessions stopped (the voice's last worker ends after 600 s idle)`));
+    }
     await server.stop();
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -175,6 +186,49 @@ async function main() {
   console.log(`\nServer memory (MB), embedded database, ${os.availableParallelism()} cores, Node ${process.version}`);
   console.log(`${'phase'.padEnd(24)}${'RSS'.padStart(8)}${'peak'.padStart(8)}${'JS heap'.padStart(9)}  note`);
   for (const r of rows) console.log(`${r.phase.padEnd(24)}${mb(r.rssMb)}${mb(r.peakMb)}${mb(r.heapMb).padStart(9)}  ${r.note}`);
+  await firstSentence();
+  console.log(
+    `(load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  );
+}
+
+/** The offline voice's first sentence (ms to its first audio), warm, cold, and cold with a prewarm 1 s ahead; medians of 3. */
+async function firstSentence(): Promise<void> {
+  const engine = new FliteEngine({ workers: 1, lastIdleMs: 1500 });
+  const speak = async () => {
+    const began = performance.now();
+    for await (const _ of engine.synthesize({ text: 'Hello, how can I help you today?', voiceId: 'slt', language: 'en', signal: new AbortController().signal }))
+      return performance.now() - began;
+    return NaN;
+  };
+  const ended = async () => {
+    while (engine.workersRunning > 0) await sleep(50);
+  };
+  const warm: number[] = [];
+  const cold: number[] = [];
+  const prewarmed: number[] = [];
+  try {
+    for (let k = 0; k < 3; k++) {
+      await engine.warm();
+      warm.push(await speak());
+      await ended();
+      cold.push(await speak());
+      await ended();
+      void engine.warm().catch(() => {});
+      await sleep(1000);
+      prewarmed.push(await speak());
+      await ended();
+    }
+  } finally {
+    await engine.close();
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[1].toFixed(0);
+  console.log(
+    `\nOffline voice, first audio of a sentence (median of 3): worker warm ${median(warm)} ms; no worker ${median(cold)} ms; no worker, session prewarm 1 s before ${median(prewarmed)} ms`,
+  );
 }
 
 await main();

@@ -414,6 +414,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   sessions.hooks = {
     ...sessions.hooks,
     opened: (row) => {
+      speech.prewarm();
       liveSide(row).open(row);
       meter.opened(row).catch((error) => app.log.error({ err: error, session_id: row.id }, 'billing meter could not open'));
       conversations

@@ -162,6 +162,14 @@ export class SpeechService {
     return this.started;
   }
 
+  /**
+   * A session is opening: makes sure the offline voice has a worker compiled before its first
+   * sentence (the last one ends after ten idle minutes, and starting one takes about a second).
+   */
+  prewarm(): void {
+    if (this.ready) this.flite.warm().catch(() => {}); // a failure shows again, and is reported, at the sentence
+  }
+
   /** Whether the speech layer can voice text now: start() has succeeded (dictionary, WASM, resamplers loaded). */
   isReady(): boolean {
     return this.ready;

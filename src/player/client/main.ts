@@ -65,6 +65,8 @@ let lastSpeech = -Infinity;
 let fps = 0;
 let firstFrame: number | null = null;
 let faceFrame: number | null = null;
+/** Whether the GPU has finished the first frame with the face (Stage.drawn), once it was issued. */
+let faceDrawn: (() => boolean) | null = null;
 let pixelScale = 1;
 /** The face's still picture (server-rendered, in the page's HTML): when it was painted and when the live head replaced it (ms since navigation start). */
 const stillEl = document.getElementById('still') as HTMLImageElement | null;
@@ -364,7 +366,7 @@ function frame(): void {
   animate();
   const now = nowSec();
   const t1 = performance.now();
-  if (faceFrame === null && faceReady) performance.mark('face:render');
+  if (faceFrame === null && faceReady && !faceDrawn) performance.mark('face:render');
   stage.render(rig.camera);
   const t2 = performance.now();
   cpuMs += (t1 - t0 - cpuMs) * 0.05;
@@ -372,7 +374,9 @@ function frame(): void {
 
   if (lastInterrupt.received !== null && lastInterrupt.closed === null && mixer.value('jawOpen') < 0.05) lastInterrupt.closed = performance.now();
   if (firstFrame === null) firstFrame = performance.now();
-  if (faceFrame === null && faceReady) {
+  // The live face's first frame counts once the GPU has finished it (not when its commands were issued).
+  if (faceFrame === null && faceReady && !faceDrawn) faceDrawn = stage.drawn();
+  if (faceFrame === null && faceDrawn?.()) {
     faceFrame = performance.now();
     // The live head is in this frame: the still goes at the next one, once this frame is on screen.
     if (stillEl) {

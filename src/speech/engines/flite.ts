@@ -44,6 +44,11 @@ interface Result {
 
 /** A worker beyond the first that has had no sentence for this long is ended (its ~40-75 MB returned). */
 const SPARE_WORKER_IDLE_MS = 5 * 60_000;
+/**
+ * The last worker ends after this long without a sentence too, so a server nobody talks to does not
+ * keep its memory; a session opening starts it again (warm()), well before its first sentence.
+ */
+const LAST_WORKER_IDLE_MS = 10 * 60_000;
 
 type Slot = { worker: Worker; busy: boolean; started: boolean; ready: Promise<boolean>; retire?: NodeJS.Timeout };
 
@@ -51,7 +56,8 @@ type Slot = { worker: Worker; busy: boolean; started: boolean; ready: Promise<bo
  * flite's workers. One is started by warm(); more (up to `size`) start only when sentences queue
  * behind busy workers, and a queued sentence goes to whichever worker is free first (a new worker
  * compiles for about a second, longer than a busy one takes to finish a sentence). Workers past the
- * first end after SPARE_WORKER_IDLE_MS idle, so a burst does not keep their memory for good.
+ * first end after SPARE_WORKER_IDLE_MS idle, so a burst does not keep their memory for good, and the
+ * last one after LAST_WORKER_IDLE_MS (the next warm() or sentence starts one again).
  */
 class WorkerPool {
   private workers: Slot[] = [];
@@ -63,6 +69,7 @@ class WorkerPool {
   constructor(
     private readonly size: number,
     private readonly spareIdleMs = SPARE_WORKER_IDLE_MS,
+    private readonly lastIdleMs = LAST_WORKER_IDLE_MS,
   ) {}
 
   /** Workers running now (tests). */
@@ -142,15 +149,21 @@ class WorkerPool {
     return slot;
   }
 
-  /** A spare worker (not the first) that stays idle is ended. */
+  /** A worker that stays idle is ended: a spare after spareIdleMs, the first after lastIdleMs. */
   private idleFrom(slot: Slot): void {
     clearTimeout(slot.retire);
-    if (slot === this.workers[0]) return;
-    slot.retire = setTimeout(() => {
-      if (slot.busy || slot === this.workers[0] || !this.workers.includes(slot)) return;
-      this.workers = this.workers.filter((x) => x !== slot);
-      void slot.worker.terminate();
-    }, this.spareIdleMs);
+    const first = slot === this.workers[0];
+    slot.retire = setTimeout(
+      () => {
+        if (slot.busy || this.queue.length || !this.workers.includes(slot)) return;
+        // The first worker waits for its spares (it is the last to go), and a spare that has become
+        // the only one gets the last one's longer wait.
+        if (slot === this.workers[0] && (this.workers.length > 1 || !first)) return this.idleFrom(slot);
+        this.workers = this.workers.filter((x) => x !== slot);
+        void slot.worker.terminate();
+      },
+      first ? this.lastIdleMs : this.spareIdleMs,
+    );
     slot.retire.unref();
   }
 
@@ -174,6 +187,10 @@ class WorkerPool {
   async warm(): Promise<void> {
     if (this.closed) throw new SpeechError('engine_failed', 'flite engine is closed', 'flite');
     if (!this.workers.length) this.spawn();
+    // A session opening (prewarm) also restarts the first worker's idle time, so it is not ended
+    // between the session's start and its first sentence.
+    const first = this.workers[0];
+    if (first.started && !first.busy) this.idleFrom(first);
     const ready = await Promise.all(this.workers.map((w) => w.ready));
     if (ready.includes(false)) throw new SpeechError('engine_failed', 'a flite worker could not start (its WASM did not load)', 'flite');
   }
@@ -222,11 +239,11 @@ export class FliteEngine implements SpeechEngine {
   readonly name = 'flite';
   private pool: WorkerPool;
 
-  constructor(options: { workers?: number; spareIdleMs?: number } = {}) {
-    this.pool = new WorkerPool(options.workers ?? Math.max(1, Math.min(4, os.availableParallelism())), options.spareIdleMs);
+  constructor(options: { workers?: number; spareIdleMs?: number; lastIdleMs?: number } = {}) {
+    this.pool = new WorkerPool(options.workers ?? Math.max(1, Math.min(4, os.availableParallelism())), options.spareIdleMs, options.lastIdleMs);
   }
 
-  /** Workers running now: one after warm(), more while sentences queue (tests). */
+  /** Workers running now: one after warm(), more while sentences queue, none after long idle (tests). */
   get workersRunning(): number {
     return this.pool.running;
   }
