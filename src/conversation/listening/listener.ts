@@ -6,9 +6,9 @@
  * A segment opens on voiced visitor frames (with 320 ms of audio before them, so first syllables are
  * not clipped). It becomes speech once it has 160 ms of voice (`speechStarted`, a streaming engine is
  * opened), and ends after a silence that EndOfTurn picks from the visitor's pauses, the words heard
- * so far and the pitch at the end of the last voiced stretch (pitch.ts, on voiced frames only). While the agent talks, the visitor's voice
- * must last `bargeInMs` to interrupt (`bargeIn`); shorter speech over the agent ("mm-hm") is a
- * back-channel and is dropped. For engines without streaming the turn is recognised speculatively
+ * so far and the pitch at the end of the last voiced stretch (pitch.ts, on voiced frames only).
+ * While the agent talks, the visitor's voice must last `bargeInMs` to interrupt (`bargeIn`); shorter
+ * speech over the agent ("mm-hm") is a back-channel and is dropped. For engines without streaming the turn is recognised speculatively
  * once the silence reaches `speculateAfterMs`, so the transcript is often ready when the turn ends;
  * a voiced frame cancels that work. When the words look final before the turn has ended (the live
  * decoder closed its phrase, or the speculative recognition finished, during the silence), they are
