@@ -20,7 +20,11 @@
  *    skips it).
  *
  *   node --import tsx bench/conversation.ts [--turns 30] [--max-visitors 12] [--turns-per-visitor 3]
- *     [--whole-turns] [--no-preempt | --compare]
+ *     [--whole-turns] [--no-preempt | --compare] [--no-pitch | --compare-turn-taking]
+ *
+ * `--no-pitch` runs the end-of-turn rule before pitch (pauses and words); `--compare-turn-taking`
+ * alternates it with the shipped one (words, pitch and pauses) turn by turn, each in a conversation
+ * of its own, the same clip once each way.
  *
  * The numbers depend on the machine's load: the load average is printed beside them.
  */
@@ -31,6 +35,7 @@ import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type R
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import { preemptiveStats } from '../src/conversation/live.js';
+import type { ListenerOptions } from '../src/conversation/listening/index.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
 
@@ -44,6 +49,14 @@ const WHOLE_TURNS = args.includes('--whole-turns');
 /** Preemptive generation off for every turn, or alternated turn by turn (on, off, on…) for a before/after. */
 const NO_PREEMPT = args.includes('--no-preempt');
 const COMPARE = args.includes('--compare');
+/** The end-of-turn rule before pitch, or both rules alternated turn by turn (two conversations, the same clips). */
+const NO_PITCH = args.includes('--no-pitch');
+const COMPARE_TURN_TAKING = args.includes('--compare-turn-taking');
+/** The conversation's listener (made on its first audio) takes the end-of-turn rule before pitch. */
+function pitchOff(live: object): void {
+  const deps = (live as { deps: { listenerOptions?: ListenerOptions } }).deps;
+  deps.listenerOptions = { ...deps.listenerOptions, endOfTurn: { ...deps.listenerOptions?.endOfTurn, fallingSilenceMs: 0, levelSilenceMs: 0 } };
+}
 
 /** The player page's microphone frame (mic-worklet.ts): 20 ms at 16 kHz. */
 const MIC_FRAME = MIC_CHUNK;
@@ -152,19 +165,41 @@ async function main() {
     const agent = (await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', system_prompt: SHOP_PROMPT, concurrency_limit: 100 } })).body.id;
 
     // ---- 1. one visitor, N turns
-    const { id, page } = await openConversation(t, agent);
-    const live = t.context.conversationLoop.get(id)!;
-    live.preemptive = !NO_PREEMPT;
-    await page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
-    const modes = COMPARE ? [true, false] : [!NO_PREEMPT];
+    // Each way of running is a conversation of its own (the end-of-turn rule is the listener's, made
+    // on the conversation's first audio); --compare runs one conversation both ways.
+    const ways: Array<{ label: string; preempt: boolean; pitch: boolean }> = COMPARE_TURN_TAKING
+      ? [
+          { label: 'words, pitch and pauses (after)', preempt: !NO_PREEMPT, pitch: true },
+          { label: 'pauses and words (before)', preempt: !NO_PREEMPT, pitch: false },
+        ]
+      : COMPARE
+        ? [
+            { label: 'preemptive', preempt: true, pitch: !NO_PITCH },
+            { label: 'no preemption', preempt: false, pitch: !NO_PITCH },
+          ]
+        : [{ label: NO_PREEMPT ? 'no preemption' : 'preemptive', preempt: !NO_PREEMPT, pitch: !NO_PITCH }];
+    const conversations = new Map<boolean, { id: string; page: Page }>();
+    for (const pitch of new Set(ways.map((w) => w.pitch))) {
+      const c = await openConversation(t, agent);
+      const live = t.context.conversationLoop.get(c.id)!;
+      if (!pitch) pitchOff(live);
+      live.preemptive = ways.find((w) => w.pitch === pitch)!.preempt;
+      await c.page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
+      conversations.set(pitch, c);
+    }
+    const modes = ways.map((w) => w.label);
     const runs = new Map(modes.map((on) => [on, { voiceToVoice: [] as number[], steps: [] as Array<Record<string, number | null>>, cpuMs: 0, turns: 0 }]));
     const stats0 = structuredClone(preemptiveStats);
     const loadBefore = load();
+    const turnsPlayed = new Map<string, number>();
     for (let i = 0; i < TURNS; i++) {
-      // --compare: turns go in pairs, the same clip once with and once without preemption.
-      const on = modes[i % modes.length];
-      const clip = clips[Math.floor(i / modes.length) % clips.length];
-      live.preemptive = on;
+      // --compare, --compare-turn-taking: turns go in pairs, the same clip once each way.
+      const way = ways[i % ways.length];
+      const on = way.label;
+      const clip = clips[Math.floor(i / ways.length) % clips.length];
+      const { id, page } = conversations.get(way.pitch)!;
+      const live = t.context.conversationLoop.get(id)!;
+      live.preemptive = way.preempt;
       const run = runs.get(on)!;
       const cpu = process.cpuUsage();
       const { voiceToVoice } = await page.turn(clip);
@@ -173,17 +208,17 @@ async function main() {
       run.turns++;
       run.voiceToVoice.push(voiceToVoice);
       // One line per turn, so a run stopped early (a loaded machine) still tells what it measured.
-      const w = (await waterfalls(t, id, i + 2)).at(-1)!;
+      const turnsHere = (turnsPlayed.get(id) ?? 1) + 1;
+      turnsPlayed.set(id, turnsHere);
+      const w = (await waterfalls(t, id, turnsHere)).at(-1)!;
       run.steps.push(w);
-      console.error(
-        `turn ${i + 1} (${on ? 'preempt' : 'no preempt'}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`,
-      );
+      console.error(`turn ${i + 1} (${on}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`);
     }
-    page.socket.close();
+    for (const c of conversations.values()) c.page.socket.close();
     const stats = { ...preemptiveStats, discarded: { ...preemptiveStats.discarded } };
     const discarded = Object.values(stats.discarded).reduce((a, b) => a + b, 0) - Object.values(stats0.discarded).reduce((a, b) => a + b, 0);
     console.log(`## One visitor, ${TURNS} turns (load average before: ${loadBefore}; after: ${load()})\n`);
-    const label = (on: boolean) => (on ? 'preemptive' : 'no preemption');
+    const label = (on: string) => on;
     console.log(`| step (p50 / p95 ms) | ${modes.map(label).join(' | ')} |`);
     console.log(`|---|${modes.map(() => '---:').join('|')}|`);
     const row = (name: string, of: (steps: Array<Record<string, number | null>>, run: { voiceToVoice: number[] }) => number[]) =>
@@ -219,7 +254,8 @@ async function main() {
         `work thrown away: ${ms(stats.discardedWorkMs - stats0.discardedWorkMs)} ms wall clock (engine + speech until the held first audio)\n`,
     );
     const gaps = await t.database.db.selectFrom('knowledge_gaps').select(['times_asked']).where('agent_id', '=', agent).execute();
-    const unknown = (await t.database.db.selectFrom('conversation_turns').select(['details']).where('conversation_id', '=', id).execute()).filter(
+    const ids = [...conversations.values()].map((c) => c.id);
+    const unknown = (await t.database.db.selectFrom('conversation_turns').select(['details']).where('conversation_id', 'in', ids).execute()).filter(
       (r) => (r.details as any).gap_id !== undefined,
     ).length;
     console.log(
@@ -235,7 +271,11 @@ async function main() {
     let carried = 0;
     for (const visitors of [1, 2, 4, 6, 8, 10, 12, 16, 20].filter((n) => n <= MAX_VISITORS)) {
       const conversations = await Promise.all(Array.from({ length: visitors }, () => openConversation(t, agent)));
-      for (const c of conversations) t.context.conversationLoop.get(c.id)!.preemptive = !NO_PREEMPT;
+      for (const c of conversations) {
+        const live = t.context.conversationLoop.get(c.id)!;
+        live.preemptive = !NO_PREEMPT;
+        if (NO_PITCH) pitchOff(live);
+      }
       const results: number[] = [];
       await Promise.all(
         conversations.map(async ({ page }, v) => {

@@ -14,6 +14,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { EchoGuard } from '../src/conversation/listening/echo-guard.js';
+import { PitchTrack } from '../src/conversation/listening/pitch.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
 import type { VisitorTurnHeard } from '../src/conversation/listening/types.js';
 import { SileroVad, VAD_FRAME } from '../src/conversation/listening/vad.js';
@@ -65,22 +66,44 @@ async function frameCosts(speech: Int16Array) {
       guardUs.push((performance.now() - t) * 1000);
     }
   }
-  // The whole listener per frame (VAD + guard + turn logic), main-thread CPU, recognition excluded.
-  const listener = new VisitorListener({ name: 'none', transcribe: async () => ({ text: '' }), close: async () => {} }, { turn: () => {} });
-  await listener.idle();
-  const before = process.cpuUsage();
-  let pushed = 0;
+  // Pitch (YIN) of one voiced frame, as the listener runs it on every voiced frame of a turn.
+  const pitchUs: number[] = [];
+  const track = new PitchTrack();
   for (let round = 0; round < 3; round++) {
+    for (let i = 0; i + VAD_FRAME <= speech.length; i += VAD_FRAME) {
+      const t = performance.now();
+      track.push(speech.subarray(i, i + VAD_FRAME));
+      pitchUs.push((performance.now() - t) * 1000);
+    }
+  }
+  // The whole listener per frame (VAD + guard + turn logic), main-thread CPU, recognition excluded;
+  // with the pitch of voiced frames (the shipped end of turn) and without it (the rule before it),
+  // alternated round by round so both see the same load.
+  const perFrame = { pitch: { us: 0, frames: 0 }, none: { us: 0, frames: 0 } };
+  for (let round = 0; round < 6; round++) {
+    const withPitch = round % 2 === 0;
+    const listener = new VisitorListener(
+      { name: 'none', transcribe: async () => ({ text: '' }), close: async () => {} },
+      { turn: () => {} },
+      withPitch ? {} : { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0 } },
+    );
+    await listener.idle();
+    const before = process.cpuUsage();
+    let pushed = 0;
     for (let i = 0; i + 320 <= speech.length; i += 320) {
       listener.push(speech.subarray(i, i + 320), (pushed += 20));
       if (i % (320 * 16) === 0) await listener.idle();
     }
+    await listener.idle();
+    const used = process.cpuUsage(before);
+    listener.close();
+    const cell = withPitch ? perFrame.pitch : perFrame.none;
+    cell.us += used.user + used.system;
+    cell.frames += Math.floor(((pushed / 1000) * 16000) / VAD_FRAME);
   }
-  await listener.idle();
-  const used = process.cpuUsage(before);
-  listener.close();
-  const nFrames = Math.floor(((pushed / 1000) * 16000) / VAD_FRAME);
-  const perFrameUs = (used.user + used.system) / nFrames;
+  const perFrameUs = perFrame.pitch.us / perFrame.pitch.frames;
+  const withoutPitchUs = perFrame.none.us / perFrame.none.frames;
+  const nFrames = perFrame.pitch.frames;
   console.log('### Cost per 32 ms frame\n');
   console.log('| part | mean | p50 | p99 |');
   console.log('|---|---:|---:|---:|');
@@ -88,8 +111,12 @@ async function frameCosts(speech: Int16Array) {
     console.log(`| ${name} | ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(0)} µs | ${pct(v, 0.5).toFixed(0)} µs | ${pct(v, 0.99).toFixed(0)} µs |`);
   row('Silero VAD (onnxruntime-node, 1 thread)', vadUs);
   row('echo guard (agent talking)', guardUs);
-  console.log(`| whole listener, CPU (VAD + guard + turn logic) | ${perFrameUs.toFixed(0)} µs | | |`);
-  console.log(`\nOne listening visitor: ${((perFrameUs / 32000) * 100).toFixed(2)} % of a core for the frame path (${nFrames} frames).\n`);
+  row('pitch of a frame (YIN, voiced frames only)', pitchUs);
+  console.log(`| whole listener, CPU (VAD + guard + pitch + turn logic) | ${perFrameUs.toFixed(0)} µs | | |`);
+  console.log(`| whole listener without pitch (the end of turn before it) | ${withoutPitchUs.toFixed(0)} µs | | |`);
+  console.log(
+    `\nOne listening visitor: ${((perFrameUs / 32000) * 100).toFixed(2)} % of a core for the frame path (${nFrames} frames; without pitch ${((withoutPitchUs / 32000) * 100).toFixed(2)} %).\n`,
+  );
 }
 
 async function endOfTurn(clips: Recording[]) {

@@ -1,7 +1,7 @@
-/** The end-of-turn silence: the visitor's pauses move it, the words heard so far shorten or lengthen it. */
+/** The end-of-turn silence: the visitor's pauses move it, the words heard so far and the pitch at the end shorten or lengthen it. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { completeness, EndOfTurn } from '../../src/conversation/listening/end-of-turn.js';
+import { completeness, END_OF_TURN_DEFAULTS, EndOfTurn } from '../../src/conversation/listening/end-of-turn.js';
 import { VisitorListener } from '../../src/conversation/listening/listener.js';
 import type { VoiceActivityDetector } from '../../src/conversation/listening/vad.js';
 import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
@@ -33,6 +33,22 @@ test("the silence follows the visitor's pauses within its bounds", () => {
   assert.equal(brisk.silenceNeeded(), 500, 'gaps between words are not pauses');
   assert.equal(eot.silenceNeeded('Can you help me with that?'), 350);
   assert.equal(eot.silenceNeeded('I want to order the'), 1200);
+});
+
+test('words, pitch and pause together: words first, then a falling or level end moves the silence', () => {
+  const eot = new EndOfTurn();
+  assert.equal(eot.silenceNeeded(undefined, 'falling'), 350, 'a final fall yields the turn');
+  assert.equal(eot.silenceNeeded(undefined, 'level'), 800, 'a plateau holds it');
+  assert.equal(eot.silenceNeeded(undefined, 'rising'), 600, 'a rise is a question or a list: the learnt silence');
+  assert.equal(eot.silenceNeeded(undefined, 'unknown'), 600);
+  assert.equal(eot.silenceNeeded('so I went to the', 'falling'), 1200, 'a hanging word outweighs a falling pitch');
+  assert.equal(eot.silenceNeeded('Where is my order?', 'level'), 350, 'a complete question outweighs a level pitch');
+  for (let i = 0; i < 10; i++) eot.recordPause(900);
+  assert.equal(eot.silenceNeeded(undefined, 'level'), 900, 'a visitor who pauses long waits longer still');
+  assert.equal(eot.silenceNeeded(undefined, 'falling'), 350);
+  const before = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, fallingSilenceMs: 0, levelSilenceMs: 0 });
+  assert.equal(before.silenceNeeded(undefined, 'falling'), 600, 'with pitch left out, the rule before it');
+  assert.equal(before.silenceNeeded(undefined, 'level'), 600);
 });
 
 test('frames waiting for a stalled VAD are capped at 3 s; the oldest are dropped', async () => {

@@ -6,8 +6,13 @@
  * 500 ms, someone brisk should not wait 700 ms), and the words heard so far when an engine already
  * has them (a complete question ends sooner, a sentence left on "and" or "um" waits longer).
  * LiveKit and Pipecat use a small transformer for the second; a rule on the last words costs
- * nothing per turn and covers the cases that matter most (see docs/decisions.md).
+ * nothing per turn and covers the cases that matter most (see docs/decisions.md). The pitch at the end
+ * of the last voiced stretch (pitch.ts) is the third, after Gravano & Hirschberg's turn-yielding and
+ * turn-holding cues: a falling end, with no word saying otherwise, ends the turn at 350 ms; a level
+ * one waits at least 800 ms. It is known the moment the pause starts, before any recogniser has words.
  */
+
+import type { PitchEnd } from './pitch.js';
 
 export interface EndOfTurnOptions {
   /** Silence that ends a turn before the visitor's pauses are known. */
@@ -19,6 +24,16 @@ export interface EndOfTurnOptions {
   completeSilenceMs: number;
   /** Silence that ends a turn left hanging ("…and", "um"). */
   hangingSilenceMs: number;
+  /**
+   * Silence that ends a turn whose last voiced stretch ends on a falling pitch (pitch.ts), when the
+   * words do not say otherwise; 0 leaves pitch out (silence and words only, the rule before it).
+   */
+  fallingSilenceMs: number;
+  /**
+   * Silence that ends a turn whose last voiced stretch ends level (a plateau: a cue of holding the
+   * turn), when the words do not say otherwise: at least this; 0 leaves it to the adapted silence.
+   */
+  levelSilenceMs: number;
 }
 
 export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
@@ -27,6 +42,8 @@ export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
   maxSilenceMs: 900,
   completeSilenceMs: 350,
   hangingSilenceMs: 1200,
+  fallingSilenceMs: 350,
+  levelSilenceMs: 800,
 };
 
 const PAUSES_KEPT = 20;
@@ -134,11 +151,19 @@ export class EndOfTurn {
     this.adapted = clamp(p90 + MARGIN_MS, this.options.minSilenceMs, this.options.maxSilenceMs);
   }
 
-  /** Silence (ms) that ends the turn, given the words heard so far if any. */
-  silenceNeeded(text?: string): number {
+  /**
+   * Silence (ms) that ends the turn, given the words heard so far if any and how the pitch of the
+   * last voiced stretch ends. Words first: a hanging word waits long whatever the pitch, a complete
+   * question or sentence ends soon. Without telling words, a falling end (a turn-yielding cue) ends
+   * sooner, a level end (a turn-holding cue) waits longer, and a rising end (a question yields, a
+   * list continues) or no pitch waits the silence the visitor's pauses have taught.
+   */
+  silenceNeeded(text?: string, pitch: PitchEnd = 'unknown'): number {
     const kind = completeness(text);
     if (kind === 'complete') return Math.min(this.adapted, this.options.completeSilenceMs);
     if (kind === 'hanging') return Math.max(this.adapted, this.options.hangingSilenceMs);
+    if (pitch === 'falling' && this.options.fallingSilenceMs > 0) return Math.min(this.adapted, this.options.fallingSilenceMs);
+    if (pitch === 'level' && this.options.levelSilenceMs > 0) return Math.max(this.adapted, this.options.levelSilenceMs);
     return this.adapted;
   }
 

@@ -5,9 +5,10 @@
  *
  * A segment opens on voiced visitor frames (with 320 ms of audio before them, so first syllables are
  * not clipped). It becomes speech once it has 160 ms of voice (`speechStarted`, a streaming engine is
- * opened), and ends after a silence that EndOfTurn picks. While the agent talks, the visitor's voice
- * must last `bargeInMs` to interrupt (`bargeIn`); shorter speech over the agent ("mm-hm") is a
- * back-channel and is dropped. For engines without streaming the turn is recognised speculatively
+ * opened), and ends after a silence that EndOfTurn picks from the visitor's pauses, the words heard
+ * so far and the pitch at the end of the last voiced stretch (pitch.ts, on voiced frames only).
+ * While the agent talks, the visitor's voice must last `bargeInMs` to interrupt (`bargeIn`); shorter
+ * speech over the agent ("mm-hm") is a back-channel and is dropped. For engines without streaming the turn is recognised speculatively
  * once the silence reaches `speculateAfterMs`, so the transcript is often ready when the turn ends;
  * a voiced frame cancels that work. When the words look final before the turn has ended (the live
  * decoder closed its phrase, or the speculative recognition finished, during the silence), they are
@@ -22,6 +23,7 @@ import { RECOGNITION_SAMPLE_RATE } from '../../speech/recognition/types.js';
 import { concatInt16 } from '../../speech/audio.js';
 import { EchoGuard } from './echo-guard.js';
 import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions } from './end-of-turn.js';
+import { type PitchEnd, PitchTrack } from './pitch.js';
 import type { Listener, ListenerEvents, VisitorTurnHeard } from './types.js';
 import { SileroVad, VAD_FRAME, type VoiceActivityDetector } from './vad.js';
 
@@ -86,6 +88,10 @@ interface Segment {
   speculation?: { controller: AbortController; result: Promise<Transcript>; text?: string };
   /** Words told as `tentative` and not withdrawn since. */
   tentativeText?: string;
+  /** The pitch of the turn's voiced frames (only when pitch moves the end of turn). */
+  pitch?: PitchTrack;
+  /** How the last voiced stretch ended, judged once per pause. */
+  pitchEnd?: PitchEnd;
 }
 
 export class VisitorListener implements Listener {
@@ -93,6 +99,7 @@ export class VisitorListener implements Listener {
   private readonly now: () => number;
   private readonly guard = new EchoGuard();
   private readonly endOfTurn: EndOfTurn;
+  private readonly usePitch: boolean;
   private vad: VoiceActivityDetector | undefined;
   private readonly vadReady: Promise<VoiceActivityDetector | undefined>;
   private languages: string[];
@@ -121,7 +128,9 @@ export class VisitorListener implements Listener {
   ) {
     this.options = { ...DEFAULTS, ...definedOnly(options) } as typeof DEFAULTS;
     this.now = options.now ?? (() => performance.now());
-    this.endOfTurn = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, ...options.endOfTurn });
+    const endOfTurn = { ...END_OF_TURN_DEFAULTS, ...options.endOfTurn };
+    this.endOfTurn = new EndOfTurn(endOfTurn);
+    this.usePitch = endOfTurn.fallingSilenceMs > 0 || endOfTurn.levelSilenceMs > 0;
     this.languages = options.languages?.length ? [...options.languages] : ['en'];
     this.prerollFrames = Math.ceil(this.options.prerollMs / FRAME_MS);
     this.vadReady = Promise.resolve(options.vad ?? SileroVad.create()).then(
@@ -231,13 +240,14 @@ export class VisitorListener implements Listener {
         lastVoicedEndMs: endMs,
         started: false,
         bargedIn: false,
+        ...(this.usePitch && { pitch: new PitchTrack() }),
       };
     }
     segment.frames.push(pcm);
     segment.samples += pcm.length;
     segment.stream?.push(pcm);
 
-    if (this.inSpeech) this.onVoice(segment, endMs, agentAudible);
+    if (this.inSpeech) this.onVoice(segment, pcm, endMs, agentAudible);
     else this.onSilence(segment);
 
     if (this.segment === segment && segment.samples >= this.options.maxTurnSeconds * RECOGNITION_SAMPLE_RATE) {
@@ -247,7 +257,7 @@ export class VisitorListener implements Listener {
     }
   }
 
-  private onVoice(segment: Segment, endMs: number, agentAudible: boolean): void {
+  private onVoice(segment: Segment, pcm: Int16Array, endMs: number, agentAudible: boolean): void {
     if (segment.silenceMs > 0 && segment.started) this.endOfTurn.recordPause(segment.silenceMs);
     if (segment.speculation) {
       segment.speculation.controller.abort();
@@ -256,6 +266,8 @@ export class VisitorListener implements Listener {
     this.dropTentative(segment);
     segment.silenceMs = 0;
     if (segment.partialText !== undefined) segment.partialStale = true;
+    segment.pitchEnd = undefined;
+    segment.pitch?.push(pcm);
     segment.voicedMs += FRAME_MS;
     segment.lastVoicedEndMs = endMs;
     if (this.agentTalking) segment.voicedOverAgentMs += FRAME_MS;
@@ -287,7 +299,8 @@ export class VisitorListener implements Listener {
       this.speculate(segment);
     }
     const words = (segment.partialStale ? undefined : segment.partialText) ?? segment.speculation?.text;
-    if (segment.silenceMs >= this.endOfTurn.silenceNeeded(words)) this.endTurn(segment);
+    segment.pitchEnd ??= segment.pitch?.end();
+    if (segment.silenceMs >= this.endOfTurn.silenceNeeded(words, segment.pitchEnd)) this.endTurn(segment);
   }
 
   private openStream(segment: Segment): void {
@@ -330,6 +343,7 @@ export class VisitorListener implements Listener {
   private endTurn(segment: Segment): void {
     const turnEndedAt = this.now();
     this.segment = undefined;
+    this.events.turnEnded?.();
     this.inSpeech = false;
     if (this.queuedTurns >= this.options.maxQueuedTurns) {
       segment.stream?.abort();

@@ -53,6 +53,8 @@ export interface ListenerEvents {
   tentative?(turn: TentativeTurn): void;
   /** The visitor spoke again after `tentative`, or that turn will not be reported: its words are not the turn's end. */
   tentativeDropped?(): void;
+  /** The end of a turn was decided (the silence was long enough); its words follow in `turn`, if it had any. */
+  turnEnded?(): void;
   /** A complete visitor turn, recognised. Empty text is never reported. */
   turn(turn: VisitorTurnHeard): void;
   /** Recognition failed for a turn (engine down); the typed path still works. */
