@@ -30,7 +30,6 @@ import { startTestApp, type TestApp } from '../test/support/app.js';
 import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type Recording } from '../test/recognition/recordings.js';
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
-import { preemptiveStats } from '../src/conversation/live.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
 
@@ -158,7 +157,8 @@ async function main() {
     await page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
     const modes = COMPARE ? [true, false] : [!NO_PREEMPT];
     const runs = new Map(modes.map((on) => [on, { voiceToVoice: [] as number[], steps: [] as Array<Record<string, number | null>>, cpuMs: 0, turns: 0 }]));
-    const stats0 = structuredClone(preemptiveStats);
+    const preemptiveStats = t.context.conversationLoop.preemptiveStats;
+    const stats0 = preemptiveStats.snapshot();
     const loadBefore = load();
     for (let i = 0; i < TURNS; i++) {
       // --compare: turns go in pairs, the same clip once with and once without preemption.
@@ -180,7 +180,7 @@ async function main() {
       );
     }
     page.socket.close();
-    const stats = { ...preemptiveStats, discarded: { ...preemptiveStats.discarded } };
+    const stats = preemptiveStats.snapshot();
     const discarded = Object.values(stats.discarded).reduce((a, b) => a + b, 0) - Object.values(stats0.discarded).reduce((a, b) => a + b, 0);
     console.log(`## One visitor, ${TURNS} turns (load average before: ${loadBefore}; after: ${load()})\n`);
     const label = (on: boolean) => (on ? 'preemptive' : 'no preemption');

@@ -71,7 +71,6 @@ import { NotificationService } from './notifications/service.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { TelegramBot } from './notifications/telegram.js';
 import { ConversationLoop } from './conversation/service.js';
-import { preemptiveMetricsText } from './conversation/live.js';
 import { ConversationSpeech } from './speech/conversation.js';
 import { createRecognizer, SherpaRecognizer, type Recognizer } from './speech/recognition/index.js';
 import { ModelDownloads } from './speech/models/downloads.js';
@@ -564,7 +563,13 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
     return reply
       .type('text/plain; version=0.0.4')
-      .send(metricsText(realtime.hub.size, [preemptiveMetricsText(), ...(nodes ? [forwardMetricsText()] : [])], shards ? await shards.metrics() : []));
+      .send(
+        metricsText(
+          realtime.hub.size,
+          [conversationLoop.preemptiveStats.metricsText(), ...(nodes ? [forwardMetricsText()] : [])],
+          shards ? await shards.metrics() : [],
+        ),
+      );
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces, consoleSignIns);

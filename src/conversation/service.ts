@@ -14,6 +14,7 @@ import type { ConversationRecords } from './records.js';
 import type { ListenerOptions } from './listening/index.js';
 import { SileroVad } from './listening/vad.js';
 import { LiveConversation, LIVE_TIMING_DEFAULTS, type LiveAgent, type LiveConversationFacts, type LiveTiming } from './live.js';
+import { PreemptiveStats } from './preemptive-stats.js';
 import type { VisitorInput, VisitorInputs } from '../realtime/visitor-input.js';
 
 export interface ConversationLoopDeps {
@@ -40,6 +41,8 @@ export interface ConversationLoopDeps {
 export class ConversationLoop {
   private readonly live = new Map<string, LiveConversation>();
   private readonly timing: LiveTiming;
+  /** What preemptive generation did in this loop's conversations (/metrics, the bench). */
+  readonly preemptiveStats = new PreemptiveStats();
   /**
    * Details data-handoff rules still need from the visitor, asked before each answer (app.ts wires
    * the handoff capability here); the answering engine may ask the visitor for one politely.
@@ -120,6 +123,7 @@ export class ConversationLoop {
       },
       timing: this.timing,
       preemptive: this.deps.preemptive,
+      preemptiveStats: this.preemptiveStats,
       preparesSpeech: ({ provider }) => this.deps.preparesSpeech?.(provider) ?? true,
       log: this.deps.log,
     });
