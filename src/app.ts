@@ -36,7 +36,7 @@ import { forwardCommand, forwardMetricsText, type NodeForwarding } from './realt
 import { NodeRegistry } from './sessions/nodes.js';
 import type { VisitorInputs } from './realtime/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
-import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
+import { SpeechService } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
 import { playerRoutes } from './player/routes.js';
@@ -176,7 +176,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
-  const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
+  const speech = options.speech ?? new SpeechService(config.speech, { voices, logger: app.log });
   const sessions = new SessionService(database.db, config, accounts, agents);
   // Several nodes may share PostgreSQL: each registers (server.ts starts it once listening), owns
   // the sessions it starts, and ends a lost node's sessions through the same end as any other.
