@@ -1,5 +1,6 @@
 /** An answer's first audio voiced ahead of the end of the visitor's turn and held (preemptive generation). */
-import type { Speaker, SpeechPiece } from '../realtime/session.js';
+import type { Speaker } from '../realtime/session.js';
+import type { SpeechPiece } from '../speech/piece.js';
 
 /**
  * The first audio of an answer prepared ahead, voiced and held out of the real-time path (so the

@@ -26,6 +26,7 @@ import {
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
 import type { PlayerState } from './player-protocol.js';
+import type { SpeechPiece } from '../speech/piece.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -58,11 +59,6 @@ export interface SpeechRequest {
   text: string | AsyncIterable<string>;
   sampleRate: number;
   signal: AbortSignal;
-}
-export interface SpeechPiece {
-  pcm: Int16Array;
-  text?: string;
-  words?: Array<{ word: string; start: number; end: number }>;
 }
 /** Voices text for agent.speak_text (the speech layer, bound to the session's voice). */
 export type Speaker = (request: SpeechRequest) => AsyncIterable<SpeechPiece>;

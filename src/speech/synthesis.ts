@@ -1,8 +1,8 @@
 /**
  * SpeechService: the one streaming synthesis interface of Presence.
  *
- *   for await (const chunk of speech.synthesize({ text, provider, voiceId, sampleRate: 16000, signal })) {
- *     send(chunk.pcm, chunk.words);
+ *   for await (const piece of speech.synthesize({ text, provider, voiceId, sampleRate: 16000, signal })) {
+ *     send(piece.pcm, piece.words);
  *   }
  *
  * Text may be a string or an AsyncIterable of pieces (LLM tokens). It is cut into sentences as it
@@ -25,6 +25,9 @@ import { CartesiaEngine, CartesiaWebSocketEngine } from './engines/cartesia.js';
 import { ElevenLabsEngine, ElevenLabsWebSocketEngine } from './engines/elevenlabs.js';
 import { InworldEngine } from './engines/inworld.js';
 import type { EngineAudio, SpeechEngine, WordTiming } from './engines/types.js';
+import type { SpeechPiece } from './piece.js';
+
+export type { SpeechPiece } from './piece.js';
 import { FAMILY, VoiceLists } from './voices/lists.js';
 
 export interface SynthesisRequest {
@@ -38,14 +41,6 @@ export interface SynthesisRequest {
   /** Output rate in Hz (8000..48000), e.g. 16000 or 24000. */
   sampleRate: number;
   signal?: AbortSignal;
-}
-
-export interface SpeechChunk {
-  /** Mono signed 16-bit PCM at sampleRate. */
-  pcm: Int16Array;
-  sampleRate: number;
-  /** Words whose timing the engine gave (or estimated) in this piece; seconds from the start of this synthesis stream. */
-  words?: WordTiming[];
 }
 
 export interface SpeechLogger {
@@ -235,7 +230,7 @@ export class SpeechService {
   }
 
   /** Streams speech for the text; see the file comment. */
-  async *synthesize(request: SynthesisRequest): AsyncIterable<SpeechChunk> {
+  async *synthesize(request: SynthesisRequest): AsyncIterable<SpeechPiece> {
     const { sampleRate } = request;
     if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48000) {
       throw new SpeechError('bad_request', `sampleRate must be an integer between 8000 and 48000, got ${sampleRate}`);
