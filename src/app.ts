@@ -392,10 +392,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     // Speech thrown away with a prepared answer would be billed (and paid to the provider): premium
     // voices start speaking at commit; the offline and Kokoro voices prepare the first audio ahead.
     preparesSpeech: (provider) => !isPremiumProvider(provider),
+    // The answering engine asks the visitor for the required handoff details still missing.
+    missingDetails: (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history }),
     log: app.log,
   });
 
   let fetchedRecognizer: Recognizer | undefined;
+  // Set by preClose (below): a model verified while the app closes is closed, not handed over.
+  let closing = false;
   modelDownloads.start(wantedModels, async (spec, folder) => {
     if (spec.id === 'kokoro') return speech.useKokoroModel(folder);
     if (fetchedStt && recognizer instanceof SherpaRecognizer) return; // hearing with it since start
@@ -436,9 +440,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     },
   };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
-
-  // The answering engine asks the visitor for the required handoff details still missing.
-  conversationLoop.missingDetails = (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history });
 
   // Every owner of deliveries (handoff, notifications) has registered above: attempts may run now.
   await deliveries.start();
@@ -514,7 +515,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   );
   registerApiAuth(app, authenticator, new RateLimiter(config.rateLimitPerSecond), consoleSignIns.authenticate);
 
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
     await nodes?.stop();

@@ -35,6 +35,8 @@ export interface ConversationLoopDeps {
   preemptive?: boolean;
   /** Whether a prepared answer may be voiced ahead with this voice provider (not billed ones; default yes). */
   preparesSpeech?: (provider: string) => boolean;
+  /** Details data-handoff rules still need from the visitor (app.ts passes the handoff capability's). */
+  missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -44,13 +46,14 @@ export class ConversationLoop {
   /** What preemptive generation did in this loop's conversations (/metrics, the bench). */
   readonly preemptiveStats = new PreemptiveStats();
   /**
-   * Details data-handoff rules still need from the visitor, asked before each answer (app.ts wires
-   * the handoff capability here); the answering engine may ask the visitor for one politely.
+   * Details data-handoff rules still need from the visitor, asked before each answer (deps.missingDetails;
+   * a test may swap it); the answering engine may ask the visitor for one politely.
    */
   missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
 
   constructor(private readonly deps: ConversationLoopDeps) {
     this.timing = { ...LIVE_TIMING_DEFAULTS, ...deps.timing };
+    this.missingDetails = deps.missingDetails;
   }
 
   /**
