@@ -4,7 +4,7 @@
  *
  *   microphone ─▶ Listener (VAD, end of turn, recogniser) ─▶ turn ┐
  *   typed text / visitor.message ─────────────────────────────────┴▶ language ▶ AnswerEngine.answer()
- *      ▶ text as it streams ▶ RealtimeSession.speakStream (speech layer, sentence by sentence)
+ *      ▶ text as it streams ▶ RealtimeSession.speak (speech layer, sentence by sentence)
  *      ▶ utterance queue ▶ playback clock ▶ lips, expressions, captions ▶ player
  *
  * The agent greets first (`welcome_message`, in `languages.main`) once a page is open, or before
@@ -316,7 +316,7 @@ export class LiveConversation implements VisitorInput {
    */
   private speakOwn(utteranceId: string, text: string, language: string, details: Record<string, unknown>) {
     const voicing = this.watch(utteranceId);
-    const utterance = this.deps.session.speakStream(once(text), utteranceId, voicing.wrap(this.speaker(language)));
+    const utterance = this.deps.session.speak({ text: once(text), eventId: utteranceId, speaker: voicing.wrap(this.speaker(language)) });
     const heard = this.whenOver(utterance).then(() => this.heardTurn(voicing, text, { role: 'agent', text, language, details }));
     this.writeLater(heard);
     return utterance;
@@ -530,7 +530,7 @@ export class LiveConversation implements VisitorInput {
     const voicing = this.watch(answer.utteranceId);
     // A prepared answer's held audio goes first, so it leaves at the next tick of the clock.
     const speaker = prepared?.speech?.speaker() ?? this.speaker(language);
-    const utterance = session.speakStream(generation.pipe, answer.utteranceId, voicing.wrap(speaker));
+    const utterance = session.speak({ text: generation.pipe, eventId: answer.utteranceId, speaker: voicing.wrap(speaker) });
     let recorded!: () => void;
     this.recording = true;
     this.answerRecorded = new Promise<void>(

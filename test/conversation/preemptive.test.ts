@@ -394,7 +394,7 @@ test('with a billed voice only the text is prepared ahead: the speech starts whe
 test('no answer is prepared while the agent is talking, nor more than one at a time', async () => {
   const s = setup();
   s.engine.open = true;
-  s.session.speakText('We have fresh bread today, and cakes, and coffee, and many other things for you to try.', 'evt_talk');
+  s.session.speak({ text: 'We have fresh bread today, and cakes, and coffee, and many other things for you to try.', eventId: 'evt_talk' });
   await until('talking', () => s.session.state === 'talking');
   await s.mic('silence', 200);
   await s.mic('voice', 300); // short, over the agent: not a barge-in
