@@ -14,7 +14,8 @@
 import os from 'node:os';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
-import { SpeechService, speechConfigFromEnv } from '../src/speech/synthesis.js';
+import { speechConfig } from '../src/core/config.js';
+import { SpeechService } from '../src/speech/synthesis.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled } from '../test/recognition/recordings.js';
 
 if (!testdataInstalled()) {
@@ -27,7 +28,7 @@ const TEXT =
   'Thank you for asking. We are open every day from nine in the morning until six in the evening, and on Saturdays until noon. ' +
   'Parking is free for customers, and the entrance is on the side street next to the bakery.';
 const quiet = { info() {}, warn() {}, error() {} };
-const speech = new SpeechService(speechConfigFromEnv({}, 'memory'), { logger: quiet, fliteWorkers: 1 });
+const speech = new SpeechService(speechConfig({}, 'memory'), { logger: quiet, fliteWorkers: 1 });
 const { pcm } = await speech.synthesizeAll({ text: TEXT, provider: 'kokoro', voiceId: 'af_heart', sampleRate: 16000 });
 let max = 1;
 for (const s of pcm) max = Math.max(max, Math.abs(s));

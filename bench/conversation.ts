@@ -34,7 +34,6 @@ import { startTestApp, type TestApp } from '../test/support/app.js';
 import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type Recording } from '../test/recognition/recordings.js';
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
-import { preemptiveStats } from '../src/conversation/live.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
@@ -189,7 +188,8 @@ async function main() {
     }
     const modes = ways.map((w) => w.label);
     const runs = new Map(modes.map((on) => [on, { voiceToVoice: [] as number[], steps: [] as Array<Record<string, number | null>>, cpuMs: 0, turns: 0 }]));
-    const stats0 = structuredClone(preemptiveStats);
+    const preemptiveStats = t.context.conversationLoop.preemptiveStats;
+    const stats0 = preemptiveStats.snapshot();
     const loadBefore = load();
     const turnsPlayed = new Map<string, number>();
     for (let i = 0; i < TURNS; i++) {
@@ -215,7 +215,7 @@ async function main() {
       console.error(`turn ${i + 1} (${on}, ${clip.name}): voice-to-voice ${ms(voiceToVoice)} ms; waterfall ${JSON.stringify(w)}; load ${load()}`);
     }
     for (const c of conversations.values()) c.page.socket.close();
-    const stats = { ...preemptiveStats, discarded: { ...preemptiveStats.discarded } };
+    const stats = preemptiveStats.snapshot();
     const discarded = Object.values(stats.discarded).reduce((a, b) => a + b, 0) - Object.values(stats0.discarded).reduce((a, b) => a + b, 0);
     console.log(`## One visitor, ${TURNS} turns (load average before: ${loadBefore}; after: ${load()})\n`);
     const label = (on: string) => on;

@@ -11,7 +11,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SpeechService, speechConfigFromEnv } from '../src/speech/synthesis.js';
+import { SpeechService } from '../src/speech/synthesis.js';
+import { speechConfig } from '../src/core/config.js';
 import { makeTinyKokoro } from '../scripts/make-tiny-kokoro.js';
 
 const SENTENCES = [
@@ -106,7 +107,7 @@ console.log(
   `speech benchmark on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
 );
 
-const flite = new SpeechService(speechConfigFromEnv({}), { logger: quiet });
+const flite = new SpeechService(speechConfig({}, path.resolve('./data')), { logger: quiet });
 await bench('flite (offline engine)', flite, 'af_heart');
 await flite.close();
 
@@ -118,7 +119,7 @@ if (!kokoroDir) {
   kokoroDir = makeTinyKokoro(path.join(tmp, 'Kokoro-tiny'));
   label = 'Kokoro pipeline on the tiny generated model (pipeline overhead only, not Kokoro-82M inference)';
 }
-const kokoro = new SpeechService(speechConfigFromEnv({ KOKORO_MODEL_DIR: kokoroDir }), { logger: quiet });
+const kokoro = new SpeechService(speechConfig({ KOKORO_MODEL_DIR: kokoroDir }, path.resolve('./data')), { logger: quiet });
 await bench(label, kokoro, 'af_heart');
 await kokoro.close();
 if (tmp) fs.rmSync(tmp, { recursive: true, force: true });

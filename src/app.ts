@@ -36,7 +36,7 @@ import { forwardCommand, forwardMetricsText, type NodeForwarding } from './realt
 import { NodeRegistry } from './sessions/nodes.js';
 import type { VisitorInputs } from './realtime/visitor-input.js';
 import { embedRoutes } from './embed/routes.js';
-import { SpeechService, speechConfigFromEnv } from './speech/synthesis.js';
+import { SpeechService } from './speech/synthesis.js';
 import { voiceRoutes } from './speech/routes.js';
 import { speakerFactory } from './realtime/speaker.js';
 import { playerRoutes } from './player/routes.js';
@@ -71,7 +71,6 @@ import { NotificationService } from './notifications/service.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { TelegramBot } from './notifications/telegram.js';
 import { ConversationLoop } from './conversation/service.js';
-import { preemptiveMetricsText } from './conversation/live.js';
 import { ConversationSpeech } from './speech/conversation.js';
 import { createRecognizer, SherpaRecognizer, type Recognizer } from './speech/recognition/index.js';
 import { ModelDownloads } from './speech/models/downloads.js';
@@ -177,7 +176,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   const voices = new VoiceCatalog();
   const agents = new AgentService(database.db, accounts, studio, voices, config, soleWriter);
   const previews = new PreviewLinks(await ensureSetting(database.db, 'preview_signing_key', () => randomToken('', 32)), config);
-  const speech = options.speech ?? new SpeechService(speechConfigFromEnv(process.env, config.dataDir), { voices, logger: app.log });
+  const speech = options.speech ?? new SpeechService(config.speech, { voices, logger: app.log });
   const sessions = new SessionService(database.db, config, accounts, agents);
   // Several nodes may share PostgreSQL: each registers (server.ts starts it once listening), owns
   // the sessions it starts, and ends a lost node's sessions through the same end as any other.
@@ -393,10 +392,14 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     // Speech thrown away with a prepared answer would be billed (and paid to the provider): premium
     // voices start speaking at commit; the offline and Kokoro voices prepare the first audio ahead.
     preparesSpeech: (provider) => !isPremiumProvider(provider),
+    // The answering engine asks the visitor for the required handoff details still missing.
+    missingDetails: (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history }),
     log: app.log,
   });
 
   let fetchedRecognizer: Recognizer | undefined;
+  // Set by preClose (below): a model verified while the app closes is closed, not handed over.
+  let closing = false;
   modelDownloads.start(wantedModels, async (spec, folder) => {
     if (spec.id === 'kokoro') return speech.useKokoroModel(folder);
     if (fetchedStt && recognizer instanceof SherpaRecognizer) return; // hearing with it since start
@@ -438,9 +441,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     },
   };
   agents.onDelete.push((agent) => sessions.endAllForAgent(agent.id, 'agent_deleted'));
-
-  // The answering engine asks the visitor for the required handoff details still missing.
-  conversationLoop.missingDetails = (facts) => handoff.missingDetails({ accountId: facts.accountId, agentId: facts.agentId, transcript: facts.history });
 
   // Every owner of deliveries (handoff, notifications) has registered above: attempts may run now.
   await deliveries.start();
@@ -516,7 +516,6 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   );
   registerApiAuth(app, authenticator, new RateLimiter(config.rateLimitPerSecond), consoleSignIns.authenticate);
 
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
     await nodes?.stop();
@@ -565,7 +564,13 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     if (!allowed) return reply.code(404).send({ detail: 'Not Found' });
     return reply
       .type('text/plain; version=0.0.4')
-      .send(metricsText(realtime.hub.size, [preemptiveMetricsText(), ...(nodes ? [forwardMetricsText()] : [])], shards ? await shards.metrics() : []));
+      .send(
+        metricsText(
+          realtime.hub.size,
+          [conversationLoop.preemptiveStats.metricsText(), ...(nodes ? [forwardMetricsText()] : [])],
+          shards ? await shards.metrics() : [],
+        ),
+      );
   });
 
   if (options.adminToken) registerAdminEndpoint(app, accounts, options.adminToken, customFaces, consoleSignIns);

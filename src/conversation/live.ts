@@ -4,7 +4,7 @@
  *
  *   microphone ─▶ Listener (VAD, end of turn, recogniser) ─▶ turn ┐
  *   typed text / visitor.message ─────────────────────────────────┴▶ language ▶ AnswerEngine.answer()
- *      ▶ text as it streams ▶ RealtimeSession.speakStream (speech layer, sentence by sentence)
+ *      ▶ text as it streams ▶ RealtimeSession.speak (speech layer, sentence by sentence)
  *      ▶ utterance queue ▶ playback clock ▶ lips, expressions, captions ▶ player
  *
  * The agent greets first (`welcome_message`, in `languages.main`) once a page is open, or before
@@ -21,10 +21,17 @@
  * Every turn is recorded with its latency waterfall; the conversation ends `visitor_left` when the
  * page stays away past a grace period, and `idle` (after a goodbye) when the visitor says nothing
  * for a long time.
+ *
+ * This file is the loop itself (the conversation's state and the order of things); its parts are
+ * beside it, one job each: `generation.ts` (the answering engine run on a turn), `text-pipe.ts`
+ * (its text as the speech layer reads it), `voicing.ts` (what the visitor heard of an utterance),
+ * `held-speech.ts` (first audio voiced ahead and held), `answer.ts` (an answer in flight, one
+ * prepared ahead, the latency waterfall), `preemptive-stats.ts` (the loop's counters of answers
+ * prepared ahead) and `agent-words.ts` (goodbyes, visitor values in the welcome).
  */
 import crypto from 'node:crypto';
-import type { AnswerEngine, AnswerEvent, ConversationTurn, MissingDetail } from '../brain/engine.js';
-import type { RealtimeSession, Speaker, SpeechPiece } from '../realtime/session.js';
+import type { AnswerEngine, ConversationTurn, MissingDetail } from '../brain/engine.js';
+import type { RealtimeSession, Speaker } from '../realtime/session.js';
 import type { Utterance } from '../realtime/utterance-queue.js';
 import type { Recognizer } from '../speech/recognition/types.js';
 import type { ConversationSpeech, SpeakingAgent } from '../speech/conversation.js';
@@ -32,6 +39,15 @@ import type { TurnInput } from './records.js';
 import { createListener, type Listener, type ListenerOptions, type TentativeTurn, type VisitorTurnHeard } from './listening/index.js';
 import type { VisitorInput } from '../realtime/visitor-input.js';
 import { visitorLanguage } from './language.js';
+import { fillVisitorValues, goodbyeIn } from './agent-words.js';
+import { type Answer, normalise, type Prepared, sameTurns, waterfall } from './answer.js';
+import { type Generation, generate, type LiveConversationFacts, logGenerationFailure } from './generation.js';
+import { HeldSpeech } from './held-speech.js';
+import type { DiscardReason, PreemptiveStats } from './preemptive-stats.js';
+import { once } from './text-pipe.js';
+import { PLAYOUT_MARGIN_MS, Voicing } from './voicing.js';
+
+export type { LiveConversationFacts } from './generation.js';
 
 /** How long the loop waits before the conversation's timers act. */
 export interface LiveTiming {
@@ -49,8 +65,6 @@ export const LIVE_TIMING_DEFAULTS: LiveTiming = { fillerAfterMs: 700, idleMs: 12
 export const MAX_VISITOR_TEXT = 2000;
 /** Turns of history handed to the answering engine. */
 const HISTORY_TURNS = 30;
-/** The page's playout margin (player client audio.ts SAFETY_MARGIN): audio is heard about this long after it leaves. */
-export const PLAYOUT_MARGIN_MS = 120;
 
 /** What the loop needs of the agent (the session's voice may differ from the agent's). */
 export interface LiveAgent extends SpeakingAgent {
@@ -78,6 +92,8 @@ export interface LiveConversationDeps {
   timing: LiveTiming;
   /** Prepare answers before the visitor's turn has ended (preemptive generation; default true). */
   preemptive?: boolean;
+  /** Where preemptive generation counts what it did (the conversation loop's, shared by its conversations). */
+  preemptiveStats: PreemptiveStats;
   /**
    * Whether an answer prepared ahead may also be voiced ahead with this voice (default: yes). The
    * app says no for billed (premium) providers: speech thrown away would be charged and paid for,
@@ -85,290 +101,6 @@ export interface LiveConversationDeps {
    */
   preparesSpeech?: (voice: { provider: string; voiceId: string }) => boolean;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
-}
-
-/** What a hook sees of a live conversation (e.g. handoff rules deciding which details are missing). */
-export interface LiveConversationFacts {
-  conversationId: string;
-  accountId: number;
-  agentId: number;
-  /** Verified visitor values passed at the start. */
-  visitor: Record<string, string>;
-  /** The conversation so far, oldest first, the turn being answered last. */
-  history: ConversationTurn[];
-}
-
-type AnswerDone = Extract<AnswerEvent, { type: 'done' }>;
-
-/** An answer's text being generated: the answering engine's events fed into a TextPipe for speech. */
-interface Generation {
-  controller: AbortController;
-  pipe: TextPipe;
-  text: string;
-  /** performance.now() of the first text. */
-  firstTextAt?: number;
-  done?: AnswerDone;
-  failure?: Error;
-  /** Resolves when the engine has finished (or failed, or was aborted). */
-  finished: Promise<void>;
-  finishedAt?: number;
-}
-
-/** An answer being generated and spoken. */
-interface Answer {
-  controller: AbortController;
-  generation: Generation;
-  utteranceId: string;
-  language: string;
-  /** performance.now() of each step. */
-  startedAt: number;
-  /** When the answer was prepared ahead of the end of the turn: when its preparation began. */
-  preparedAt?: number;
-  firstAudioAt?: number;
-  fillerAt?: number;
-  firstAudio: Promise<void>;
-  markFirstAudio(): void;
-}
-
-/** An answer prepared before the visitor's turn has ended (preemptive generation), not yet committed. */
-interface Prepared {
-  /** The listener's turn it answers, and the words it was built on. */
-  turn: number;
-  text: string;
-  language: string;
-  /** The history it was built on (the same turn objects as the conversation's at the time). */
-  history: ConversationTurn[];
-  sampleRate: number;
-  generation: Generation;
-  /** Its first audio, voiced and held (undefined: text only, the voice starts at commit). */
-  speech?: HeldSpeech;
-  startedAt: number;
-}
-
-/** What preemptive generation did, over every conversation of this process (bench, metrics). */
-export const preemptiveStats = {
-  /** Answers prepared ahead. */
-  started: 0,
-  /** Committed: the turn ended with the same words, and the prepared answer was given. */
-  kept: 0,
-  /** Thrown away, by reason. */
-  discarded: { resumed: 0, mismatch: 0, other: 0 },
-  /**
-   * Wall-clock milliseconds of work thrown away: the answering engine until it finished or was
-   * stopped, plus the speech layer until the held first audio was ready or was stopped.
-   */
-  discardedWorkMs: 0,
-};
-
-/** preemptiveStats in Prometheus text format, for /metrics. */
-export function preemptiveMetricsText(): string {
-  const s = preemptiveStats;
-  return [
-    "# HELP presence_answers_prepared_total Answers begun before the visitor's turn ended (preemptive generation).",
-    '# TYPE presence_answers_prepared_total counter',
-    `presence_answers_prepared_total ${s.started}`,
-    '# HELP presence_answers_prepared_kept_total Answers prepared ahead and given (the turn ended with the same words).',
-    '# TYPE presence_answers_prepared_kept_total counter',
-    `presence_answers_prepared_kept_total ${s.kept}`,
-    '# HELP presence_answers_prepared_discarded_total Answers prepared ahead and thrown away, by reason.',
-    '# TYPE presence_answers_prepared_discarded_total counter',
-    ...Object.entries(s.discarded).map(([reason, n]) => `presence_answers_prepared_discarded_total{reason="${reason}"} ${n}`),
-    '# HELP presence_answers_prepared_discarded_work_seconds_total Wall-clock work thrown away with discarded answers.',
-    '# TYPE presence_answers_prepared_discarded_work_seconds_total counter',
-    `presence_answers_prepared_discarded_work_seconds_total ${s.discardedWorkMs / 1000}`,
-  ].join('\n');
-}
-
-const GOODBYES: Record<string, string> = {
-  en: "It seems you've stepped away. Thanks for stopping by, goodbye!",
-  es: 'Parece que te has ido. Gracias por visitarnos, ¡adiós!',
-  fr: 'Il semble que vous soyez parti. Merci de votre visite, au revoir !',
-  de: 'Sie scheinen weg zu sein. Danke für Ihren Besuch, auf Wiedersehen!',
-  it: 'Sembra che tu ti sia allontanato. Grazie della visita, arrivederci!',
-  pt: 'Parece que você saiu. Obrigado pela visita, tchau!',
-};
-
-/** Text that ends like a sentence (the speech layer cuts a sentence only once white space follows). */
-const SENTENCE_END = /[.!?…。！？]["'”’)\]»」』]*$/;
-/** A pause this long after a sentence's last mark means the sentence is complete: voice it now. */
-const SENTENCE_PAUSE_MS = 120;
-
-/**
- * An async iterable of text pieces fed as an answer streams (speech reads it sentence by sentence).
- * A piece that ends a sentence and is not followed by more text soon gets the white space the
- * speech layer waits for, so a model that pauses after its first sentence is heard at once.
- */
-class TextPipe implements AsyncIterable<string> {
-  private readonly pieces: string[] = [];
-  private closed = false;
-  private wake?: () => void;
-  private pause?: NodeJS.Timeout;
-
-  push(text: string): void {
-    if (this.closed || !text) return;
-    this.pieces.push(text);
-    if (this.pause) clearTimeout(this.pause);
-    this.pause = SENTENCE_END.test(text) ? setTimeout(() => this.push(' '), SENTENCE_PAUSE_MS) : undefined;
-    this.wake?.();
-  }
-
-  close(): void {
-    if (this.pause) clearTimeout(this.pause);
-    this.closed = true;
-    this.wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<string> {
-    for (;;) {
-      if (this.pieces.length) {
-        yield this.pieces.splice(0).join('');
-        continue;
-      }
-      if (this.closed) return;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
-  }
-}
-
-/**
- * What of one utterance of the agent's own (welcome, answer, goodbye) the visitor actually heard:
- * the speech layer's pieces with their word timings as they are voiced, and the samples that left
- * toward the player. When the utterance is cut (barge-in, a new turn, agent.interrupt), the words
- * whose middle had been played are what the agent said.
- */
-class Voicing {
-  private readonly pieces: Array<{ startSample: number; words?: Array<{ start: number; end: number }> }> = [];
-  produced = 0;
-  released = 0;
-  /** The speech layer was stopped before it voiced everything it was given. */
-  cut = false;
-
-  constructor(
-    readonly utteranceId: string,
-    private readonly sampleRate: number,
-  ) {}
-
-  /** The speaker, watched: every piece it yields is counted, and an abort marks the utterance cut. */
-  wrap(speaker: Speaker): Speaker {
-    return (request) => {
-      const pieces = speaker(request);
-      const self = this;
-      return (async function* () {
-        try {
-          for await (const piece of pieces) {
-            self.pieces.push({ startSample: self.produced, words: piece.words });
-            self.produced += piece.pcm.length;
-            yield piece;
-          }
-        } finally {
-          if (request.signal.aborted) self.cut = true;
-        }
-      })();
-    };
-  }
-
-  /** Everything voiced had left and nothing was cut. */
-  get complete(): boolean {
-    return !this.cut && this.released >= this.produced;
-  }
-
-  /**
-   * The part of `text` the visitor heard: audio leaves `PLAYOUT_MARGIN_MS` before it is heard and
-   * the page drops what it holds on an interrupt. A word counts once its middle was heard. Without
-   * word timings (an engine that gives none), the share of the words equal to the share of the
-   * voiced audio that played.
-   */
-  heardText(text: string): string {
-    const heardSamples = Math.max(0, this.released - (PLAYOUT_MARGIN_MS / 1000) * this.sampleRate);
-    const tokens = text.trim().split(/\s+/).filter(Boolean);
-    const spoken = tokens.filter((token) => /[\p{L}\p{N}]/u.test(token));
-    let heardWords = 0;
-    let timed = false;
-    for (const piece of this.pieces) {
-      if (!piece.words?.length) continue;
-      timed = true;
-      for (const word of piece.words) {
-        if (piece.startSample + ((word.start + word.end) / 2) * this.sampleRate <= heardSamples) heardWords++;
-      }
-    }
-    if (!timed) heardWords = this.produced ? Math.floor((spoken.length * heardSamples) / this.produced) : 0;
-    if (heardWords <= 0) return '';
-    // Spoken words are the text's tokens with letters or digits (speech/sentences.ts wordsOf).
-    let seen = 0;
-    for (let i = 0; i < tokens.length; i++) {
-      if (/[\p{L}\p{N}]/u.test(tokens[i]) && ++seen === heardWords) return tokens.slice(0, i + 1).join(' ');
-    }
-    return tokens.join(' ');
-  }
-}
-
-/**
- * The first audio of an answer prepared ahead, voiced and held out of the real-time path (so the
- * playback clock, the page, captions and the render caller see nothing of it). `speaker()` gives a
- * speaker for the committed utterance that yields what was held and then carries on with the same
- * synthesis; `abort()` throws it away. Only the first piece is pulled ahead: the speech layer works
- * at most two sentences ahead of what is taken, so little is voiced for an answer thrown away.
- */
-class HeldSpeech {
-  private readonly controller = new AbortController();
-  private readonly iterator: AsyncIterator<SpeechPiece>;
-  private readonly held: SpeechPiece[] = [];
-  private first: Promise<void>;
-  private ended = false;
-  private failure: unknown;
-  private taken = false;
-  readonly startedAt = performance.now();
-  readyAt?: number;
-
-  constructor(speaker: Speaker, text: AsyncIterable<string>, sampleRate: number) {
-    this.iterator = speaker({ text, sampleRate, signal: this.controller.signal })[Symbol.asyncIterator]();
-    this.first = this.iterator.next().then(
-      (result) => {
-        this.readyAt = performance.now();
-        if (result.done) this.ended = true;
-        else this.held.push(result.value);
-      },
-      (error) => {
-        this.readyAt = performance.now();
-        this.ended = true;
-        this.failure = error ?? new Error('speech failed');
-      },
-    );
-  }
-
-  /** The committed utterance's speaker (once): the held audio first, then the rest as it is voiced. */
-  speaker(): Speaker {
-    return (request) => {
-      if (this.taken) throw new Error('held speech taken twice');
-      this.taken = true;
-      const self = this;
-      const onAbort = () => self.controller.abort();
-      if (request.signal.aborted) onAbort();
-      else request.signal.addEventListener('abort', onAbort, { once: true });
-      return (async function* () {
-        try {
-          await self.first;
-          yield* self.held.splice(0);
-          if (self.failure) throw self.failure;
-          if (self.ended) return;
-          for (;;) {
-            const next = await self.iterator.next();
-            if (next.done) return;
-            yield next.value;
-          }
-        } finally {
-          request.signal.removeEventListener('abort', onAbort);
-          if (!self.ended) void self.iterator.return?.().catch(() => {});
-        }
-      })();
-    };
-  }
-
-  abort(): void {
-    this.controller.abort();
-    void this.first.then(() => this.iterator.return?.()).catch(() => {});
-  }
 }
 
 export class LiveConversation implements VisitorInput {
@@ -584,7 +316,7 @@ export class LiveConversation implements VisitorInput {
    */
   private speakOwn(utteranceId: string, text: string, language: string, details: Record<string, unknown>) {
     const voicing = this.watch(utteranceId);
-    const utterance = this.deps.session.speakStream(once(text), utteranceId, voicing.wrap(this.speaker(language)));
+    const utterance = this.deps.session.speak({ text: once(text), eventId: utteranceId, speaker: voicing.wrap(this.speaker(language)) });
     const heard = this.whenOver(utterance).then(() => this.heardTurn(voicing, text, { role: 'agent', text, language, details }));
     this.writeLater(heard);
     return utterance;
@@ -658,26 +390,26 @@ export class LiveConversation implements VisitorInput {
     const voice = this.deps.voiceFor(language);
     const speech = this.deps.preparesSpeech?.(voice) === false ? undefined : new HeldSpeech(this.speaker(language), generation.pipe, session.sampleRate);
     this.prepared = { turn: tentative.turn, text, language, history, sampleRate: session.sampleRate, generation, speech, startedAt: performance.now() };
-    preemptiveStats.started++;
+    this.deps.preemptiveStats.started++;
   }
 
   /** Throws the prepared answer away: the engine and the speech stop, and nothing of it remains. */
-  private discardPrepared(reason: keyof typeof preemptiveStats.discarded): void {
+  private discardPrepared(reason: DiscardReason): void {
     const prepared = this.prepared;
     this.prepared = undefined;
     if (prepared) this.discard(prepared, reason);
   }
 
-  private discard(prepared: Prepared, reason: keyof typeof preemptiveStats.discarded): void {
+  private discard(prepared: Prepared, reason: DiscardReason): void {
     const now = performance.now();
     prepared.generation.controller.abort();
     prepared.generation.pipe.close();
     prepared.speech?.abort();
-    preemptiveStats.discarded[reason]++;
+    this.deps.preemptiveStats.discarded[reason]++;
     void prepared.generation.finished.then(() => {
       const engine = Math.min(prepared.generation.finishedAt ?? now, now) - prepared.startedAt;
       const speech = prepared.speech ? Math.min(prepared.speech.readyAt ?? now, now) - prepared.speech.startedAt : 0;
-      preemptiveStats.discardedWorkMs += engine + speech;
+      this.deps.preemptiveStats.discardedWorkMs += engine + speech;
     });
   }
 
@@ -700,72 +432,20 @@ export class LiveConversation implements VisitorInput {
     return prepared;
   }
 
-  /**
-   * Starts the answering engine on a turn; its text flows into the generation's pipe. A speculative
-   * generation (an answer prepared ahead) holds back the engine's side effects (`done.commit`) and
-   * leaves its failure to be logged when it is committed.
-   */
+  /** Starts the answering engine on a turn (generation.ts). */
   private generate(text: string, language: string, history: ConversationTurn[], speculative: boolean): Generation {
-    const controller = new AbortController();
-    const generation: Generation = { controller, pipe: new TextPipe(), text: '', finished: Promise.resolve() };
-    generation.finished = (async () => {
-      try {
-        const facts: LiveConversationFacts = {
-          conversationId: this.id,
-          accountId: this.agent.account_id,
-          agentId: this.agent.id,
-          visitor: this.visitor,
-          history: [...history, { role: 'visitor', text }],
-        };
-        const missingDetails = await this.deps.missingDetails?.(facts).catch((error: Error) => {
-          if (!speculative) this.deps.log.warn({ err: error.message, session_id: this.id }, 'missing details could not be found; answering without them');
-          return undefined;
-        });
-        if (controller.signal.aborted) return;
-        const events = this.deps.answers.answer({
-          accountId: this.agent.account_id,
-          agentId: this.agent.id,
-          conversationId: this.id,
-          history,
-          text,
-          language,
-          visitor: this.visitor,
-          ...(missingDetails?.length && { missingDetails }),
-          signal: controller.signal,
-          ...(speculative && { speculative }),
-        });
-        for await (const event of events) {
-          if (controller.signal.aborted) break;
-          if (event.type === 'text') {
-            generation.firstTextAt ??= performance.now();
-            generation.text += event.text;
-            generation.pipe.push(event.text);
-          } else {
-            generation.done = event;
-          }
-        }
-      } catch (error) {
-        if (!controller.signal.aborted) {
-          generation.failure = error as Error;
-          if (!speculative) this.logFailure(generation.failure);
-        }
-      } finally {
-        generation.finishedAt = performance.now();
-        generation.pipe.close();
-      }
-    })();
-    return generation;
+    return generate(this.deps, { conversationId: this.id, agent: this.agent, visitor: this.visitor, history, text, language, speculative });
   }
 
   private logFailure(error: Error): void {
-    this.deps.log.error({ err: error, session_id: this.id }, 'the answering engine failed for a visitor turn');
+    logGenerationFailure(this.deps.log, this.id, error);
   }
 
   private async visitorTurn(text: string, source: 'voice' | 'typed', heard?: VisitorTurnHeard): Promise<void> {
     const receivedAt = performance.now();
     // The answer prepared ahead for exactly this turn is kept; any other is thrown away.
     let prepared = this.takePrepared(text, heard);
-    const drop = (reason: keyof typeof preemptiveStats.discarded) => {
+    const drop = (reason: DiscardReason) => {
       if (prepared) this.discard(prepared, reason);
       prepared = undefined;
     };
@@ -814,7 +494,7 @@ export class LiveConversation implements VisitorInput {
         }),
       },
     });
-    if (prepared) preemptiveStats.kept++;
+    if (prepared) this.deps.preemptiveStats.kept++;
     await this.respond(text, language, history, heard, receivedAt, prepared);
   }
 
@@ -850,7 +530,7 @@ export class LiveConversation implements VisitorInput {
     const voicing = this.watch(answer.utteranceId);
     // A prepared answer's held audio goes first, so it leaves at the next tick of the clock.
     const speaker = prepared?.speech?.speaker() ?? this.speaker(language);
-    const utterance = session.speakStream(generation.pipe, answer.utteranceId, voicing.wrap(speaker));
+    const utterance = session.speak({ text: generation.pipe, eventId: answer.utteranceId, speaker: voicing.wrap(speaker) });
     let recorded!: () => void;
     this.recording = true;
     this.answerRecorded = new Promise<void>(
@@ -973,7 +653,7 @@ export class LiveConversation implements VisitorInput {
     if (this.closed || this.ending || !(await this.ready)) return;
     this.ending = true;
     const language = this.language;
-    const text = GOODBYES[language] ?? GOODBYES.en;
+    const text = goodbyeIn(language);
     const session = this.deps.session;
     this.remember({ role: 'agent', text });
     const utterance = this.speakOwn(`goodbye_${crypto.randomUUID()}`, text, language, { source: 'goodbye' });
@@ -989,47 +669,6 @@ export class LiveConversation implements VisitorInput {
     await this.writes;
     await this.deps.endSession(reason).catch((error) => this.deps.log.error({ err: error, session_id: this.id }, 'the conversation could not end its session'));
   }
-}
-
-/**
- * Milliseconds from the end of the visitor's speech (typed and API turns: from arrival) to each
- * step, cumulative. `heard` adds the page's playout margin to the first audio leaving the server.
- */
-function waterfall(answer: Answer, heard: VisitorTurnHeard | undefined) {
-  const origin = heard?.timings.speechEndedAt ?? answer.startedAt;
-  const ms = (at: number | undefined) => (at === undefined ? null : Math.round(at - origin));
-  return {
-    end_of_turn: heard ? ms(heard.timings.turnEndedAt) : 0,
-    recognised: heard ? ms(heard.timings.recognisedAt) : 0,
-    // Prepared ahead: the answer began before the turn ended, so first_text may precede end_of_turn.
-    ...(answer.preparedAt !== undefined && { prepared: ms(answer.preparedAt) }),
-    first_text: ms(answer.generation.firstTextAt),
-    first_audio: ms(answer.firstAudioAt),
-    heard: answer.firstAudioAt === undefined ? null : ms(answer.firstAudioAt + PLAYOUT_MARGIN_MS),
-    ...(answer.fillerAt !== undefined && { filler: ms(answer.fillerAt) }),
-  };
-}
-
-/** Words compared as heard: case and spacing aside. */
-function normalise(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').trim();
-}
-
-/** The same turns (the same objects, in order): nothing was said or recorded since. */
-function sameTurns(a: ConversationTurn[], b: ConversationTurn[]): boolean {
-  return a.length === b.length && a.every((turn, i) => turn === b[i]);
-}
-
-/** `{{visitor.<name>}}` in the agent's words, from the verified visitor values (unknown names say nothing). */
-export function fillVisitorValues(text: string, visitor: Record<string, string>): string {
-  return text
-    .replace(/\{\{\s*visitor\.([a-z][a-z0-9_]{0,39})\s*\}\}/g, (_, name: string) => visitor[name] ?? '')
-    .replace(/\s{2,}/g, ' ')
-    .trim();
-}
-
-async function* once(text: string): AsyncIterable<string> {
-  yield text;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -14,6 +14,7 @@ import type { ConversationRecords } from './records.js';
 import type { ListenerOptions } from './listening/index.js';
 import { SileroVad } from './listening/vad.js';
 import { LiveConversation, LIVE_TIMING_DEFAULTS, type LiveAgent, type LiveConversationFacts, type LiveTiming } from './live.js';
+import { PreemptiveStats } from './preemptive-stats.js';
 import type { VisitorInput, VisitorInputs } from '../realtime/visitor-input.js';
 
 export interface ConversationLoopDeps {
@@ -34,20 +35,25 @@ export interface ConversationLoopDeps {
   preemptive?: boolean;
   /** Whether a prepared answer may be voiced ahead with this voice provider (not billed ones; default yes). */
   preparesSpeech?: (provider: string) => boolean;
+  /** Details data-handoff rules still need from the visitor (app.ts passes the handoff capability's). */
+  missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
 export class ConversationLoop {
   private readonly live = new Map<string, LiveConversation>();
   private readonly timing: LiveTiming;
+  /** What preemptive generation did in this loop's conversations (/metrics, the bench). */
+  readonly preemptiveStats = new PreemptiveStats();
   /**
-   * Details data-handoff rules still need from the visitor, asked before each answer (app.ts wires
-   * the handoff capability here); the answering engine may ask the visitor for one politely.
+   * Details data-handoff rules still need from the visitor, asked before each answer (deps.missingDetails;
+   * a test may swap it); the answering engine may ask the visitor for one politely.
    */
   missingDetails?: (conversation: LiveConversationFacts) => Promise<MissingDetail[]>;
 
   constructor(private readonly deps: ConversationLoopDeps) {
     this.timing = { ...LIVE_TIMING_DEFAULTS, ...deps.timing };
+    this.missingDetails = deps.missingDetails;
   }
 
   /**
@@ -120,6 +126,7 @@ export class ConversationLoop {
       },
       timing: this.timing,
       preemptive: this.deps.preemptive,
+      preemptiveStats: this.preemptiveStats,
       preparesSpeech: ({ provider }) => this.deps.preparesSpeech?.(provider) ?? true,
       log: this.deps.log,
     });

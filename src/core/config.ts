@@ -57,6 +57,8 @@ export interface Config {
   brainBuildStallSeconds: number;
   /** Speech recognition for conversation mode (src/speech/recognition). */
   recognition: RecognitionConfig;
+  /** Speech synthesis: Kokoro and the premium providers (src/speech/synthesis.ts, docs/speech.md). */
+  speech: SpeechConfig;
   /**
    * Models the first start fetches in the background when no speech engine is configured
    * (src/speech/models): MODELS_DOWNLOAD=0 turns it off; MODELS_BASE_URL points at a mirror.
@@ -87,6 +89,56 @@ export interface BillingConfig {
   stripeWebhookSecret: string | undefined;
   /** Stripe's API base URL (tests point it at a local fake). */
   stripeApiBase: string | undefined;
+}
+
+/** The premium providers' keys (and base URLs, for a proxy or a test's fake). */
+export interface ProviderKeys {
+  elevenlabs?: { apiKey: string; baseUrl?: string };
+  cartesia?: { apiKey: string; baseUrl?: string };
+  inworld?: { apiKey: string; baseUrl?: string };
+}
+
+export interface SpeechConfig {
+  dataDir: string;
+  kokoroModelDir?: string;
+  kokoroDownload: boolean;
+  kokoroDtype?: string;
+  kokoroUrl?: string;
+  kokoroApiKey?: string;
+  providers: ProviderKeys;
+  /** 'http' (default: streamed HTTP bodies) or 'websocket' (word timings; Cartesia keeps one socket open). */
+  elevenlabsTransport: 'http' | 'websocket';
+  cartesiaTransport: 'http' | 'websocket';
+  /** Premium request timeout: until headers, and between body pieces. */
+  timeoutMs: number;
+  /** How long fetched premium voice lists are kept. */
+  voiceListTtlMs: number;
+}
+
+/**
+ * The speech synthesis settings (part of loadConfig; tests and benches build a speech service from
+ * an environment of their own with it). A timeout or TTL that is not a positive number takes its
+ * default, as it always has.
+ */
+export function speechConfig(env: NodeJS.ProcessEnv, dataDir: string): SpeechConfig {
+  const key = (name: string, base: string) => (env[name] ? { apiKey: env[name]!, baseUrl: env[base] || undefined } : undefined);
+  return {
+    dataDir,
+    kokoroModelDir: env.KOKORO_MODEL_DIR || undefined,
+    kokoroDownload: env.KOKORO_DOWNLOAD === '1',
+    kokoroDtype: env.KOKORO_DTYPE || undefined,
+    kokoroUrl: env.KOKORO_URL || undefined,
+    kokoroApiKey: env.KOKORO_API_KEY || undefined,
+    providers: {
+      elevenlabs: key('ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'),
+      cartesia: key('CARTESIA_API_KEY', 'CARTESIA_BASE_URL'),
+      inworld: key('INWORLD_API_KEY', 'INWORLD_BASE_URL'),
+    },
+    elevenlabsTransport: env.ELEVENLABS_TRANSPORT === 'websocket' ? 'websocket' : 'http',
+    cartesiaTransport: env.CARTESIA_TRANSPORT === 'websocket' ? 'websocket' : 'http',
+    timeoutMs: Number(env.SPEECH_TIMEOUT_MS) > 0 ? Number(env.SPEECH_TIMEOUT_MS) : 10_000,
+    voiceListTtlMs: Number(env.VOICE_LIST_TTL_SECONDS) > 0 ? Number(env.VOICE_LIST_TTL_SECONDS) * 1000 : 3_600_000,
+  };
 }
 
 export const RECOGNITION_ENGINES = ['auto', 'sherpa-onnx', 'pocketsphinx', 'openai', 'deepgram', 'none'] as const;
@@ -154,10 +206,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (delays.some((d) => !Number.isFinite(d) || d < 0)) {
     throw new Error(`WEBHOOK_RETRY_DELAYS must be comma-separated seconds, got "${env.WEBHOOK_RETRY_DELAYS}"`);
   }
+  const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
     port,
     host: env.HOST || '0.0.0.0',
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
     databaseUrl: env.DATABASE_URL || undefined,
     publicUrl,
     sessionCapacity: int(env, 'SESSION_CAPACITY', 200),
@@ -192,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       deepgramModel: env.DEEPGRAM_MODEL || 'nova-3',
       concurrency: int(env, 'STT_CONCURRENCY', os.availableParallelism(), 1),
     },
+    speech: speechConfig(env, dataDir),
     models: { download: env.MODELS_DOWNLOAD !== '0', baseUrl: env.MODELS_BASE_URL || undefined },
     llmUrl: env.LLM_URL || undefined,
     llmApiKey: env.LLM_API_KEY || undefined,

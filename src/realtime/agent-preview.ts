@@ -42,7 +42,7 @@ export function registerPreviewSocket(
       const session = realtime.open({ id, voice_provider: agent.tts_primary, voice_id: agent.voice_id, look });
       session.player.add(socket);
       socket.send(JSON.stringify(helloFor(session, row, studio)));
-      session.speakText(agent.welcome_message || `Hi, I'm ${agent.name}. This is how I look and sound.`, `preview_${agent.id}`);
+      session.speak({ text: agent.welcome_message || `Hi, I'm ${agent.name}. This is how I look and sound.`, eventId: `preview_${agent.id}` });
       const timer = setTimeout(() => realtime.end(id, 'preview_over'), PREVIEW_SECONDS * 1000);
       socket.on('close', () => {
         clearTimeout(timer);

@@ -16,7 +16,7 @@ export function dispatch(session: RealtimeSession, command: RenderCommand, event
       session.speakEnd();
       return;
     case 'agent.speak_text':
-      session.speakText(command.text, eventId, command.cue);
+      session.speak({ text: command.text, eventId, cue: command.cue });
       return;
     case 'agent.interrupt':
       session.interrupt(eventId);

@@ -26,6 +26,7 @@ import {
 import type { Backdrop } from '../catalog/backdrops.js';
 import { realtimeMetrics } from './metrics.js';
 import type { PlayerState } from './player-protocol.js';
+import type { SpeechPiece } from '../speech/piece.js';
 
 /** Longest audio frame sent to the player: short enough for lip-sync, long enough to be cheap. */
 export const FRAME_MAX_SECONDS = 0.04;
@@ -59,13 +60,20 @@ export interface SpeechRequest {
   sampleRate: number;
   signal: AbortSignal;
 }
-export interface SpeechPiece {
-  pcm: Int16Array;
-  text?: string;
-  words?: Array<{ word: string; start: number; end: number }>;
-}
 /** Voices text for agent.speak_text (the speech layer, bound to the session's voice). */
 export type Speaker = (request: SpeechRequest) => AsyncIterable<SpeechPiece>;
+
+/** What the agent is to say (RealtimeSession.speak, the one entry for speech). */
+export interface SpeechInput {
+  /** The utterance's id (the render caller's event id, or one the conversation makes). */
+  eventId: string;
+  /** Whole text (expression tags allowed), or an answer's text as it streams. */
+  text: string | AsyncIterable<string>;
+  /** An expression cue at the utterance's start (agent.speak_text's `cue`). */
+  cue?: string;
+  /** The voice (default: the session's; a conversation passes the voice of the visitor's language). */
+  speaker?: Speaker;
+}
 
 export interface SessionSetup {
   sessionId: string;
@@ -269,19 +277,38 @@ export class RealtimeSession {
     this.wake();
   }
 
-  /** agent.speak_text: queued in order with caller audio, voiced by the speech layer. */
-  speakText(text: string, eventId: string, cue?: string): void {
-    const tagged = parseExpressionTags(text);
-    const refusal = this.admit(this.queue.waiting(), 0, tagged.spoken.length, 1);
-    if (refusal) {
-      this.error('queue_full', refusal, eventId);
-      return;
+  /**
+   * Text for the agent to say: the one way speech (text to be voiced) enters a session, whoever
+   * sends it (agent.speak_text from the render socket or the commands route, an agent preview's
+   * welcome, a conversation's answers and words of its own). It is queued in order with caller
+   * audio as one utterance and voiced by the speech layer piece by piece. Returns the utterance, or
+   * undefined when the queue's caps refuse it (a queue_full error event says why).
+   *
+   * - Whole text: expression tags become cues at their place, unknown ones are reported, and the
+   *   queue's caps on text apply.
+   * - Text as it streams (conversation mode, an answer as the engine writes it): spoken as it comes,
+   *   sentence by sentence; the conversation bounds what it sends.
+   */
+  speak(input: SpeechInput & { text: AsyncIterable<string> }): Utterance;
+  speak(input: SpeechInput): Utterance | undefined;
+  speak(input: SpeechInput): Utterance | undefined {
+    const { eventId, cue, speaker = this.speaker } = input;
+    const tagged =
+      typeof input.text === 'string'
+        ? parseExpressionTags(input.text)
+        : { spoken: input.text, tags: [] as ReturnType<typeof parseExpressionTags>['tags'], unknown: [] };
+    if (typeof tagged.spoken === 'string') {
+      const refusal = this.admit(this.queue.waiting(), 0, tagged.spoken.length, 1);
+      if (refusal) {
+        this.error('queue_full', refusal, eventId);
+        return undefined;
+      }
     }
     // Text closes any open caller utterance so the two play one after another.
     this.speakEnd();
     const utterance = new Utterance(eventId, this.sampleRate, 'text');
     utterance.abort = new AbortController();
-    utterance.waitingChars = tagged.spoken.length;
+    if (typeof tagged.spoken === 'string') utterance.waitingChars = tagged.spoken.length;
     if (cue) utterance.actions.push({ kind: 'cue', atSeconds: 0, payload: { name: cue, intensity: 0.8 }, eventId });
     this.queue.push(utterance);
     if (tagged.unknown.length) {
@@ -291,20 +318,7 @@ export class RealtimeSession {
         eventId,
       );
     }
-    void this.synthesise(utterance, tagged);
-    this.wake();
-  }
-
-  /**
-   * Conversation mode: an answer's text as it streams, voiced sentence by sentence by `speaker`
-   * (the voice of the conversation's language) into one utterance queued like speak_text.
-   */
-  speakStream(text: AsyncIterable<string>, eventId: string, speaker: Speaker = this.speaker): Utterance {
-    this.speakEnd();
-    const utterance = new Utterance(eventId, this.sampleRate, 'text');
-    utterance.abort = new AbortController();
-    this.queue.push(utterance);
-    void this.synthesise(utterance, { spoken: text, tags: [], unknown: [] }, speaker);
+    void this.synthesise(utterance, tagged, speaker);
     this.wake();
     return utterance;
   }

@@ -2,16 +2,15 @@
  * Utterances waiting to play, in order. Audio arrives here (faster than real time is fine); the
  * playback clock takes it out frame by frame. Nothing here knows about time.
  */
-import { analysePiece, type PieceTrack, type WordTiming } from './lipsync/analysis.js';
+import { analysePiece, type PieceTrack } from './lipsync/analysis.js';
 import type { Slab } from './slab.js';
+import type { SpeechPiece } from '../speech/piece.js';
 import type { CameraName } from './player-protocol.js';
 
-export interface Piece {
-  pcm: Int16Array;
+/** A piece of speech (speech/piece.ts) as the queue keeps it, with the queue's bookkeeping. */
+export interface QueuedPiece extends SpeechPiece {
   /** performance.now() when the piece arrived (for the relay-delay metric). */
   arrivedAt?: number;
-  text?: string;
-  words?: WordTiming[];
   /** Lip-sync features, computed when the piece is first played (see lipsync/). */
   track?: PieceTrack;
   /** The slab `pcm` was cut from: given back once the piece has played through. */
@@ -28,7 +27,7 @@ export type TimedAction = { atSeconds: number; eventId: string } & (
 
 export class Utterance {
   /** Pieces not yet played through, the one playing first. */
-  readonly pieces: Piece[] = [];
+  readonly pieces: QueuedPiece[] = [];
   sealed = false;
   /** Session-clock time its first audio left; undefined until it starts. */
   startedAt?: number;
@@ -53,7 +52,7 @@ export class Utterance {
     readonly source: 'audio' | 'text',
   ) {}
 
-  add(piece: Piece): void {
+  add(piece: QueuedPiece): void {
     if (piece.pcm.length === 0 && !piece.text) return;
     this.pieces.push(piece);
     this.receivedSamples += piece.pcm.length;
@@ -79,7 +78,7 @@ export class Utterance {
   }
 
   /** Takes the next frame of at most `maxSamples`, never crossing a piece boundary. */
-  takeFrame(maxSamples: number): { piece: Piece; offset: number; length: number } | undefined {
+  takeFrame(maxSamples: number): { piece: QueuedPiece; offset: number; length: number } | undefined {
     while (this.pieces.length) {
       const piece = this.pieces[0];
       const rest = piece.pcm.length - this.pieceOffset;
@@ -155,7 +154,7 @@ export class UtteranceQueue {
     return this.items.find((u) => !u.started);
   }
 
-  ensureTrack(piece: Piece, sampleRate: number): PieceTrack {
+  ensureTrack(piece: QueuedPiece, sampleRate: number): PieceTrack {
     piece.track ??= analysePiece(piece.pcm, sampleRate, piece.text, piece.words);
     return piece.track;
   }

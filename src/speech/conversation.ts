@@ -8,7 +8,8 @@
  *   await speech.prepareFillers(agent, { sampleRate: 16000 });       // at session start
  *   const filler = speech.filler(agent, { sampleRate: 16000 });      // instant; undefined if not ready/disabled
  */
-import type { SpeechChunk, SpeechService } from './synthesis.js';
+import type { SpeechPiece } from './piece.js';
+import type { SpeechService } from './synthesis.js';
 
 export interface SpeakingAgent {
   voice_id: string;
@@ -31,14 +32,14 @@ export const FILLERS: Record<string, string[]> = {
 };
 
 export class ConversationSpeech {
-  private fillers = new Map<string, Promise<SpeechChunk[]>>();
-  private ready = new Map<string, SpeechChunk[]>();
+  private fillers = new Map<string, Promise<SpeechPiece[]>>();
+  private ready = new Map<string, SpeechPiece[]>();
   private turn = 0;
 
   constructor(private readonly speech: SpeechService) {}
 
   /** The welcome message as speech; yields nothing when the agent has none. */
-  async *welcome(agent: SpeakingAgent, options: { sampleRate: number; language?: string; signal?: AbortSignal }): AsyncIterable<SpeechChunk> {
+  async *welcome(agent: SpeakingAgent, options: { sampleRate: number; language?: string; signal?: AbortSignal }): AsyncIterable<SpeechPiece> {
     const text = agent.welcome_message?.trim();
     if (!text) return;
     yield* this.speech.synthesize({
@@ -64,7 +65,7 @@ export class ConversationSpeech {
     if (!job) {
       const phrases = FILLERS[language] ?? FILLERS.en;
       job = (async () => {
-        const out: SpeechChunk[] = [];
+        const out: SpeechPiece[] = [];
         for (const text of phrases) {
           const r = await this.speech.synthesizeAll({ text, provider: agent.tts_primary, voiceId: agent.voice_id, language, sampleRate: options.sampleRate });
           if (r.pcm.length) out.push({ pcm: r.pcm, sampleRate: r.sampleRate, words: r.words });
@@ -82,7 +83,7 @@ export class ConversationSpeech {
    * A ready filler (rotating through the set), or undefined when fillers are disabled or not yet
    * prepared (it then starts preparing them for next time). Never waits for synthesis.
    */
-  filler(agent: SpeakingAgent, options: { sampleRate: number; language?: string }): SpeechChunk | undefined {
+  filler(agent: SpeakingAgent, options: { sampleRate: number; language?: string }): SpeechPiece | undefined {
     if (!agent.fillers_enabled) return undefined;
     const language = options.language ?? agent.languages.main;
     const set = this.ready.get(this.key(agent, language, options.sampleRate));

@@ -1,8 +1,8 @@
 /**
  * SpeechService: the one streaming synthesis interface of Presence.
  *
- *   for await (const chunk of speech.synthesize({ text, provider, voiceId, sampleRate: 16000, signal })) {
- *     send(chunk.pcm, chunk.words);
+ *   for await (const piece of speech.synthesize({ text, provider, voiceId, sampleRate: 16000, signal })) {
+ *     send(piece.pcm, piece.words);
  *   }
  *
  * Text may be a string or an AsyncIterable of pieces (LLM tokens). It is cut into sentences as it
@@ -13,7 +13,7 @@
  */
 import { AsyncQueue } from '../core/async-queue.js';
 import path from 'node:path';
-import pino from 'pino';
+import type { SpeechConfig } from '../core/config.js';
 import { VoiceCatalog, PREMIUM_PROVIDERS, PROVIDERS, type CatalogVoice } from './voices/catalog.js';
 import { SpeechError, isAbort } from './errors.js';
 import { SentenceSplitter } from './sentences.js';
@@ -21,10 +21,14 @@ import { Resampler, prewarmResamplers } from './resample.js';
 import { concatInt16 } from './audio.js';
 import { FliteEngine, fliteVoiceFor } from './engines/flite.js';
 import { KokoroLocalEngine, KokoroRemoteEngine, kokoroLocalSpeaks, type KokoroSource } from './engines/kokoro.js';
-import { CartesiaEngine, ElevenLabsEngine, InworldEngine } from './engines/premium.js';
-import { CartesiaWebSocketEngine, ElevenLabsWebSocketEngine } from './engines/websocket.js';
+import { CartesiaEngine, CartesiaWebSocketEngine } from './engines/cartesia.js';
+import { ElevenLabsEngine, ElevenLabsWebSocketEngine } from './engines/elevenlabs.js';
+import { InworldEngine } from './engines/inworld.js';
 import type { EngineAudio, SpeechEngine, WordTiming } from './engines/types.js';
-import { fetchVoiceList, normaliseCartesia, normaliseElevenLabs, normaliseInworld, type ProviderKeys } from './voices/remote.js';
+import type { SpeechPiece } from './piece.js';
+
+export type { SpeechPiece } from './piece.js';
+import { FAMILY, VoiceLists } from './voices/lists.js';
 
 export interface SynthesisRequest {
   /** Plain text (expression tags already stripped), or its pieces as they are produced. */
@@ -39,72 +43,19 @@ export interface SynthesisRequest {
   signal?: AbortSignal;
 }
 
-export interface SpeechChunk {
-  /** Mono signed 16-bit PCM at sampleRate. */
-  pcm: Int16Array;
-  sampleRate: number;
-  /** Words whose timing the engine gave (or estimated) in this piece; seconds from the start of this synthesis stream. */
-  words?: WordTiming[];
-}
-
 export interface SpeechLogger {
   info(obj: object | string, msg?: string): void;
   warn(obj: object | string, msg?: string): void;
   error(obj: object | string, msg?: string): void;
 }
 
-export interface SpeechConfig {
-  dataDir: string;
-  kokoroModelDir?: string;
-  kokoroDownload: boolean;
-  kokoroDtype?: string;
-  kokoroUrl?: string;
-  kokoroApiKey?: string;
-  providers: ProviderKeys;
-  /** 'http' (default: streamed HTTP bodies) or 'websocket' (word timings; Cartesia keeps one socket open). */
-  elevenlabsTransport: 'http' | 'websocket';
-  cartesiaTransport: 'http' | 'websocket';
-  /** Premium request timeout: until headers, and between body pieces. */
-  timeoutMs: number;
-  /** How long fetched premium voice lists are kept. */
-  voiceListTtlMs: number;
-}
-
-/** Reads the speech settings from the environment (see docs/speech.md). */
-export function speechConfigFromEnv(env: NodeJS.ProcessEnv = process.env, dataDir = path.resolve(env.DATA_DIR || './data')): SpeechConfig {
-  const key = (name: string, base: string) => (env[name] ? { apiKey: env[name]!, baseUrl: env[base] || undefined } : undefined);
-  return {
-    dataDir,
-    kokoroModelDir: env.KOKORO_MODEL_DIR || undefined,
-    kokoroDownload: env.KOKORO_DOWNLOAD === '1',
-    kokoroDtype: env.KOKORO_DTYPE || undefined,
-    kokoroUrl: env.KOKORO_URL || undefined,
-    kokoroApiKey: env.KOKORO_API_KEY || undefined,
-    providers: {
-      elevenlabs: key('ELEVENLABS_API_KEY', 'ELEVENLABS_BASE_URL'),
-      cartesia: key('CARTESIA_API_KEY', 'CARTESIA_BASE_URL'),
-      inworld: key('INWORLD_API_KEY', 'INWORLD_BASE_URL'),
-    },
-    elevenlabsTransport: env.ELEVENLABS_TRANSPORT === 'websocket' ? 'websocket' : 'http',
-    cartesiaTransport: env.CARTESIA_TRANSPORT === 'websocket' ? 'websocket' : 'http',
-    timeoutMs: Number(env.SPEECH_TIMEOUT_MS) > 0 ? Number(env.SPEECH_TIMEOUT_MS) : 10_000,
-    voiceListTtlMs: Number(env.VOICE_LIST_TTL_SECONDS) > 0 ? Number(env.VOICE_LIST_TTL_SECONDS) * 1000 : 3_600_000,
-  };
-}
+export type { SpeechConfig } from '../core/config.js';
 
 interface Route {
   engine: SpeechEngine;
   voiceId: string;
   language: string;
 }
-
-const FAMILY: Record<string, 'elevenlabs' | 'cartesia' | 'inworld'> = {
-  elevenlabs: 'elevenlabs',
-  'elevenlabs-flash': 'elevenlabs',
-  cartesia: 'cartesia',
-  inworld: 'inworld',
-  'inworld-flash': 'inworld',
-};
 
 export class SpeechService {
   readonly voices: VoiceCatalog;
@@ -114,17 +65,17 @@ export class SpeechService {
   private kokoroRemote: KokoroRemoteEngine | undefined;
   private premium = new Map<string, SpeechEngine>();
   private warned = new Set<string>();
-  private listFetchedAt = new Map<string, number>();
-  private listPending = new Map<string, Promise<void>>();
+  private readonly voiceLists: VoiceLists;
   private started: Promise<void> | undefined;
 
   constructor(
     readonly config: SpeechConfig,
-    options: { voices?: VoiceCatalog; logger?: SpeechLogger; fliteWorkers?: number } = {},
+    options: { voices?: VoiceCatalog; logger: SpeechLogger; fliteWorkers?: number },
   ) {
     this.voices = options.voices ?? new VoiceCatalog();
-    this.log = options.logger ?? pino({ level: process.env.LOG_LEVEL || 'info' });
+    this.log = options.logger;
     this.flite = new FliteEngine({ workers: options.fliteWorkers });
+    this.voiceLists = new VoiceLists(config, this.voices, this.log);
     const p = config.providers;
     const t = config.timeoutMs;
     if (p.elevenlabs) {
@@ -287,7 +238,7 @@ export class SpeechService {
   }
 
   /** Streams speech for the text; see the file comment. */
-  async *synthesize(request: SynthesisRequest): AsyncIterable<SpeechChunk> {
+  async *synthesize(request: SynthesisRequest): AsyncIterable<SpeechPiece> {
     const { sampleRate } = request;
     if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 48000) {
       throw new SpeechError('bad_request', `sampleRate must be an integer between 8000 and 48000, got ${sampleRate}`);
@@ -421,57 +372,13 @@ export class SpeechService {
   }
 
   /** Refreshes premium voice lists from the providers that have keys (cached for voiceListTtlMs). */
-  async refreshVoiceLists(force = false): Promise<void> {
-    await Promise.all((['elevenlabs', 'cartesia', 'inworld'] as const).map((f) => this.refreshFamily(f, force)));
+  refreshVoiceLists(force = false): Promise<void> {
+    return this.voiceLists.refreshAll(force);
   }
 
   /** Makes sure the provider's list is fresh, waiting at most waitMs for the provider. */
-  async freshVoices(provider: string, waitMs = 3000): Promise<void> {
-    const family = FAMILY[provider];
-    if (!family || !this.config.providers[family]) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.refreshFamily(family, false),
-      new Promise<void>((r) => {
-        timer = setTimeout(r, waitMs);
-      }),
-    ]);
-    clearTimeout(timer);
-  }
-
-  private refreshFamily(family: 'elevenlabs' | 'cartesia' | 'inworld', force: boolean): Promise<void> {
-    if (!this.config.providers[family]) return Promise.resolve();
-    const at = this.listFetchedAt.get(family);
-    if (!force && at && Date.now() - at < this.config.voiceListTtlMs) return Promise.resolve();
-    const pending = this.listPending.get(family);
-    if (pending) return pending;
-    const run = (async () => {
-      try {
-        // A voice list is not on the speaking path: allow it more time than a synthesis request.
-        const body = await fetchVoiceList(family, this.config.providers, Math.max(this.config.timeoutMs, 5000));
-        const providers = Object.keys(FAMILY).filter((p) => FAMILY[p] === family);
-        let count = 0;
-        for (const provider of providers) {
-          const list =
-            family === 'elevenlabs' ? normaliseElevenLabs(provider, body) : family === 'cartesia' ? normaliseCartesia(body) : normaliseInworld(provider, body);
-          count = list.length;
-          if (list.length) this.voices.replace(provider as never, list);
-        }
-        this.listFetchedAt.set(family, Date.now());
-        this.log.info({ provider: family, voices: count }, `speech: fetched ${count} ${family} voices`);
-      } catch (error) {
-        // Retry after a minute rather than on every request.
-        this.listFetchedAt.set(family, Date.now() - this.config.voiceListTtlMs + 60_000);
-        this.log.warn(
-          { provider: family, code: (error as SpeechError).code },
-          `speech: could not fetch the ${family} voice list (${(error as Error).message}); keeping the current list`,
-        );
-      } finally {
-        this.listPending.delete(family);
-      }
-    })();
-    this.listPending.set(family, run);
-    return run;
+  freshVoices(provider: string, waitMs = 3000): Promise<void> {
+    return this.voiceLists.fresh(provider, waitMs);
   }
 
   async close(): Promise<void> {

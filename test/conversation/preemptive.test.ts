@@ -12,7 +12,8 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import { LiveConversation, LIVE_TIMING_DEFAULTS, preemptiveStats } from '../../src/conversation/live.js';
+import { LiveConversation, LIVE_TIMING_DEFAULTS } from '../../src/conversation/live.js';
+import { PreemptiveStats } from '../../src/conversation/preemptive-stats.js';
 import type { TurnInput } from '../../src/conversation/records.js';
 import type { AnswerEngine, AnswerEvent, AnswerRequest } from '../../src/brain/engine.js';
 import { RealtimeSession, type Speaker, type SpeechRequest } from '../../src/realtime/session.js';
@@ -151,6 +152,7 @@ function setup(options: { preparesSpeech?: boolean; languages?: { main: string; 
   const speeches: SpeechRequest[] = [];
   const voices: string[] = [];
   const turns: TurnInput[] = [];
+  const preemptiveStats = new PreemptiveStats();
   const conversation = new LiveConversation({
     sessionId: 'sess_preempt',
     session,
@@ -182,6 +184,7 @@ function setup(options: { preparesSpeech?: boolean; languages?: { main: string; 
     listenerOptions: { vad },
     endSession: async () => {},
     timing: { ...LIVE_TIMING_DEFAULTS, idleMs: 600_000, visitorLeftGraceMs: 600_000 },
+    preemptiveStats,
     ...(options.preparesSpeech === false && { preparesSpeech: () => false }),
     log: { warn: () => {}, error: () => {} },
   });
@@ -207,7 +210,7 @@ function setup(options: { preparesSpeech?: boolean; languages?: { main: string; 
     answerFrames: answerFrames(),
     renderEvents: renderEvents.map((e) => e.type),
   });
-  return { session, page, recognizer, engine, speeches, voices, turns, conversation, mic, seen, answerFrames, renderEvents };
+  return { session, page, recognizer, engine, speeches, voices, turns, conversation, mic, seen, answerFrames, renderEvents, preemptiveStats };
 }
 
 const settle = (ms = 30) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -247,7 +250,7 @@ test('the answer is prepared during the pause unseen, and released when the turn
   assert.equal(s.turns.length, 0, 'nothing recorded');
   assert.equal(s.session.state, 'listening');
 
-  const kept = preemptiveStats.kept;
+  const kept = s.preemptiveStats.kept;
   await s.mic('silence', 700); // the turn ends
   assert.ok(stream.finishing, 'the turn ended');
   await until('the answer audio at the page', () => s.answerFrames() > 0);
@@ -255,7 +258,7 @@ test('the answer is prepared during the pause unseen, and released when the turn
   assert.equal(s.engine.calls.length, 1);
   assert.equal(call.request.signal.aborted, false);
   assert.equal(s.speeches.length, 1, 'the speech prepared ahead is the one played');
-  assert.equal(preemptiveStats.kept, kept + 1);
+  assert.equal(s.preemptiveStats.kept, kept + 1);
   assert.deepEqual(s.seen().finals, ['what are your opening hours']);
   assert.deepEqual(s.engine.gaps, [], 'the gap waits for the answer to be given');
   call.finish();
@@ -281,11 +284,11 @@ test('a visitor who goes on speaking gets no trace of the answer thrown away: no
   await until('the answer prepared', () => s.engine.calls.length === 1 && s.speeches.length === 1);
   await settle(50);
   const [thrown] = s.engine.calls;
-  const resumed = preemptiveStats.discarded.resumed;
+  const resumed = s.preemptiveStats.discarded.resumed;
   await s.mic('voice', 500); // "…on Sundays"
   assert.equal(thrown.request.signal.aborted, true, 'the engine was stopped');
   assert.equal(s.speeches[0].signal.aborted, true, 'the speech was stopped');
-  assert.equal(preemptiveStats.discarded.resumed, resumed + 1);
+  assert.equal(s.preemptiveStats.discarded.resumed, resumed + 1);
   assert.deepEqual(s.seen(), nothingSeen);
 
   s.engine.open = true;
@@ -319,14 +322,14 @@ test('the turn ending with other words than the prepared answer was built on res
   const s = setup();
   const stream = await speakAndPause(s, 'what are your opening hours');
   await until('the answer prepared', () => s.engine.calls.length === 1);
-  const mismatch = preemptiveStats.discarded.mismatch;
+  const mismatch = s.preemptiveStats.discarded.mismatch;
   s.engine.open = true;
   // The decoder's last words differ (it heard more once the audio ended).
   stream.final = 'what are your opening hours today';
   await s.mic('silence', 700);
   await until('both turns recorded', () => s.turns.length === 2, 10_000);
   await s.conversation.settled();
-  assert.equal(preemptiveStats.discarded.mismatch, mismatch + 1);
+  assert.equal(s.preemptiveStats.discarded.mismatch, mismatch + 1);
   assert.equal(s.engine.calls[0].request.signal.aborted, true);
   assert.equal(s.engine.calls.length, 2);
   assert.equal(s.engine.calls[1].request.text, 'what are your opening hours today');
@@ -391,7 +394,7 @@ test('with a billed voice only the text is prepared ahead: the speech starts whe
 test('no answer is prepared while the agent is talking, nor more than one at a time', async () => {
   const s = setup();
   s.engine.open = true;
-  s.session.speakText('We have fresh bread today, and cakes, and coffee, and many other things for you to try.', 'evt_talk');
+  s.session.speak({ text: 'We have fresh bread today, and cakes, and coffee, and many other things for you to try.', eventId: 'evt_talk' });
   await until('talking', () => s.session.state === 'talking');
   await s.mic('silence', 200);
   await s.mic('voice', 300); // short, over the agent: not a barge-in

@@ -3,7 +3,6 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, PlayerClient, voiced } from '../support/render-client.js';
-import { preemptiveStats } from '../../src/conversation/live.js';
 
 describe('/metrics', () => {
   const apps: TestApp[] = [];
@@ -34,7 +33,8 @@ describe('/metrics', () => {
   it('counts answers prepared ahead, kept and thrown away by reason', async () => {
     const t = await startTestApp('pglite');
     apps.push(t);
-    // The counters are the process's own; move them so the figures cannot be defaults.
+    // The counters are the conversation loop's; move them so the figures cannot be defaults.
+    const preemptiveStats = t.context.conversationLoop.preemptiveStats;
     preemptiveStats.started += 5;
     preemptiveStats.kept += 3;
     preemptiveStats.discarded.mismatch += 2;

@@ -7,7 +7,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { RenderClient, PlayerClient, voiced } from '../support/render-client.js';
-import { SpeechService, speechConfigFromEnv } from '../../src/speech/synthesis.js';
+import { SpeechService } from '../../src/speech/synthesis.js';
+import { silentLogger } from '../speech/helpers.js';
 import { parseExpressionTags } from '../../src/realtime/expression-tags.js';
 
 let t: TestApp;
@@ -99,11 +100,10 @@ describe('agent.speak_text', () => {
   });
 
   it('answers tts_error when the voice cannot be spoken, and keeps playing what follows', async () => {
-    const speech = new SpeechService({
-      ...speechConfigFromEnv({}, t.context.config.dataDir),
-      providers: { elevenlabs: { apiKey: 'test-key', baseUrl: 'http://127.0.0.1:9' } },
-      timeoutMs: 2000,
-    });
+    const speech = new SpeechService(
+      { ...t.context.config.speech, providers: { elevenlabs: { apiKey: 'test-key', baseUrl: 'http://127.0.0.1:9' } }, timeoutMs: 2000 },
+      { logger: silentLogger() },
+    );
     const broken = await startTestApp('pglite', {}, { speech });
     try {
       const agent = (

@@ -1,7 +1,8 @@
 /** Measures and fixtures shared by the speech tests. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SpeechService, speechConfigFromEnv, type SpeechLogger } from '../../src/speech/synthesis.js';
+import { SpeechService, type SpeechLogger } from '../../src/speech/synthesis.js';
+import { speechConfig } from '../../src/core/config.js';
 
 export function silentLogger(lines: string[] = []): SpeechLogger & { lines: string[] } {
   const put = (obj: object | string, msg?: string) => void lines.push(typeof obj === 'string' ? obj : (msg ?? JSON.stringify(obj)));
@@ -9,7 +10,7 @@ export function silentLogger(lines: string[] = []): SpeechLogger & { lines: stri
 }
 
 export function makeService(env: Record<string, string> = {}, lines: string[] = []) {
-  return new SpeechService(speechConfigFromEnv({ SPEECH_TIMEOUT_MS: '1500', ...env }, env.DATA_DIR ?? 'memory'), {
+  return new SpeechService(speechConfig({ SPEECH_TIMEOUT_MS: '1500', ...env }, env.DATA_DIR ?? 'memory'), {
     logger: silentLogger(lines),
     fliteWorkers: 2,
   });

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { makeTinyKokoro, TINY_SAMPLES_PER_TOKEN, tinyTokenHz, KOKORO_VOCAB } from '../../scripts/make-tiny-kokoro.js';
 import { concatInt16 } from '../../src/speech/audio.js';
-import type { SpeechChunk } from '../../src/speech/synthesis.js';
+import type { SpeechPiece } from '../../src/speech/synthesis.js';
 import type { SpeechError } from '../../src/speech/errors.js';
 import { fakeServer, makeService, sineBytes, tonePower, sleep } from './helpers.js';
 
@@ -38,7 +38,7 @@ function styleLoudness(voice: string, tokens: number): number {
 }
 
 async function collect(voiceId: string, text: string, sampleRate = 24000) {
-  const chunks: SpeechChunk[] = [];
+  const chunks: SpeechPiece[] = [];
   for await (const c of speech.synthesize({ text, provider: 'kokoro', voiceId, sampleRate })) chunks.push(c);
   return chunks;
 }
@@ -85,7 +85,7 @@ test('tokeniser, style vector and inference reach the graph: one 75 ms tone per 
 test('streams sentence by sentence, first sentence first, resampled to 16 kHz', async () => {
   const t0 = performance.now();
   let first = 0;
-  const chunks: SpeechChunk[] = [];
+  const chunks: SpeechPiece[] = [];
   for await (const c of speech.synthesize({
     text: 'Hi. This second sentence is a good deal longer than the first one. And a third.',
     provider: 'kokoro',

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { once } from '../../src/core/once.js';
 import { loadPronunciations, pronunciationsIfLoaded } from '../../src/speech/pronunciations.js';
 import { preloadDictionary, wordVisemes } from '../../src/realtime/lipsync/text-visemes.js';
-import { SpeechService, speechConfigFromEnv } from '../../src/speech/synthesis.js';
+import { SpeechService } from '../../src/speech/synthesis.js';
+import { speechConfig } from '../../src/core/config.js';
 import { wordsFromPhones } from '../../src/speech/engines/flite.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -43,7 +44,7 @@ test('the dictionary has one loader: the lip-sync and the offline engine get the
 });
 
 test('a speech start that fails is not kept: the next start succeeds and readiness follows', async () => {
-  const speech = new SpeechService(speechConfigFromEnv({}, '/nonexistent'), { logger: quiet, fliteWorkers: 1 });
+  const speech = new SpeechService(speechConfig({}, '/nonexistent'), { logger: quiet, fliteWorkers: 1 });
   const warm = speech.flite.warm.bind(speech.flite);
   let failures = 1;
   speech.flite.warm = async () => {
@@ -63,7 +64,7 @@ test('a speech start that fails is not kept: the next start succeeds and readine
 });
 
 test('a flite worker that dies leaves the pool; the next sentence starts a fresh one', async () => {
-  const speech = new SpeechService(speechConfigFromEnv({}, '/nonexistent'), { logger: quiet, fliteWorkers: 1 });
+  const speech = new SpeechService(speechConfig({}, '/nonexistent'), { logger: quiet, fliteWorkers: 1 });
   try {
     await speech.start();
     const pool = (speech.flite as any).pool as { workers: Array<{ worker: import('node:worker_threads').Worker }> };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { concatInt16, rms, zeroCrossingRate } from '../../src/speech/audio.js';
 import { ConversationSpeech } from '../../src/speech/conversation.js';
 import { SpeechError } from '../../src/speech/errors.js';
-import type { SpeechChunk } from '../../src/speech/synthesis.js';
+import type { SpeechPiece } from '../../src/speech/synthesis.js';
 import { makeService, medianPitch, sleep } from './helpers.js';
 
 const lines: string[] = [];
@@ -63,7 +63,7 @@ test('first sentence is spoken before the rest of the text exists', async () => 
     secondSentSince = performance.now();
     for (const t of ['How', ' are', ' you', '?']) yield t;
   }
-  const chunks: SpeechChunk[] = [];
+  const chunks: SpeechPiece[] = [];
   for await (const c of speech.synthesize({ text: tokens(), provider: 'kokoro', voiceId: 'am_adam', sampleRate: 24000 })) {
     if (!firstAudioAt) firstAudioAt = performance.now();
     chunks.push(c);

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { SpeechError } from '../../src/speech/errors.js';
-import type { SpeechService, SpeechChunk } from '../../src/speech/synthesis.js';
+import type { SpeechService, SpeechPiece } from '../../src/speech/synthesis.js';
 import { makeService, sineBytes, sleep } from './helpers.js';
 
 const KEY = 'ws-test-key';
@@ -77,7 +77,7 @@ test('Cartesia WebSocket: contexts on one socket, audio chunks, word timestamps'
     ws.send(JSON.stringify({ type: 'done', done: true, status_code: 206, context_id: m.context_id }));
   });
   const speech = service({ CARTESIA_API_KEY: KEY, CARTESIA_BASE_URL: fake.base, CARTESIA_TRANSPORT: 'websocket' });
-  const chunks: SpeechChunk[] = [];
+  const chunks: SpeechPiece[] = [];
   for await (const c of speech.synthesize({ text: 'Hello there. Good morning.', provider: 'cartesia', voiceId: 'v-1', sampleRate: 24000 })) chunks.push(c);
   const pcm = Buffer.concat(chunks.map((c) => Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)));
   assert.deepEqual(pcm, Buffer.concat([audio, audio]));
@@ -158,7 +158,7 @@ test('ElevenLabs stream-input: BOS, text, EOS; audio with alignment becomes word
     ws.close();
   });
   const speech = service({ ELEVENLABS_API_KEY: KEY, ELEVENLABS_BASE_URL: fake.base, ELEVENLABS_TRANSPORT: 'websocket' });
-  const chunks: SpeechChunk[] = [];
+  const chunks: SpeechPiece[] = [];
   for await (const c of speech.synthesize({ text: 'Hi you.', provider: 'elevenlabs-flash', voiceId: 'abc', language: 'en', sampleRate: 24000 })) chunks.push(c);
   const pcm = Buffer.concat(chunks.map((c) => Buffer.from(c.pcm.buffer, c.pcm.byteOffset, c.pcm.byteLength)));
   assert.deepEqual(pcm, audio);

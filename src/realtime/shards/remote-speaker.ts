@@ -2,7 +2,8 @@
  * A shard's voice for agent.speak_text: the text goes to the main process, which owns the speech
  * engines and the billing of premium speech, and the PCM pieces come back over the IPC channel.
  */
-import type { Speaker, SpeechPiece } from '../session.js';
+import type { Speaker } from '../session.js';
+import type { SpeechPiece } from '../../speech/piece.js';
 import type { SpeakerFactory } from '../service.js';
 import type { FromShard, ToShard } from './messages.js';
 

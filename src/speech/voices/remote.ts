@@ -4,14 +4,11 @@
  * stays in place, so the routes always answer.
  */
 import type { CatalogVoice } from './kokoro.js';
-import { CARTESIA_VERSION } from '../engines/premium.js';
+import { CARTESIA_VERSION } from '../engines/cartesia.js';
 import { providerFetch } from '../engines/http.js';
 
-export interface ProviderKeys {
-  elevenlabs?: { apiKey: string; baseUrl?: string };
-  cartesia?: { apiKey: string; baseUrl?: string };
-  inworld?: { apiKey: string; baseUrl?: string };
-}
+export type { ProviderKeys } from '../../core/config.js';
+import type { ProviderKeys } from '../../core/config.js';
 
 const GENDER: Record<string, 'f' | 'm'> = { female: 'f', feminine: 'f', woman: 'f', f: 'f', male: 'm', masculine: 'm', man: 'm', m: 'm' };
 
