@@ -67,9 +67,16 @@ export function catalogueEntries(): CatalogueEntry[] {
   return [...catalogues.values()].flat();
 }
 
-/** A route's possible errors, for its `config`: `config: routeErrors(agentErrors.agent_not_found)`. */
+/** A route's possible errors, for its `config`: `config: routeErrors(agentsErrors.agent_not_found)`. */
 export function routeErrors(...entries: CatalogueEntry[]): { errors: CatalogueEntry[] } {
   return { errors: entries };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The catalogued errors a route answers with, listed in /openapi.json (see `routeErrors`). */
+    errors?: CatalogueEntry[];
+  }
 }
 
 export type Location = 'body' | 'query' | 'path' | 'header';
