@@ -331,6 +331,8 @@ const errorAnswer = (description: string, example: unknown, schema = 'Error') =>
   content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` }, example } },
 });
 
+const VALIDATION_EXAMPLE = { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] };
+
 /** One answer per status for catalogued errors, each code named with what it says. */
 function catalogueAnswers(entries: CatalogueEntry[]): Map<string, unknown> {
   const byStatus = new Map<number, CatalogueEntry[]>();
@@ -366,12 +368,22 @@ function addErrorAnswers(method: string, path: string, operation: Schema, own: C
     entries.push(coreErrors.invalid_api_key, coreErrors.missing_permission, coreErrors.rate_limited);
     if (method === 'delete') entries.push(coreErrors.confirmation_required);
   }
-  for (const [status, answer] of catalogueAnswers(entries)) add(status, answer);
-  if (path.includes('{')) add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
-  if (operation.requestBody || (operation.parameters ?? []).length) {
-    add(
-      '422',
-      errorAnswer('The request is not valid', { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] }, 'ValidationError'),
-    );
+  const validated = !!operation.requestBody || (operation.parameters ?? []).length > 0;
+  for (const [status, answer] of catalogueAnswers(entries)) {
+    if (status === '422' && validated) {
+      // Both shapes: the request's validation items, or a catalogued `{code, message}`.
+      const { description } = answer as { description: string };
+      add('422', {
+        description: `The request is not valid (validation items), or:\n\n${description}`,
+        content: {
+          'application/json': {
+            schema: { anyOf: [{ $ref: '#/components/schemas/ValidationError' }, { $ref: '#/components/schemas/Error' }] },
+            example: VALIDATION_EXAMPLE,
+          },
+        },
+      });
+    } else add(status, answer);
   }
+  if (path.includes('{')) add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
+  if (validated) add('422', errorAnswer('The request is not valid', VALIDATION_EXAMPLE, 'ValidationError'));
 }

@@ -124,6 +124,12 @@ forEachEngine('errors on the wire and in /openapi.json', (engine) => {
     const remove = document.paths['/v1/agent/{agent_id}'].delete.responses;
     assert.match(codesOf(remove['400']), /`confirmation_required`/);
 
+    const replay = document.paths['/v1/notifications/destinations/{destination_id}/deliveries/{delivery_id}/replay'].post.responses;
+    assert.match(codesOf(replay['404']), /`destination_not_found`/);
+    assert.match(codesOf(replay['404']), /`delivery_not_found`/);
+    assert.match(codesOf(replay['409']), /`delivery_not_failed`: Only a failed delivery can be replayed/);
+    assert.match(codesOf(document.paths['/v1/notifications/rules/{agent_id}'].post.responses['409']), /`rule_limit`/);
+
     const embedStart = document.paths['/v1/embed/sessions'].post.responses;
     assert.equal(embedStart['401'], undefined, 'a public route lists no key errors');
   });
