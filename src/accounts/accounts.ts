@@ -1,9 +1,9 @@
 /** Accounts (plan and wallet balance) and their API keys. */
 import type { Db } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
 import { API_KEY_PREFIX, PERMISSIONS, type KeyLookup, type Permission } from '../core/auth.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ReadCache } from '../core/read-cache.js';
+import { accountsErrors } from './errors.js';
 
 export type Plan = 'free' | 'paid';
 
@@ -24,7 +24,7 @@ export function centsToDecimal(cents: number): string {
 }
 
 export function decimalToCents(value: string): number {
-  if (!/^-?\d{1,10}(\.\d{1,2})?$/.test(value)) throw new ApiError(422, 'invalid_balance', `balance must be a decimal amount like 25.00, got "${value}"`);
+  if (!/^-?\d{1,10}(\.\d{1,2})?$/.test(value)) throw accountsErrors.invalid_balance(`balance must be a decimal amount like 25.00, got "${value}"`);
   const [whole, frac = ''] = value.replace('-', '').split('.');
   const cents = Number(whole) * 100 + Number(frac.padEnd(2, '0'));
   return value.startsWith('-') ? -cents : cents;
@@ -53,7 +53,7 @@ export interface ApiKeyInfo {
   last_used_at: string | null;
 }
 
-const negativeBalance = () => new ApiError(422, 'invalid_balance', 'balance cannot be negative');
+const negativeBalance = () => accountsErrors.invalid_balance('balance cannot be negative');
 
 /**
  * Moves an account's balance to `targetCents` through the wallet's ledger (billing's), returning the
@@ -87,7 +87,7 @@ export class AccountStore implements KeyLookup {
 
   async require(id: number): Promise<Account> {
     const account = await this.get(id);
-    if (!account) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
+    if (!account) throw accountsErrors.account_not_found(`account ${id} not found`);
     return account;
   }
 
@@ -127,7 +127,7 @@ export class AccountStore implements KeyLookup {
     if (Object.keys(values).length === 0) return (await this.get(id)) ?? this.require(id);
     const row = await this.db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
     this.cache.delete(id);
-    if (!row) throw new ApiError(404, 'account_not_found', `account ${id} not found`);
+    if (!row) throw accountsErrors.account_not_found(`account ${id} not found`);
     return toAccount(row);
   }
 
@@ -148,7 +148,7 @@ export class AccountStore implements KeyLookup {
     await this.require(accountId);
     const unknown = permissions.filter((p) => !PERMISSIONS.includes(p));
     if (unknown.length || permissions.length === 0) {
-      throw new ApiError(422, 'invalid_permissions', `permissions must be a non-empty subset of ${PERMISSIONS.join(',')}`);
+      throw accountsErrors.invalid_permissions(`permissions must be a non-empty subset of ${PERMISSIONS.join(',')}`);
     }
     const ordered = PERMISSIONS.filter((p) => permissions.includes(p));
     const key = randomToken(API_KEY_PREFIX, 32);
@@ -204,7 +204,7 @@ export class AccountStore implements KeyLookup {
       .where('revoked_at', 'is', null)
       .returning('id')
       .executeTakeFirst();
-    if (!row) throw new ApiError(404, 'key_not_found', `API key ${keyId} not found`);
+    if (!row) throw accountsErrors.key_not_found(`API key ${keyId} not found`);
     for (const hook of this.onKeyRevoked) await hook(keyId);
   }
 

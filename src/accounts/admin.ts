@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../core/errors.js';
 import { PERMISSIONS, type Permission } from '../core/auth.js';
 import { safeEqual } from '../core/secrets.js';
 import { type AccountStore, decimalToCents } from './accounts.js';
@@ -13,6 +12,7 @@ import { AVATAR_ID_PATTERN, DEFAULT_FACE_MAX_BYTES, type CustomFaces } from '../
 import { isLoopback } from '../core/net.js';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
+import { accountsErrors } from './errors.js';
 
 /** Where a running server tells the operator CLI how to reach it (embedded database only). */
 export const adminFile = (config: Config) => path.join(config.dataDir, 'admin.json');
@@ -57,9 +57,9 @@ export interface ConsoleLinks {
 
 export async function runAdminCommand(store: AccountStore, command: string, args: unknown, faces?: CustomFaces, signIns?: ConsoleLinks): Promise<unknown> {
   const schema = adminCommands[command as AdminCommand];
-  if (!schema) throw new ApiError(400, 'unknown_command', `unknown admin command "${command}"`);
+  if (!schema) throw accountsErrors.unknown_command(`unknown admin command "${command}"`);
   const parsed = schema.safeParse(args);
-  if (!parsed.success) throw new ApiError(400, 'invalid_arguments', parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  if (!parsed.success) throw accountsErrors.invalid_arguments(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
   const a = parsed.data as any;
   switch (command as AdminCommand) {
     case 'accounts.create':
@@ -72,15 +72,15 @@ export async function runAdminCommand(store: AccountStore, command: string, args
       return { key, permissions, account_id };
     }
     case 'console.link': {
-      if (!signIns) throw new ApiError(500, 'unavailable', 'console links are not available here');
+      if (!signIns) throw accountsErrors.unavailable('console links are not available here');
       const accountId = a.account ?? (await store.firstAccountId());
       if (accountId === undefined)
-        throw new ApiError(404, 'account_not_found', 'there is no account yet: start the server once (npm start) or run "presence accounts create"');
+        throw accountsErrors.account_not_found('there is no account yet: start the server once (npm start) or run "presence accounts create"');
       await store.require(accountId);
       return signIns.createLink(accountId, a.ttl);
     }
     case 'faces.add': {
-      if (!faces) throw new ApiError(500, 'unavailable', 'custom faces are not available here');
+      if (!faces) throw accountsErrors.unavailable('custom faces are not available here');
       const face = await faces.add({
         glb: Buffer.from(a.file_base64, 'base64'),
         name: a.name,

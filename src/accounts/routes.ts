@@ -2,10 +2,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
 import { PERMISSIONS } from '../core/auth.js';
 import { DeleteQuery } from '../core/validation.js';
 import type { AccountStore } from './accounts.js';
+import { accountsErrors } from './errors.js';
 
 const PermissionList = z.array(z.enum(PERMISSIONS)).min(1).max(4);
 const ApiKey = z
@@ -51,11 +51,7 @@ export function keyRoutes(server: FastifyInstance, accounts: AccountStore): void
     async (request, reply) => {
       const lacking = request.body.permissions.filter((p) => !request.principal.permissions.has(p));
       if (lacking.length) {
-        throw new ApiError(
-          403,
-          'missing_permission',
-          `A key cannot make a key with a permission it does not have itself: this one lacks "${lacking.join('", "')}".`,
-        );
+        throw accountsErrors.missing_permission(`A key cannot make a key with a permission it does not have itself: this one lacks "${lacking.join('", "')}".`);
       }
       const created = await accounts.createKey(request.principal.accountId, [...new Set(request.body.permissions)], request.body.name);
       reply.code(201);

@@ -1,4 +1,5 @@
 /** HTTP routes of the Agents table. Thin: parse, call the service, shape the answer. */
+import { agentsErrors } from './errors.js';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -19,7 +20,7 @@ import {
   VisitorValuesResponse,
   VisitorValuesUpdate,
 } from './schemas.js';
-import { ValidationFailed, validationItem } from '../core/errors.js';
+import { routeErrors, ValidationFailed, validationItem } from '../core/errors.js';
 
 const UPDATE_ONLY = ['welcome_message', 'fillers_enabled', 'status'] as const;
 
@@ -57,6 +58,14 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   app.post(
     '/v1/agent/create',
     {
+      config: routeErrors(
+        agentsErrors.agent_limit,
+        agentsErrors.unknown_avatar,
+        agentsErrors.unknown_voice,
+        agentsErrors.paid_feature,
+        agentsErrors.voice_face_mismatch,
+        agentsErrors.invalid_look,
+      ),
       schema: { tags, summary: 'Create an agent', body: AgentCreateRequest, response: { 200: AgentResponse } },
       // welcome_message, fillers_enabled and status are update-only: say so rather than drop them.
       preValidation: async (request) => {
@@ -86,13 +95,26 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
     return { has_agents: count > 0, count, default_agent_id: account.default_agent_id };
   });
 
-  app.get('/v1/agent/:agent_id', { schema: { tags, summary: 'Get an agent', params, response: { 200: AgentResponse } } }, async (request) => {
-    return respond(request.principal.accountId, await agents.get(request.principal.accountId, request.params.agent_id));
-  });
+  app.get(
+    '/v1/agent/:agent_id',
+    { config: routeErrors(agentsErrors.agent_not_found), schema: { tags, summary: 'Get an agent', params, response: { 200: AgentResponse } } },
+    async (request) => {
+      return respond(request.principal.accountId, await agents.get(request.principal.accountId, request.params.agent_id));
+    },
+  );
 
   app.patch(
     '/v1/agent/:agent_id',
     {
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        agentsErrors.liveavatar_avatar_id_taken,
+        agentsErrors.unknown_avatar,
+        agentsErrors.unknown_voice,
+        agentsErrors.paid_feature,
+        agentsErrors.voice_face_mismatch,
+        agentsErrors.invalid_look,
+      ),
       schema: {
         tags,
         summary: 'Update an agent (only the fields that change; studio merges)',
@@ -108,7 +130,10 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
 
   app.delete(
     '/v1/agent/:agent_id',
-    { schema: { tags, summary: 'Delete an agent and everything it owns', params, querystring: DeleteQuery, response: { 204: z.null() } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: 'Delete an agent and everything it owns', params, querystring: DeleteQuery, response: { 204: z.null() } },
+    },
     async (request, reply) => {
       await agents.delete(request.principal.accountId, request.params.agent_id);
       return reply.code(204).send(null);
@@ -117,7 +142,10 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
 
   app.post(
     '/v1/agent/:agent_id/duplicate',
-    { schema: { tags, summary: 'Copy an agent with its settings and knowledge', params, response: { 200: AgentResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found, agentsErrors.agent_limit),
+      schema: { tags, summary: 'Copy an agent with its settings and knowledge', params, response: { 200: AgentResponse } },
+    },
     async (request) => {
       return respond(request.principal.accountId, await agents.duplicate(request.principal.accountId, request.params.agent_id));
     },
@@ -125,7 +153,10 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
 
   app.post(
     '/v1/agent/:agent_id/set-default',
-    { schema: { tags, summary: "Make this the account's default agent", params, response: { 200: AgentResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: "Make this the account's default agent", params, response: { 200: AgentResponse } },
+    },
     async (request) => {
       return respond(request.principal.accountId, await agents.setDefault(request.principal.accountId, request.params.agent_id));
     },
@@ -135,21 +166,30 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   const embedTags = ['Embed'];
   app.get(
     '/v1/agent/:agent_id/embed',
-    { schema: { tags: embedTags, summary: 'Embed configuration and snippets', params, response: { 200: EmbedConfigResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: embedTags, summary: 'Embed configuration and snippets', params, response: { 200: EmbedConfigResponse } },
+    },
     async (request) => {
       return agents.embedResponse(await agents.get(request.principal.accountId, request.params.agent_id));
     },
   );
   app.patch(
     '/v1/agent/:agent_id/embed',
-    { schema: { tags: embedTags, summary: 'Change embed settings', params, body: EmbedConfigUpdate, response: { 200: EmbedConfigResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: embedTags, summary: 'Change embed settings', params, body: EmbedConfigUpdate, response: { 200: EmbedConfigResponse } },
+    },
     async (request) => {
       return agents.embedResponse(await agents.updateEmbed(request.principal.accountId, request.params.agent_id, request.body));
     },
   );
   app.post(
     '/v1/agent/:agent_id/embed/regenerate',
-    { schema: { tags: embedTags, summary: 'Replace the public embed key (the old snippet stops working)', params, response: { 200: EmbedConfigResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: embedTags, summary: 'Replace the public embed key (the old snippet stops working)', params, response: { 200: EmbedConfigResponse } },
+    },
     async (request) => {
       return agents.embedResponse(await agents.regenerateEmbedKey(request.principal.accountId, request.params.agent_id));
     },
@@ -157,6 +197,7 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   app.post(
     '/v1/agent/:agent_id/embed/apply-to-all',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags: embedTags,
         summary: "Copy this agent's widget settings (not its key) to all the account's agents",
@@ -170,6 +211,7 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   app.post(
     '/v1/agent/:agent_id/preview',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'A short-lived link that shows the agent as saved, without a metered session',
@@ -204,14 +246,20 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   const vvTags = ['Visitor values'];
   app.get(
     '/v1/agent/:agent_id/visitor-values',
-    { schema: { tags: vvTags, summary: 'Declared visitor values and how to sign them', params, response: { 200: VisitorValuesResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: vvTags, summary: 'Declared visitor values and how to sign them', params, response: { 200: VisitorValuesResponse } },
+    },
     async (request) => {
       return agents.visitorValuesResponse(await agents.get(request.principal.accountId, request.params.agent_id));
     },
   );
   app.patch(
     '/v1/agent/:agent_id/visitor-values',
-    { schema: { tags: vvTags, summary: 'Declare visitor values', params, body: VisitorValuesUpdate, response: { 200: VisitorValuesResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: vvTags, summary: 'Declare visitor values', params, body: VisitorValuesUpdate, response: { 200: VisitorValuesResponse } },
+    },
     async (request) => {
       return agents.visitorValuesResponse(await agents.updateVisitorValues(request.principal.accountId, request.params.agent_id, request.body));
     },
@@ -223,7 +271,10 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   });
   app.get(
     '/v1/agent/:agent_id/visitor-values/secret',
-    { schema: { tags: vvTags, summary: 'Reveal the visitor signing secret', params, response: { 200: SigningSecretResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags: vvTags, summary: 'Reveal the visitor signing secret', params, response: { 200: SigningSecretResponse } },
+    },
     async (request) => {
       return secretResponse(await agents.get(request.principal.accountId, request.params.agent_id));
     },
@@ -231,6 +282,7 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   app.post(
     '/v1/agent/:agent_id/visitor-values/secret',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags: vvTags,
         summary: 'Rotate the visitor signing secret (the old one stops working at once)',
@@ -245,6 +297,7 @@ export function agentRoutes(server: FastifyInstance, agents: AgentService, previ
   app.post(
     '/v1/agent/:agent_id/visitor-values/preview',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags: vvTags,
         summary: 'Check signed sample values and show what the agent would receive',

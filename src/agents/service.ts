@@ -5,7 +5,6 @@
 import type { Db } from '../core/db/database.js';
 import { ReadCache } from '../core/read-cache.js';
 import type { Config } from '../core/config.js';
-import { ApiError } from '../core/errors.js';
 import type { AccountStore, Account } from '../accounts/accounts.js';
 import type { StudioCatalog } from '../catalog/catalog.js';
 import { PREMIUM_PROVIDERS, type VoiceCatalog, type CatalogVoice } from '../speech/voices/catalog.js';
@@ -15,6 +14,7 @@ import { CAMERAS, type AgentCreateRequest, type AgentUpdateRequest, type EmbedCo
 import { defaultEmbed, embedSnippets, newEmbedKey, SHARED_EMBED_FIELDS, type EmbedSettings } from './embed.js';
 import { checkVisitorValues, CANONICAL_FORM, canonicalText, defaultVisitorValues, newVisitorSecret, type VisitorValuesConfig } from './visitor-values.js';
 import { DEFAULT_FACE_ID } from '../faces/builtin.js';
+import { agentsErrors } from './errors.js';
 
 export interface Agent {
   id: number;
@@ -74,7 +74,7 @@ export class AgentService {
   /** The agent if it belongs to the account; another account's agent is answered as missing. */
   async get(accountId: number, id: number): Promise<Agent> {
     const agent = this.cache.get(id) ?? (await this.load(id));
-    if (!agent || agent.account_id !== accountId) throw new ApiError(404, 'agent_not_found', `No agent with id ${id} in this account`);
+    if (!agent || agent.account_id !== accountId) throw agentsErrors.agent_not_found(`No agent with id ${id} in this account`);
     return agent;
   }
 
@@ -137,26 +137,24 @@ export class AgentService {
   checkVoiceAndFace(account: Pick<Account, 'id' | 'plan'>, provider: string, voiceId: string, avatarId: string, voiceAnyProvider = false): CatalogVoice {
     // Built-in and operator faces, and the account's own (another account's face is unknown here).
     const face = this.studioCatalog.face(avatarId, account.id);
-    if (!face) throw new ApiError(422, 'unknown_avatar', `No face "${avatarId}"; GET /v1/avatars lists them`);
+    if (!face) throw agentsErrors.unknown_avatar(`No face "${avatarId}"; GET /v1/avatars lists them`);
     if (PREMIUM_PROVIDERS.has(provider) && account.plan === 'free') {
-      throw new ApiError(402, 'paid_feature', `The ${provider} voices are premium; the free plan speaks with kokoro voices`);
+      throw agentsErrors.paid_feature(`The ${provider} voices are premium; the free plan speaks with kokoro voices`);
     }
     const voice = voiceAnyProvider ? this.voices.resolve(voiceId, provider) : this.voices.find(provider, voiceId);
     if (!voice) {
       // A premium voice is a paid feature whichever provider the request named (interface Errors 4).
       if (account.plan === 'free' && this.voices.resolve(voiceId, provider)?.premium) {
-        throw new ApiError(402, 'paid_feature', `Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
+        throw agentsErrors.paid_feature(`Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
       }
-      throw new ApiError(422, 'unknown_voice', `No ${provider} voice "${voiceId}"; GET /v1/voices/${provider} lists them`);
+      throw agentsErrors.unknown_voice(`No ${provider} voice "${voiceId}"; GET /v1/voices/${provider} lists them`);
     }
     if (voice.premium && account.plan === 'free') {
-      throw new ApiError(402, 'paid_feature', `Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
+      throw agentsErrors.paid_feature(`Voice "${voiceId}" is premium; the free plan speaks with kokoro voices`);
     }
     if (voice.gender !== face.gender) {
       const want = face.gender === 'f' ? "a woman's" : "a man's";
-      throw new ApiError(
-        422,
-        'voice_face_mismatch',
+      throw agentsErrors.voice_face_mismatch(
         `Voice "${voiceId}" does not suit face "${avatarId}"; pass a voice_id with ${want} voice (e.g. ${face.default_voice_id})`,
       );
     }
@@ -172,17 +170,17 @@ export class AgentService {
   /** A studio or session look: the backdrop must exist (or be null) and cameras be far/mid/close. */
   checkLook(look: { backdrop?: string | null; cameras?: string[]; camera?: string }): void {
     if (look.backdrop && !this.studioCatalog.hasBackdrop(look.backdrop)) {
-      throw new ApiError(422, 'invalid_look', `No backdrop "${look.backdrop}"; GET /v1/backdrops lists them, or use null for plain`);
+      throw agentsErrors.invalid_look(`No backdrop "${look.backdrop}"; GET /v1/backdrops lists them, or use null for plain`);
     }
     for (const camera of look.cameras ?? []) {
-      if (!(CAMERAS as readonly string[]).includes(camera)) throw new ApiError(422, 'invalid_look', `No camera "${camera}"; cameras are far, mid and close`);
+      if (!(CAMERAS as readonly string[]).includes(camera)) throw agentsErrors.invalid_look(`No camera "${camera}"; cameras are far, mid and close`);
     }
-    if (look.cameras && new Set(look.cameras).size !== look.cameras.length) throw new ApiError(422, 'invalid_look', 'cameras must not repeat');
+    if (look.cameras && new Set(look.cameras).size !== look.cameras.length) throw agentsErrors.invalid_look('cameras must not repeat');
     if (look.camera !== undefined && look.camera !== 'auto' && !(CAMERAS as readonly string[]).includes(look.camera)) {
-      throw new ApiError(422, 'invalid_look', `No camera "${look.camera}"; start on far, mid, close or auto`);
+      throw agentsErrors.invalid_look(`No camera "${look.camera}"; start on far, mid, close or auto`);
     }
     if (look.camera && look.camera !== 'auto' && look.cameras && !look.cameras.includes(look.camera)) {
-      throw new ApiError(422, 'invalid_look', `Camera "${look.camera}" is not among this look's cameras (${look.cameras.join(', ')})`);
+      throw agentsErrors.invalid_look(`Camera "${look.camera}" is not among this look's cameras (${look.cameras.join(', ')})`);
     }
   }
 
@@ -210,7 +208,7 @@ export class AgentService {
         .where('account_id', '=', accountId)
         .executeTakeFirstOrThrow();
       if (account.plan === 'free' && Number(existing.n) >= 1) {
-        throw new ApiError(402, 'agent_limit', 'The free plan holds one agent; upgrade to create more');
+        throw agentsErrors.agent_limit();
       }
       const avatarId = input.avatar_id ?? DEFAULT_FACE_ID;
       const provider = input.tts_primary ?? 'kokoro';
@@ -289,11 +287,7 @@ export class AgentService {
         .where('id', '!=', id)
         .executeTakeFirst();
       if (taken)
-        throw new ApiError(
-          409,
-          'liveavatar_avatar_id_taken',
-          `Agent ${taken.id} already has this liveavatar_avatar_id; each agent of an account needs its own`,
-        );
+        throw agentsErrors.liveavatar_avatar_id_taken(`Agent ${taken.id} already has this liveavatar_avatar_id; each agent of an account needs its own`);
     }
     if (input.avatar_id !== undefined) changes.avatar_id = avatarId;
     if (input.voice_id !== undefined) changes.voice_id = voiceId;

@@ -7,12 +7,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../core/db/schema.js';
 import type { Config } from '../core/config.js';
-import { ApiError } from '../core/errors.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import { postEntry } from './ledger.js';
 import { CURRENCY, formatCents, formatPrice, monthOf } from '../core/money.js';
 import type { CheckoutFacts, StripePayments } from './stripe.js';
 import './tables.js';
+import { billingErrors } from './errors.js';
 
 export interface BillingHooks {
   /** The agent's current name (undefined once deleted). */
@@ -23,12 +23,7 @@ export interface BillingHooks {
   secondsUsedThisMonth(accountId: number): Promise<number>;
 }
 
-const paymentsNotConfigured = () =>
-  new ApiError(
-    503,
-    'payments_not_configured',
-    'Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`',
-  );
+const paymentsNotConfigured = () => billingErrors.payments_not_configured();
 
 /** The last `count` months ending with `month`, newest first. */
 export function monthsBack(month: string, count: number): string[] {
@@ -430,9 +425,9 @@ export class BillingService {
       .where('id', '=', checkoutSessionId)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
-    if (!mine) throw new ApiError(404, 'checkout_not_found', `No top-up checkout ${checkoutSessionId} in this account`);
+    if (!mine) throw billingErrors.checkout_not_found(`No top-up checkout ${checkoutSessionId} in this account`);
     const checkout = await stripe.checkout(checkoutSessionId);
-    if (!checkout) throw new ApiError(404, 'checkout_not_found', `Stripe does not know checkout ${checkoutSessionId}`);
+    if (!checkout) throw billingErrors.checkout_not_found(`Stripe does not know checkout ${checkoutSessionId}`);
     const credited = checkout.paid ? await this.credit(checkout) : false;
     const row = await this.db.selectFrom('billing_checkouts').select(['status', 'amount_cents']).where('id', '=', checkoutSessionId).executeTakeFirstOrThrow();
     const account = await this.accounts.require(accountId);
@@ -450,12 +445,12 @@ export class BillingService {
   /** Stripe's signed webhook: a completed, paid checkout credits its wallet (once). */
   async webhook(rawBody: Buffer, signature: string | undefined): Promise<{ received: true; credited: boolean }> {
     const stripe = this.requireStripe();
-    if (!stripe.webhooksEnabled) throw new ApiError(503, 'webhooks_not_configured', 'STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are not accepted');
+    if (!stripe.webhooksEnabled) throw billingErrors.webhooks_not_configured();
     let checkout: CheckoutFacts | undefined;
     try {
       checkout = stripe.completedCheckout(rawBody, signature ?? '');
     } catch (error) {
-      throw new ApiError(400, 'invalid_signature', `The Stripe-Signature does not verify: ${(error as Error).message}`);
+      throw billingErrors.invalid_signature(`The Stripe-Signature does not verify: ${(error as Error).message}`);
     }
     return { received: true, credited: checkout?.paid ? await this.credit(checkout) : false };
   }

@@ -5,10 +5,10 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
 import type { AgentDirectory, KnowledgeService } from '../knowledge/service.js';
 import { iso } from '../knowledge/service.js';
 import { terms } from './text.js';
+import { brainErrors } from './errors.js';
 
 export const MAX_GAPS_PER_AGENT = 1000;
 export type GapStatus = 'open' | 'answered' | 'dismissed';
@@ -92,7 +92,7 @@ export class KnowledgeGaps implements GapRecorder {
   private async gap(accountId: number, agentId: number, gapId: number) {
     const agent = await this.agents.get(accountId, agentId);
     const row = await this.db.selectFrom('knowledge_gaps').selectAll().where('id', '=', gapId).where('agent_id', '=', agentId).executeTakeFirst();
-    if (!row) throw new ApiError(404, 'gap_not_found', `No knowledge gap with id ${gapId} for this agent`);
+    if (!row) throw brainErrors.gap_not_found(`No knowledge gap with id ${gapId} for this agent`);
     return { agent, row };
   }
 

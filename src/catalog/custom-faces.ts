@@ -10,12 +10,12 @@
 import crypto from 'node:crypto';
 import type { CustomFacesTable } from '../core/db/schema.js';
 import type { Db } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
 import { validateFaceGlb } from '../faces/validate.js';
 import { renderCustomStill } from '../faces/stills.js';
 import { KOKORO_VOICES } from '../speech/voices/kokoro.js';
 import type { CustomFace, StudioCatalog } from './catalog.js';
 import type { Gender } from '../faces/builtin.js';
+import { catalogErrors } from './errors.js';
 
 export const DEFAULT_FACE_MAX_BYTES = 8 * 1024 * 1024;
 export const AVATAR_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{2,40}$/;
@@ -53,16 +53,16 @@ function toFace(row: MetadataRow): CustomFace {
   };
 }
 
-const invalid = (problems: string[]) => new ApiError(422, 'invalid_face', `The face file cannot be used: ${problems.join('; ')}`);
+const invalid = (problems: string[]) => catalogErrors.invalid_face(`The face file cannot be used: ${problems.join('; ')}`);
 
 /** The kokoro voice a new face speaks with by default. */
 function defaultVoiceFor(gender: Gender, wanted: string | undefined): string {
   if (wanted === undefined) return KOKORO_VOICES.find((v) => v.gender === gender)!.voice_id;
   const voice = KOKORO_VOICES.find((v) => v.voice_id === wanted);
-  if (!voice) throw new ApiError(422, 'unknown_voice', `No kokoro voice "${wanted}"; a face's default_voice_id is a kokoro voice (GET /v1/voices/kokoro)`);
+  if (!voice) throw catalogErrors.unknown_voice(`No kokoro voice "${wanted}"; a face's default_voice_id is a kokoro voice (GET /v1/voices/kokoro)`);
   if (voice.gender !== gender) {
     const want = gender === 'f' ? "a woman's" : "a man's";
-    throw new ApiError(422, 'voice_face_mismatch', `Voice "${wanted}" does not suit a face of gender "${gender}"; pass ${want} kokoro voice`);
+    throw catalogErrors.voice_face_mismatch(`Voice "${wanted}" does not suit a face of gender "${gender}"; pass ${want} kokoro voice`);
   }
   return voice.voice_id;
 }
@@ -139,15 +139,15 @@ export class CustomFaces {
   async add(input: NewFace): Promise<CustomFace> {
     const avatarId = input.avatarId ?? `custom_${crypto.randomBytes(6).toString('hex')}`;
     if (!AVATAR_ID_PATTERN.test(avatarId)) {
-      throw new ApiError(422, 'invalid_avatar_id', `avatar_id "${avatarId}" must match ${AVATAR_ID_PATTERN.source}`);
+      throw catalogErrors.invalid_avatar_id(`avatar_id "${avatarId}" must match ${AVATAR_ID_PATTERN.source}`);
     }
     const check = validateFaceGlb(input.glb, this.maxBytes);
     if (!check.ok) throw invalid(check.problems);
     const voice = defaultVoiceFor(input.gender, input.defaultVoiceId);
-    if (this.catalog.isBuiltinFace(avatarId)) throw new ApiError(409, 'avatar_exists', `"${avatarId}" is a built-in face; choose another avatar_id`);
+    if (this.catalog.isBuiltinFace(avatarId)) throw catalogErrors.avatar_exists(`"${avatarId}" is a built-in face; choose another avatar_id`);
     if (input.accountId !== null) {
       const account = await this.db.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
-      if (!account) throw new ApiError(404, 'account_not_found', `No account with id ${input.accountId}`);
+      if (!account) throw catalogErrors.account_not_found(`No account with id ${input.accountId}`);
       // Operator faces are shown to every account, so refusing their ids reveals nothing; other
       // accounts' ids are never consulted (the unique index is per owner).
       const operatorFace = await this.db
@@ -156,7 +156,7 @@ export class CustomFaces {
         .where('account_id', 'is', null)
         .where('avatar_id', '=', avatarId)
         .executeTakeFirst();
-      if (operatorFace) throw new ApiError(409, 'avatar_exists', `"${avatarId}" is an operator face every account sees; choose another avatar_id`);
+      if (operatorFace) throw catalogErrors.avatar_exists(`"${avatarId}" is an operator face every account sees; choose another avatar_id`);
     }
     const glb = Buffer.from(input.glb.buffer, input.glb.byteOffset, input.glb.byteLength);
     const row = await this.db
@@ -178,7 +178,7 @@ export class CustomFaces {
       .onConflict((oc) => oc.doNothing())
       .returning([...METADATA])
       .executeTakeFirst();
-    if (!row) throw new ApiError(409, 'avatar_exists', `A face with avatar_id "${avatarId}" already exists; choose another`);
+    if (!row) throw catalogErrors.avatar_exists(`A face with avatar_id "${avatarId}" already exists; choose another`);
     const face = toFace(row as MetadataRow);
     this.catalog.setCustomFace(face, input.accountId);
     // The player shows this still from a page's first frame (src/faces/stills.ts). Rendered now, in
@@ -193,12 +193,12 @@ export class CustomFaces {
    */
   async delete(accountId: number, avatarId: string): Promise<void> {
     const notFound = () =>
-      new ApiError(404, 'avatar_not_found', `No face "${avatarId}" of this account; built-in and operator faces cannot be deleted through the API`);
+      catalogErrors.avatar_not_found(`No face "${avatarId}" of this account; built-in and operator faces cannot be deleted through the API`);
     await this.catalog.sync(avatarId, accountId);
     if (!this.catalog.customFace(avatarId, accountId)) throw notFound();
     const users = await this.db.selectFrom('agents').select('id').where('account_id', '=', accountId).where('avatar_id', '=', avatarId).orderBy('id').execute();
     if (users.length) {
-      throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is used by agent(s) ${users.map((u) => u.id).join(', ')}; give them another face first`);
+      throw catalogErrors.avatar_in_use(`Face "${avatarId}" is used by agent(s) ${users.map((u) => u.id).join(', ')}; give them another face first`);
     }
     const onStage = await this.db
       .selectFrom('sessions')
@@ -208,7 +208,7 @@ export class CustomFaces {
       .where('status', '=', 'active')
       .limit(1)
       .executeTakeFirst();
-    if (onStage) throw new ApiError(409, 'avatar_in_use', `Face "${avatarId}" is on stage in session ${onStage.id}; stop it first`);
+    if (onStage) throw catalogErrors.avatar_in_use(`Face "${avatarId}" is on stage in session ${onStage.id}; stop it first`);
     const deleted = await this.db
       .deleteFrom('custom_faces')
       .where('avatar_id', '=', avatarId)

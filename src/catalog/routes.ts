@@ -2,9 +2,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
 import type { StudioCatalog } from './catalog.js';
 import { AVATAR_ID_PATTERN, type CustomFaces } from './custom-faces.js';
+import { catalogErrors } from './errors.js';
 
 const FaceSchema = z
   .object({
@@ -47,7 +47,7 @@ const FaceUploadQuery = z.object({
 const FILE_TYPES = ['model/gltf-binary', 'application/octet-stream'];
 
 const tooLarge = (bytes: number, maxBytes: number, atLeast = false) =>
-  new ApiError(422, 'invalid_face', `The face file cannot be used: file is ${atLeast ? 'over ' : ''}${bytes} bytes, over the ${maxBytes}-byte limit`);
+  catalogErrors.invalid_face(`The face file cannot be used: file is ${atLeast ? 'over ' : ''}${bytes} bytes, over the ${maxBytes}-byte limit`);
 
 /**
  * Reads the raw file body up to `maxBytes`. A larger body answers 422 invalid_face (not 413), and
@@ -109,7 +109,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: StudioCatalog, c
     scope.addContentTypeParser(FILE_TYPES, rawFileParser(customFaces.maxBytes));
     scope.addContentTypeParser('*', (_request, payload, done) => {
       payload.resume();
-      done(new ApiError(415, 'unsupported_media_type', `Send the GLB/VRM file itself as the body with Content-Type ${FILE_TYPES.join(' or ')}`));
+      done(catalogErrors.unsupported_media_type(`Send the GLB/VRM file itself as the body with Content-Type ${FILE_TYPES.join(' or ')}`));
     });
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/avatars',
@@ -129,14 +129,12 @@ export function catalogRoutes(server: FastifyInstance, catalog: StudioCatalog, c
       async (request, reply) => {
         const body = request.body as unknown;
         if (body === undefined || body === null) {
-          throw new ApiError(
-            422,
-            'invalid_face',
+          throw catalogErrors.invalid_face(
             'The face file cannot be used: the request has no body; send the GLB as the body with Content-Type model/gltf-binary',
           );
         }
         if (!Buffer.isBuffer(body)) {
-          throw new ApiError(415, 'unsupported_media_type', `Send the GLB/VRM file itself as the body with Content-Type ${FILE_TYPES.join(' or ')}`);
+          throw catalogErrors.unsupported_media_type(`Send the GLB/VRM file itself as the body with Content-Type ${FILE_TYPES.join(' or ')}`);
         }
         const q = request.query;
         const face = await customFaces.add({

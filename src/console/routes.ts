@@ -8,10 +8,10 @@ import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
 import type { Principal } from '../core/auth.js';
 import { readCookie, sessionCookie, SESSION_COOKIE, type ConsoleSignIns } from './signin.js';
 import { ensureConsoleBuild, type ConsoleBuild } from './build.js';
+import { consoleErrors } from './errors.js';
 
 export interface ConsoleHooks {
   signIns: ConsoleSignIns;
@@ -82,7 +82,7 @@ export function consoleRoutes(server: FastifyInstance, hooks: ConsoleHooks): voi
 
   app.get('/console/session', { schema: { ...hide, response: { 200: SignedIn } } }, async (request, reply) => {
     const signIn = await signIns.find(readCookie(request.headers.cookie, SESSION_COOKIE));
-    if (!signIn) throw new ApiError(401, 'not_signed_in', 'Not signed in.');
+    if (!signIn) throw consoleErrors.not_signed_in();
     reply.header('cache-control', 'no-store');
     return describe(signIn);
   });

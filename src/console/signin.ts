@@ -7,9 +7,9 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
 import { PERMISSIONS, type Permission, type Principal } from '../core/auth.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
+import { consoleErrors } from './errors.js';
 
 export const SESSION_COOKIE = 'presence_console';
 /** A sign-in lasts a working day; signing out ends it sooner. */
@@ -67,12 +67,7 @@ export class ConsoleSignIns {
           .returning('account_id')
           .executeTakeFirst()
       : undefined;
-    if (!used)
-      throw new ApiError(
-        401,
-        'invalid_link',
-        'This sign-in link has already been used or has expired. Run "npx presence console-link" for a new one, or sign in with an API key.',
-      );
+    if (!used) throw consoleErrors.invalid_link();
     return this.open(used.account_id, [...PERMISSIONS], null);
   }
 
@@ -135,7 +130,7 @@ export class ConsoleSignIns {
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (token === undefined) return undefined;
     const signIn = await this.find(token);
-    if (!signIn) throw new ApiError(401, 'invalid_api_key', 'Your console sign-in has ended; sign in again.');
+    if (!signIn) throw consoleErrors.invalid_api_key();
     if (CHANGING.has(request.method)) this.requireOwnOrigin(request);
     return { keyId: signIn.keyId, accountId: signIn.accountId, permissions: new Set(signIn.permissions), consoleSessionId: signIn.id };
   };
@@ -143,7 +138,7 @@ export class ConsoleSignIns {
   /** 403 unless the request's Origin is the console's (a page elsewhere cannot act with the cookie). */
   requireOwnOrigin(request: FastifyRequest): void {
     if (request.headers.origin !== this.origin()) {
-      throw new ApiError(403, 'origin_not_allowed', `A signed-in console request that changes something must come from ${this.origin()}.`);
+      throw consoleErrors.origin_not_allowed(`A signed-in console request that changes something must come from ${this.origin()}.`);
     }
   }
 }

@@ -3,9 +3,9 @@
  * validation runs (so a caller without rights learns nothing about the route's body).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
 import { sha256Hex } from './secrets.js';
 import type { RateLimiter } from './rate-limit.js';
+import { coreErrors } from './error-codes.js';
 
 export const PERMISSIONS = ['read', 'setup', 'sessions', 'delete'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -57,8 +57,7 @@ export function canSeeSecrets(principal: Principal | undefined): boolean {
   return principal?.permissions.has('setup') ?? false;
 }
 
-const invalidKey = () =>
-  new ApiError(401, 'invalid_api_key', 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".', { 'WWW-Authenticate': 'Bearer' });
+const invalidKey = () => coreErrors.invalid_api_key({ 'WWW-Authenticate': 'Bearer' });
 
 /**
  * Keys are looked up by hash; a short-lived in-process cache keeps the database off the hot path
@@ -142,17 +141,17 @@ export function registerApiAuth(app: FastifyInstance, authenticator: ApiKeyAuthe
     // Sign-ins share their key's budget; a link's sign-in has its own (negative ids never meet key ids).
     const wait = limiter.take(principal.keyId ?? -(principal.consoleSessionId ?? 0));
     if (wait > 0) {
-      throw new ApiError(429, 'rate_limited', 'Too many requests for this API key; retry later.', { 'Retry-After': String(Math.ceil(wait)) });
+      throw coreErrors.rate_limited({ 'Retry-After': String(Math.ceil(wait)) });
     }
     const needed = requiredPermission(request.method, path);
     if (!principal.permissions.has(needed)) {
-      throw new ApiError(403, 'missing_permission', `This API key lacks the "${needed}" permission needed for ${request.method} ${path}.`);
+      throw coreErrors.missing_permission(`This API key lacks the "${needed}" permission needed for ${request.method} ${path}.`);
     }
     if (SECRET_ROUTES.has(path) && !canSeeSecrets(principal)) {
-      throw new ApiError(403, 'missing_permission', `This API key lacks the "setup" permission needed to see secrets (${request.method} ${path}).`);
+      throw coreErrors.missing_permission(`This API key lacks the "setup" permission needed to see secrets (${request.method} ${path}).`);
     }
     if (request.method === 'DELETE' && (request.query as Record<string, unknown>)?.confirm !== 'true') {
-      throw new ApiError(400, 'confirmation_required', 'DELETE cannot be undone; repeat the call with the query confirm=true.');
+      throw coreErrors.confirmation_required();
     }
     request.principal = principal;
   });

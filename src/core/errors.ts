@@ -21,7 +21,63 @@ export class ApiError extends Error {
   }
 }
 
-export const notFound = (what: string, code?: string) => new ApiError(404, code, `${what} not found`);
+/**
+ * A capability's error catalogue: each code it raises, with its HTTP status and its message (a
+ * fixed sentence, or a `summary` when the sentence names the thing at hand and is given on raising).
+ * Raise with `errors.agent_not_found(…)`; name a route's possible errors in its `config.errors`
+ * (see `routeErrors`), so /openapi.json lists them. Every catalogue registers itself here.
+ */
+type Headers = Record<string, string>;
+export type ErrorSpec = { status: number; message: string } | { status: number; summary: string };
+
+export interface CatalogueEntry {
+  readonly capability: string;
+  readonly code: string;
+  readonly status: number;
+  /** The message, or what it says when it is worded on raising. */
+  readonly summary: string;
+}
+
+type Raiser<S extends ErrorSpec> = (S extends { message: string } ? (headers?: Headers) => ApiError : (message: string, headers?: Headers) => ApiError) &
+  CatalogueEntry;
+
+export type Catalogue<T extends Record<string, ErrorSpec>> = { readonly [K in keyof T]: Raiser<T[K]> };
+
+const catalogues = new Map<string, CatalogueEntry[]>();
+
+export function errorCatalogue<const T extends Record<string, ErrorSpec>>(capability: string, specs: T): Catalogue<T> {
+  const out: Record<string, unknown> = {};
+  const entries: CatalogueEntry[] = [];
+  for (const [code, spec] of Object.entries(specs)) {
+    const fixed = 'message' in spec ? spec.message : undefined;
+    const entry: CatalogueEntry = { capability, code, status: spec.status, summary: fixed ?? (spec as { summary: string }).summary };
+    const raise =
+      fixed === undefined
+        ? (message: string, headers?: Headers) => new ApiError(spec.status, code, message, headers)
+        : (headers?: Headers) => new ApiError(spec.status, code, fixed, headers);
+    out[code] = Object.assign(raise, entry);
+    entries.push(entry);
+  }
+  catalogues.set(capability, entries);
+  return out as Catalogue<T>;
+}
+
+/** Every registered catalogue's entries (those whose module was loaded). */
+export function catalogueEntries(): CatalogueEntry[] {
+  return [...catalogues.values()].flat();
+}
+
+/** A route's possible errors, for its `config`: `config: routeErrors(agentsErrors.agent_not_found)`. */
+export function routeErrors(...entries: CatalogueEntry[]): { errors: CatalogueEntry[] } {
+  return { errors: entries };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The catalogued errors a route answers with, listed in /openapi.json (see `routeErrors`). */
+    errors?: CatalogueEntry[];
+  }
+}
 
 export type Location = 'body' | 'query' | 'path' | 'header';
 
@@ -175,7 +231,7 @@ export class RequestValidationError extends Error {
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send({ detail: 'Not Found' });
   });
 

@@ -6,6 +6,8 @@
  * against the field's pattern and length, so an example is always one the API would accept
  * (a test validates each against its schema).
  */
+import type { CatalogueEntry } from './errors.js';
+import { coreErrors } from './error-codes.js';
 
 type Schema = Record<string, any>;
 
@@ -261,7 +263,7 @@ export function exampleFor(schema: Schema | undefined, components: Record<string
  * zod converter leaves on them (Swagger UI resolved every `$ref` inside a component against that
  * `$id` and showed bodies as `any $ref=…`), and every JSON request body and answer gets an example.
  */
-export function tidyOpenApi(document: Schema): Schema {
+export function tidyOpenApi(document: Schema, errorsOf: (method: string, path: string) => CatalogueEntry[] = () => []): Schema {
   document.components ??= {};
   document.components.schemas ??= {};
   const components: Record<string, Schema> = document.components.schemas;
@@ -271,7 +273,7 @@ export function tidyOpenApi(document: Schema): Schema {
     delete schema.$schema;
   }
   for (const [path, operations] of Object.entries<Schema>(document.paths ?? {})) {
-    for (const operation of Object.values<Schema>(operations)) {
+    for (const [method, operation] of Object.entries<Schema>(operations)) {
       if (!operation || typeof operation !== 'object') continue;
       const medias = [operation.requestBody?.content, ...Object.values<Schema>(operation.responses ?? {}).map((r) => r?.content)];
       for (const content of medias) {
@@ -280,7 +282,7 @@ export function tidyOpenApi(document: Schema): Schema {
         if (media.schema.type === 'null') continue;
         media.example = exampleFor(media.schema, components);
       }
-      addErrorAnswers(path, operation);
+      addErrorAnswers(method, path, operation, errorsOf(method, path));
       for (const parameter of operation.parameters ?? []) {
         if (parameter.example === undefined && parameter.schema) parameter.example = exampleFor(parameter.schema, components, parameter.name);
       }
@@ -329,43 +331,59 @@ const errorAnswer = (description: string, example: unknown, schema = 'Error') =>
   content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` }, example } },
 });
 
+const VALIDATION_EXAMPLE = { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] };
+
+/** One answer per status for catalogued errors, each code named with what it says. */
+function catalogueAnswers(entries: CatalogueEntry[]): Map<string, unknown> {
+  const byStatus = new Map<number, CatalogueEntry[]>();
+  for (const entry of entries) {
+    const list = byStatus.get(entry.status) ?? [];
+    if (!list.some((e) => e.code === entry.code)) list.push(entry);
+    byStatus.set(entry.status, list);
+  }
+  const out = new Map<string, unknown>();
+  for (const [status, list] of byStatus) {
+    const description = list.map((e) => `\`${e.code}\`: ${e.summary}`).join('\n\n');
+    out.set(String(status), errorAnswer(description, { detail: { code: list[0]!.code, message: list[0]!.summary } }));
+  }
+  return out;
+}
+
 /**
- * Documents the error answers every operation can give, in the interface's shapes: 401/403/429 for
- * routes behind an API key (not the public ones, marked `security: []`), 404 for routes naming a
- * record, 422 for routes taking parameters or a body.
+ * Documents the error answers an operation can give, in the interface's shapes: its own catalogued
+ * errors (a route's `config.errors`); the key check's (401/403/429, `core/error-codes.ts`) for routes
+ * behind an API key (not the public ones, marked `security: []`) and 400 `confirmation_required` on
+ * their DELETEs; else a generic 404 for routes naming a record and 422 for routes taking parameters
+ * or a body.
  */
-function addErrorAnswers(path: string, operation: Schema): void {
+function addErrorAnswers(method: string, path: string, operation: Schema, own: CatalogueEntry[]): void {
   operation.responses ??= {};
   const answers = operation.responses as Record<string, unknown>;
   const add = (status: string, answer: unknown) => {
     if (answers[status] === undefined) answers[status] = answer;
   };
   const secured = path.startsWith('/v1/') && !(Array.isArray(operation.security) && operation.security.length === 0);
+  const entries = [...own];
   if (secured) {
-    add(
-      '401',
-      errorAnswer('No API key, or an unknown or revoked one', {
-        detail: { code: 'invalid_api_key', message: 'Missing or invalid API key. Send "Authorization: Bearer sk_live_...".' },
-      }),
-    );
-    add(
-      '403',
-      errorAnswer('The key lacks the permission this route needs', {
-        detail: { code: 'missing_permission', message: 'This API key lacks the "setup" permission needed for this route.' },
-      }),
-    );
-    add(
-      '429',
-      errorAnswer('Too many requests for this key; see Retry-After', {
-        detail: { code: 'rate_limited', message: 'Too many requests for this API key; retry later.' },
-      }),
-    );
+    entries.push(coreErrors.invalid_api_key, coreErrors.missing_permission, coreErrors.rate_limited);
+    if (method === 'delete') entries.push(coreErrors.confirmation_required);
+  }
+  const validated = !!operation.requestBody || (operation.parameters ?? []).length > 0;
+  for (const [status, answer] of catalogueAnswers(entries)) {
+    if (status === '422' && validated) {
+      // Both shapes: the request's validation items, or a catalogued `{code, message}`.
+      const { description } = answer as { description: string };
+      add('422', {
+        description: `The request is not valid (validation items), or:\n\n${description}`,
+        content: {
+          'application/json': {
+            schema: { anyOf: [{ $ref: '#/components/schemas/ValidationError' }, { $ref: '#/components/schemas/Error' }] },
+            example: VALIDATION_EXAMPLE,
+          },
+        },
+      });
+    } else add(status, answer);
   }
   if (path.includes('{')) add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
-  if (operation.requestBody || (operation.parameters ?? []).length) {
-    add(
-      '422',
-      errorAnswer('The request is not valid', { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] }, 'ValidationError'),
-    );
-  }
+  if (validated) add('422', errorAnswer('The request is not valid', VALIDATION_EXAMPLE, 'ValidationError'));
 }

@@ -4,8 +4,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { tidyOpenApi } from './openapi-examples.js';
+import type { CatalogueEntry } from './errors.js';
 
 export async function registerOpenApi(app: FastifyInstance, publicUrl: string): Promise<void> {
+  const routeErrors = new Map<string, CatalogueEntry[]>();
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -22,8 +24,14 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
     // Public routes (the embed's start, Stripe's webhook) take no API key: say so in the document.
     transform: (input) => {
       const out = jsonSchemaTransform(input);
-      if ((input.route as { config?: { public?: boolean } }).config?.public && out.schema && !('security' in out.schema)) {
+      const config = (input.route as { config?: { public?: boolean; errors?: CatalogueEntry[] } }).config;
+      if (config?.public && out.schema && !('security' in out.schema)) {
         out.schema = { ...out.schema, security: [] };
+      }
+      // The catalogued errors a route answers with, written into its responses by tidyOpenApi.
+      if (config?.errors?.length) {
+        const path = input.url.replace(/:(\w+)/g, '{$1}');
+        for (const method of [input.route.method].flat()) routeErrors.set(`${String(method).toLowerCase()} ${path}`, config.errors);
       }
       return out;
     },
@@ -31,7 +39,8 @@ export async function registerOpenApi(app: FastifyInstance, publicUrl: string): 
   });
   // Built once, on first use (every route is registered by then), and shared by /openapi.json and /docs.
   let document: Record<string, any> | undefined;
-  const tidied = () => (document ??= tidyOpenApi(structuredClone(app.swagger() as Record<string, any>)));
+  const tidied = () =>
+    (document ??= tidyOpenApi(structuredClone(app.swagger() as Record<string, any>), (method, path) => routeErrors.get(`${method} ${path}`) ?? []));
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },

@@ -20,11 +20,11 @@
 import crypto from 'node:crypto';
 import type { Db } from '../core/db/database.js';
 import type { Jobs, JobsLogger } from '../core/jobs.js';
-import { ApiError } from '../core/errors.js';
 import { resolvesPrivate } from '../core/net.js';
 import { attempt, type AttemptResult } from './http.js';
 import { signature } from './signing.js';
 import { statusError, verdict } from './outcomes.js';
+import { deliveryErrors } from './errors.js';
 
 export const DELIVERY_QUEUE = 'delivery.attempt';
 export const DEFAULT_USER_AGENT = 'Presence-DataHandoff/1.0';
@@ -213,18 +213,14 @@ export class DeliveryEngine {
     try {
       parsed = new URL(url);
     } catch {
-      throw new ApiError(422, 'invalid_url', 'The webhook URL is not a URL');
+      throw deliveryErrors.invalid_url('The webhook URL is not a URL');
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ApiError(422, 'invalid_url', 'The webhook URL must be http or https');
-    if (parsed.username || parsed.password) throw new ApiError(422, 'invalid_url', 'Put credentials in a custom header, not in the webhook URL');
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw deliveryErrors.invalid_url('The webhook URL must be http or https');
+    if (parsed.username || parsed.password) throw deliveryErrors.invalid_url('Put credentials in a custom header, not in the webhook URL');
     if (this.settings.allowPrivate) return;
     const address = await resolvesPrivate(parsed.hostname);
     if (address)
-      throw new ApiError(
-        422,
-        'private_address',
-        `${parsed.hostname} is a loopback or private-network address (${address}); webhooks must be on the public internet`,
-      );
+      throw deliveryErrors.private_address(`${parsed.hostname} is a loopback or private-network address (${address}); webhooks must be on the public internet`);
   }
 
   /**
@@ -420,7 +416,7 @@ export class DeliveryEngine {
   /** The job: attempt `number` of a delivery (skipped when it was already made or the delivery is done). */
   private async runAttempt(deliveryId: string, number: number): Promise<void> {
     const row = await this.load(deliveryId);
-    if (!row || row.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.attempts !== number - 1) return;
+    if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.attempts !== number - 1) return;
     const hooks = this.owners.get(row.owner_kind);
     const current = hooks?.secret ? await hooks.secret(row.owner_id) : undefined;
     if (current === null) {

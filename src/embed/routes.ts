@@ -14,12 +14,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
 import type { EmbedSettings } from '../agents/embed.js';
 import type { VisitorCheck } from '../agents/visitor-values.js';
 import { randomToken } from '../core/secrets.js';
 import { KeyedLimiter } from './limits.js';
 import { WIDGET_SCRIPT } from './widget.js';
+import { embedErrors } from './errors.js';
 
 /** Starts one visitor may make: 5 at once, then one every 30 s. */
 export const VISITOR_BURST = 5;
@@ -99,8 +99,8 @@ function originOf(request: FastifyRequest): string | null {
 
 function checkOrigin(embed: EmbedSettings, origin: string | null): void {
   if (!embed.allowed_origins.length) return;
-  if (!origin) throw new ApiError(403, 'origin_not_allowed', 'This agent is embedded on its allowed sites only; the request has no Origin');
-  if (!embed.allowed_origins.includes(origin)) throw new ApiError(403, 'origin_not_allowed', `${origin} is not one of this agent's allowed origins`);
+  if (!origin) throw embedErrors.origin_not_allowed('This agent is embedded on its allowed sites only; the request has no Origin');
+  if (!embed.allowed_origins.includes(origin)) throw embedErrors.origin_not_allowed(`${origin} is not one of this agent's allowed origins`);
 }
 
 /** CORS for the public routes: any site may ask (the answer says whether it is allowed); no cookies. */
@@ -151,7 +151,7 @@ export function embedRoutes(server: FastifyInstance, hooks: EmbedHooks): { limit
     },
     async (request, reply) => {
       const agent = await hooks.agentByEmbedKey(request.query.embed_key);
-      if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
+      if (!agent) throw embedErrors.embed_key_not_found();
       checkOrigin(agent.embed, originOf(request));
       const e = agent.embed;
       reply.header('Cache-Control', 'no-cache');
@@ -174,26 +174,26 @@ export function embedRoutes(server: FastifyInstance, hooks: EmbedHooks): { limit
     async (request, reply) => {
       const body = request.body;
       const agent = await hooks.agentByEmbedKey(body.embed_key);
-      if (!agent) throw new ApiError(404, 'embed_key_not_found', 'No agent has this embed key (it may have been regenerated)');
+      if (!agent) throw embedErrors.embed_key_not_found();
       checkOrigin(agent.embed, originOf(request));
 
       const visitorId = body.visitor_id ?? randomToken('v_', 16);
       // Both limits are taken, so neither a new visitor id per request nor one busy address gets through.
       const waits = [limits.visitor.take(`${agent.id}:${visitorId}`), limits.address.take(`${agent.id}:${request.ip}`)];
       const wait = Math.max(...waits);
-      if (wait > 0) throw new ApiError(429, 'rate_limited', 'Too many conversations started; try again shortly', { 'Retry-After': String(Math.ceil(wait)) });
+      if (wait > 0) throw embedErrors.rate_limited({ 'Retry-After': String(Math.ceil(wait)) });
 
       let values: Record<string, string> = {};
       if (body.visitor) {
         const check = await hooks.checkVisitor(agent.id, body.visitor);
         if (!check.valid) {
           const problems = check.problems.map((p) => (p.name ? `${p.name}: ${p.message}` : p.message)).join('; ');
-          throw new ApiError(422, 'invalid_visitor_values', `Visitor values refused: ${problems}`);
+          throw embedErrors.invalid_visitor_values(`Visitor values refused: ${problems}`);
         }
         values = check.accepted;
       } else {
         const required = await hooks.requiredFields(agent.id);
-        if (required.length) throw new ApiError(422, 'invalid_visitor_values', `This agent needs the visitor values ${required.join(', ')}`);
+        if (required.length) throw embedErrors.invalid_visitor_values(`This agent needs the visitor values ${required.join(', ')}`);
       }
 
       const started = await hooks.start(agent.account_id, agent.id, { id: visitorId, values });

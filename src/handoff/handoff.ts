@@ -12,7 +12,6 @@ import type { Jobs, JobsLogger } from '../core/jobs.js';
 import type { EndedConversation } from '../conversation/types.js';
 import type { MissingDetail } from '../brain/engine.js';
 import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type DeliveryView, type TestSendResult } from '../delivery/engine.js';
-import { ApiError } from '../core/errors.js';
 import { CONTENT_TYPES, methodFor } from './formats.js';
 import { renderTemplate, sampleValues, type TemplateValues } from './templates.js';
 import { HandoffRules, type Rule } from './rules.js';
@@ -20,6 +19,7 @@ import type { Turn } from './details/offline.js';
 import { detailParsers } from './details/load.js';
 import type { DetailFinder } from './details/finder.js';
 import type { DetailSpec } from './details/spec.js';
+import { handoffErrors } from './errors.js';
 
 export const HANDOFF_QUEUE = 'handoff.conversation';
 export const OWNER_KIND = 'handoff';
@@ -228,8 +228,8 @@ export class Handoff {
     try {
       return await this.deliveries.replay({ kind: OWNER_KIND, id: String(rule.id) }, deliveryId);
     } catch (error) {
-      if (error instanceof DeliveryNotFound) throw new ApiError(404, 'delivery_not_found', 'Delivery not found');
-      if (error instanceof DeliveryNotFailed) throw new ApiError(409, 'delivery_not_failed', 'Only a failed delivery can be replayed');
+      if (error instanceof DeliveryNotFound) throw handoffErrors.delivery_not_found();
+      if (error instanceof DeliveryNotFailed) throw handoffErrors.delivery_not_failed();
       throw error;
     }
   }

@@ -8,12 +8,13 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../core/db/database.js';
-import { ApiError, ValidationFailed, validationItem, type ValidationItem } from '../core/errors.js';
+import { ValidationFailed, validationItem, type ValidationItem } from '../core/errors.js';
 import { maskHeaders, maskSecret, newWebhookSecret } from '../delivery/signing.js';
 import { RESERVED_HEADERS, type DeliveryOutcomeEvent } from '../delivery/engine.js';
 import { BUILT_INS, checkTemplate, defaultTemplate } from './templates.js';
 import { FORMATS, methodFor, type Format } from './formats.js';
 import type { DetailKind, DetailSpec } from './details/spec.js';
+import { handoffErrors } from './errors.js';
 
 export const RULES_PER_AGENT = 20;
 /** Failed deliveries in a row that pause a rule (interface: Delivery outcomes). */
@@ -124,7 +125,7 @@ export class HandoffRules {
       .where('agent_id', '=', agentId)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
-    if (!row) throw new ApiError(404, 'rule_not_found', 'Rule not found');
+    if (!row) throw handoffErrors.rule_not_found();
     return toRule(row);
   }
 
@@ -144,7 +145,7 @@ export class HandoffRules {
         .select((eb) => eb.fn.countAll<string>().as('count'))
         .where('agent_id', '=', agentId)
         .executeTakeFirstOrThrow();
-      if (Number(count) >= RULES_PER_AGENT) throw new ApiError(422, 'rule_limit', `An agent has at most ${RULES_PER_AGENT} handoff rules`);
+      if (Number(count) >= RULES_PER_AGENT) throw handoffErrors.rule_limit(`An agent has at most ${RULES_PER_AGENT} handoff rules`);
       const row = await trx
         .insertInto('handoff_rules')
         .values({
@@ -252,7 +253,7 @@ export class HandoffRules {
     const problems: ValidationItem[] = [];
     const names = details.map((d) => d.name);
     if (input.type === 'telegram' && !this.options.telegram) {
-      throw new ApiError(422, 'destination_unavailable', 'The chat-messenger (Telegram) destination is not available on this deployment yet');
+      throw handoffErrors.destination_unavailable();
     }
     if (input.type !== 'telegram' && input.destination_id !== undefined)
       problems.push(validationItem(loc('destination_id'), 'destination_id is for a telegram destination only', input.destination_id, 'extra_forbidden'));

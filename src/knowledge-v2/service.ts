@@ -12,7 +12,7 @@ import { sql, type Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../core/db/database.js';
 import type { Database } from '../core/db/schema.js';
-import { ApiError, ValidationFailed, validationItem } from '../core/errors.js';
+import { ValidationFailed, validationItem } from '../core/errors.js';
 import type { KnowledgeAgent, KnowledgeService } from '../knowledge/service.js';
 import { loadExtractor } from '../knowledge/load-extractor.js';
 import { decodeBody, ReaderError, ROBOTS_AGENT } from '../knowledge/reader/fetch.js';
@@ -37,6 +37,7 @@ import {
   type FactSource,
 } from '../knowledge/v2/store.js';
 import type { KnowledgeModel } from './model.js';
+import { knowledgeV2Errors } from './errors.js';
 
 /** A correction preview lives this long (the contract: at least an hour). */
 export const PREVIEW_HOURS = 24;
@@ -448,7 +449,7 @@ export class KnowledgeV2 {
 
   private async questionOf(db: AnyDb, agentId: number, questionId: number) {
     const row = await db.selectFrom('knowledge_questions').selectAll().where('agent_id', '=', agentId).where('id', '=', questionId).executeTakeFirst();
-    if (!row) throw new ApiError(404, 'question_not_found', `No question with id ${questionId} for this agent`);
+    if (!row) throw knowledgeV2Errors.question_not_found(`No question with id ${questionId} for this agent`);
     return row;
   }
 
@@ -492,7 +493,7 @@ export class KnowledgeV2 {
       .where('agent_id', '=', agentId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) + adding > MAX_FACTS_PER_AGENT)
-      throw new ApiError(422, 'fact_limit', `An agent holds at most ${MAX_FACTS_PER_AGENT} facts; remove or consolidate some first`);
+      throw knowledgeV2Errors.fact_limit(`An agent holds at most ${MAX_FACTS_PER_AGENT} facts; remove or consolidate some first`);
   }
 
   /** Knowledge ops, atomically: every op is checked first; one bad op and nothing is applied. */
@@ -574,7 +575,7 @@ export class KnowledgeV2 {
     const agent = await this.knowledge.agents.get(accountId, agentId);
     return this.edit(agent, async (trx) => {
       const review = await trx.selectFrom('knowledge_reviews').selectAll().where('agent_id', '=', agentId).where('id', '=', reviewId).executeTakeFirst();
-      if (!review) throw new ApiError(404, 'review_not_found', `No review item with id ${reviewId} for this agent`);
+      if (!review) throw knowledgeV2Errors.review_not_found(`No review item with id ${reviewId} for this agent`);
       if (choice.factId !== undefined && !review.fact_ids.includes(choice.factId)) {
         throw new ValidationFailed([validationItem(['body', 'fact_id'], "The fact must be one of the review item's facts", choice.factId)]);
       }
@@ -747,7 +748,7 @@ export class KnowledgeV2 {
         .forUpdate()
         .executeTakeFirst();
       if (!preview || preview.applied_at || new Date(preview.expires_at).getTime() < Date.now()) {
-        throw new ApiError(404, 'preview_not_found', `No correction preview ${previewId} to apply (unknown, already applied or expired)`);
+        throw knowledgeV2Errors.preview_not_found(`No correction preview ${previewId} to apply (unknown, already applied or expired)`);
       }
       const applied: Array<{ fact_id: number; before: string | null; after: string }> = [];
       const source: FactSource = { kind: 'correction', ref: previewId };

@@ -9,13 +9,13 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import type { Database, KnowledgeBrainsTable, KnowledgePagesTable } from '../core/db/schema.js';
 import type { Jobs } from '../core/jobs.js';
-import { ApiError } from '../core/errors.js';
 import type { Selectable } from 'kysely';
 import { canonicalUrl } from './reader/urls.js';
 import type { WebsiteReader, Discovery } from './reader/reader.js';
 import { ReaderError } from './reader/fetch.js';
 import type { Fact, SiteInfo } from './compile.js';
 import { copyV2, dropSources, engineView, upsertGapFact, type Behavior, type KnownFact } from './v2/store.js';
+import { knowledgeErrors } from './errors.js';
 
 export const BUILD_QUEUE = 'knowledge.build';
 export const PAGE_QUEUE = 'knowledge.page';
@@ -180,7 +180,7 @@ export class KnowledgeService {
 
   async extractLinks(accountId: number, agentId: number): Promise<Discovery> {
     const agent = await this.agents.get(accountId, agentId);
-    if (!agent.website_url) throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
+    if (!agent.website_url) throw knowledgeErrors.no_website('The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
     try {
       return await this.reader.discover(agent.website_url, AbortSignal.timeout(60_000));
     } catch (error) {
@@ -193,7 +193,7 @@ export class KnowledgeService {
     const agent = await this.agents.get(accountId, agentId);
     const requested = dedupePages(pages ?? []);
     if (requested.length > this.limits.maxPages) {
-      throw new ApiError(422, 'too_many_pages', `A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
+      throw knowledgeErrors.too_many_pages(`A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
     }
     const buildId = crypto.randomUUID();
     await this.db.transaction().execute(async (trx) => {
@@ -209,9 +209,7 @@ export class KnowledgeService {
         const existing = await trx.selectFrom('knowledge_pages').select('id').where('agent_id', '=', agent.id).orderBy('id').execute();
         const sections = await trx.selectFrom('knowledge_sections').select('id').where('agent_id', '=', agent.id).limit(1).execute();
         if (!existing.length && !sections.length && !agent.system_prompt?.trim()) {
-          throw new ApiError(
-            422,
-            'no_website',
+          throw knowledgeErrors.no_website(
             'The agent has no website_url and no pages were given; set website_url, pass pages, or write a system_prompt or knowledge-base sections',
           );
         }
@@ -231,10 +229,9 @@ export class KnowledgeService {
     const agent = await this.agents.get(accountId, agentId);
     const requested = dedupePages(pages ?? []);
     if (requested.length > this.limits.maxPages) {
-      throw new ApiError(422, 'too_many_pages', `A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
+      throw knowledgeErrors.too_many_pages(`A build reads at most ${this.limits.maxPages} pages (CRAWL_MAX_PAGES); ${requested.length} were given`);
     }
-    if (step === 'schema' && !agent.website_url)
-      throw new ApiError(422, 'no_website', 'The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
+    if (step === 'schema' && !agent.website_url) throw knowledgeErrors.no_website('The agent has no website_url; set it with PATCH /v1/agent/{agent_id} first');
     const buildId = crypto.randomUUID();
     await this.db.transaction().execute(async (trx) => {
       await this.lockIdleBrain(trx, agent);
@@ -254,7 +251,7 @@ export class KnowledgeService {
     await this.ensureBrain(agent, trx);
     const brain = await trx.selectFrom('knowledge_brains').selectAll().where('agent_id', '=', agent.id).forUpdate().executeTakeFirstOrThrow();
     if (brain.status === 'pending' || brain.status === 'processing') {
-      throw new ApiError(409, 'build_in_progress', 'A build of this agent is already running; poll brain-status until it is complete or failed');
+      throw knowledgeErrors.build_in_progress();
     }
   }
 
@@ -309,8 +306,7 @@ export class KnowledgeService {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('agent_id', '=', agent.id)
         .executeTakeFirstOrThrow();
-      if (Number(count.n) >= MAX_PAGES_PER_AGENT)
-        throw new ApiError(422, 'page_limit', `An agent holds at most ${MAX_PAGES_PER_AGENT} pages; delete some first`);
+      if (Number(count.n) >= MAX_PAGES_PER_AGENT) throw knowledgeErrors.page_limit(`An agent holds at most ${MAX_PAGES_PER_AGENT} pages; delete some first`);
       const row = await trx
         .insertInto('knowledge_pages')
         .values({ agent_id: agent.id, url: page.url, is_primary: page.is_primary })
@@ -326,7 +322,7 @@ export class KnowledgeService {
   async addPage(accountId: number, agentId: number, input: { url: string; is_primary: boolean }) {
     const agent = await this.agents.get(accountId, agentId);
     const url = canonicalUrl(input.url);
-    if (!url) throw new ApiError(422, 'invalid_url', 'url must be an http(s) URL of a web page');
+    if (!url) throw knowledgeErrors.invalid_url();
     const page = await this.db.transaction().execute(async (trx) => {
       await this.ensureBrain(agent, trx);
       const [id] = await this.upsertPages(trx, agent, [{ url, is_primary: input.is_primary }], false);
@@ -346,7 +342,7 @@ export class KnowledgeService {
   private async page(accountId: number, agentId: number, pageId: number): Promise<{ agent: KnowledgeAgent; page: PageRow }> {
     const agent = await this.agents.get(accountId, agentId);
     const page = await this.db.selectFrom('knowledge_pages').selectAll().where('id', '=', pageId).where('agent_id', '=', agentId).executeTakeFirst();
-    if (!page) throw new ApiError(404, 'page_not_found', `No page with id ${pageId} for this agent`);
+    if (!page) throw knowledgeErrors.page_not_found(`No page with id ${pageId} for this agent`);
     return { agent, page };
   }
 
@@ -420,9 +416,9 @@ export class KnowledgeService {
         .where('agent_id', '=', agent.id)
         .executeTakeFirstOrThrow();
       if (Number(count.n) >= MAX_SECTIONS_PER_AGENT)
-        throw new ApiError(422, 'section_limit', `An agent holds at most ${MAX_SECTIONS_PER_AGENT} knowledge-base sections`);
+        throw knowledgeErrors.section_limit(`An agent holds at most ${MAX_SECTIONS_PER_AGENT} knowledge-base sections`);
       const existing = await trx.selectFrom('knowledge_sections').select('id').where('agent_id', '=', agent.id).where('topic', '=', topic).executeTakeFirst();
-      if (existing) throw new ApiError(409, 'section_exists', `A section with topic "${topic}" exists; update it with PATCH …/kb-sections/${topic}`);
+      if (existing) throw knowledgeErrors.section_exists(`A section with topic "${topic}" exists; update it with PATCH …/kb-sections/${topic}`);
       await trx.insertInto('knowledge_sections').values({ agent_id: agent.id, topic, title: input.title, content: input.content }).execute();
       await this.changed(agent, trx);
     });
@@ -442,7 +438,7 @@ export class KnowledgeService {
       .where('topic', '=', topic)
       .returning('id')
       .executeTakeFirst();
-    if (!row) throw new ApiError(404, 'section_not_found', `No knowledge-base section "${topic}" for this agent`);
+    if (!row) throw knowledgeErrors.section_not_found(`No knowledge-base section "${topic}" for this agent`);
     await this.changed(agent);
     return this.sectionsAnswer(agentId);
   }
@@ -451,7 +447,7 @@ export class KnowledgeService {
     const agent = await this.agents.get(accountId, agentId);
     await this.db.transaction().execute(async (trx) => {
       const row = await trx.deleteFrom('knowledge_sections').where('agent_id', '=', agentId).where('topic', '=', topic).returning('id').executeTakeFirst();
-      if (!row) throw new ApiError(404, 'section_not_found', `No knowledge-base section "${topic}" for this agent`);
+      if (!row) throw knowledgeErrors.section_not_found(`No knowledge-base section "${topic}" for this agent`);
       await dropSources(trx, agent.id, 'kb_section', [topic]);
       await this.changed(agent, trx);
     });
@@ -560,8 +556,8 @@ export function pageAnswer(row: PageRow, withContent: boolean) {
 /** A reader failure as the API says it (422 private_address, or 422 website_unreachable). */
 export function readerProblem(error: unknown, url: string): unknown {
   if (error instanceof ReaderError) {
-    if (error.code === 'private_address') return new ApiError(422, 'private_address', error.message);
-    return new ApiError(422, 'website_unreachable', `The website ${url} could not be read: ${error.message}`);
+    if (error.code === 'private_address') return knowledgeErrors.private_address(error.message);
+    return knowledgeErrors.website_unreachable(`The website ${url} could not be read: ${error.message}`);
   }
   return error;
 }

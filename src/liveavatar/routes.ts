@@ -10,9 +10,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiKeyAuthenticator, Principal } from '../core/auth.js';
-import { ApiError } from '../core/errors.js';
 import type { Caller, LiveAvatarService } from './service.js';
 import { Envelope, KeepAliveBody, StartAnswer, StopBody, TokenAnswer, TokenRequest } from './schemas.js';
+import { liveavatarErrors } from './errors.js';
 
 const BROWSER_PATHS = ['/v1/sessions/start', '/v1/sessions/keep-alive', '/v1/sessions/stop', '/v1/sessions'];
 const tags = ['LiveAvatar'];
@@ -61,7 +61,7 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     const keyPrincipal = async (request: FastifyRequest): Promise<Principal> => {
       const header = request.headers['x-api-key'];
       const principal = await authenticator.authenticate(typeof header === 'string' ? `Bearer ${header}` : request.headers.authorization);
-      if (!principal.permissions.has('sessions')) throw new ApiError(403, 'permission_denied', 'This API key lacks the "sessions" permission');
+      if (!principal.permissions.has('sessions')) throw liveavatarErrors.permission_denied();
       return principal;
     };
 
@@ -70,11 +70,11 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
       const bearer = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
       if (bearer?.startsWith('sk_live_') || (request.headers['x-api-key'] && !bearer)) {
         const principal = await keyPrincipal(request);
-        if (!body?.session_id) throw new ApiError(422, 'session_id_required', 'With an API key, send {"session_id": …} in the body');
+        if (!body?.session_id) throw liveavatarErrors.session_id_required();
         return { kind: 'key', accountId: principal.accountId, sessionId: body.session_id };
       }
       if (!bearer)
-        throw new ApiError(401, 'invalid_session_token', 'Missing session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
+        throw liveavatarErrors.invalid_session_token('Missing session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
           'WWW-Authenticate': 'Bearer',
         });
       return { kind: 'token', token: bearer };
@@ -84,7 +84,7 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     const sessionToken = (request: FastifyRequest): string => {
       const bearer = request.headers.authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
       if (!bearer || bearer.startsWith('sk_live_'))
-        throw new ApiError(401, 'invalid_session_token', 'Send the session token from POST /v1/sessions/token: "Authorization: Bearer <session_token>"', {
+        throw liveavatarErrors.invalid_session_token('Send the session token from POST /v1/sessions/token: "Authorization: Bearer <session_token>"', {
           'WWW-Authenticate': 'Bearer',
         });
       return bearer;

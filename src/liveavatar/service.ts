@@ -7,9 +7,9 @@
  */
 import crypto from 'node:crypto';
 import type { Db } from '../core/db/database.js';
-import { ApiError } from '../core/errors.js';
 import { randomToken } from '../core/secrets.js';
 import { SessionTokens, type StartSessionData } from './tokens.js';
+import { liveavatarErrors } from './errors.js';
 
 export interface LiveAvatarHooks {
   /** The account's agent named by `avatar_id` (its id as digits, or its liveavatar_avatar_id). */
@@ -69,11 +69,10 @@ export class LiveAvatarService {
     accountId: number,
     body: Record<string, unknown>,
   ): Promise<{ session_id: string; session_token: string; player_url: string; warnings?: string[] }> {
-    if (body.mode !== 'LITE') throw new ApiError(422, 'mode_not_supported', FULL_MODE_MESSAGE);
+    if (body.mode !== 'LITE') throw liveavatarErrors.mode_not_supported(FULL_MODE_MESSAGE);
     const avatarId = String(body.avatar_id);
     const agent = await this.hooks.agentFor(accountId, avatarId);
-    if (!agent)
-      throw new ApiError(404, 'agent_not_found', `No agent with id or liveavatar_avatar_id ${JSON.stringify(avatarId.slice(0, 100))} in this account`);
+    if (!agent) throw liveavatarErrors.agent_not_found(`No agent with id or liveavatar_avatar_id ${JSON.stringify(avatarId.slice(0, 100))} in this account`);
     const maxSeconds = typeof body.max_session_duration === 'number' ? body.max_session_duration : undefined;
     const sessionId = crypto.randomUUID();
     const playerKey = randomToken('', 24);
@@ -99,10 +98,10 @@ export class LiveAvatarService {
     if (row.stopped_at) throw sessionEnded();
     if (row.started_at) {
       const state = await this.hooks.session(row.account_id, row.session_id);
-      throw state?.status === 'active' ? new ApiError(409, 'session_already_started', 'This session token has already started its session') : sessionEnded();
+      throw state?.status === 'active' ? liveavatarErrors.session_already_started() : sessionEnded();
     }
     if (new Date(row.created_at).getTime() + this.settings.tokenSeconds * 1000 < Date.now()) {
-      throw new ApiError(401, 'token_expired', `A session token starts its session within ${this.settings.tokenSeconds} seconds of being made; make a new one`);
+      throw liveavatarErrors.token_expired(`A session token starts its session within ${this.settings.tokenSeconds} seconds of being made; make a new one`);
     }
     // Claimed before the session starts, so two starts at once cannot both start it.
     const claimed = await this.db
@@ -113,7 +112,7 @@ export class LiveAvatarService {
       .where('stopped_at', 'is', null)
       .returning('session_id')
       .executeTakeFirst();
-    if (!claimed) throw new ApiError(409, 'session_already_started', 'This session token has already started its session');
+    if (!claimed) throw liveavatarErrors.session_already_started();
     let started: { renderToken: string; maxSessionSeconds: number | null };
     try {
       started = await this.hooks.startSession(row.account_id, row.agent_id, {
@@ -139,7 +138,7 @@ export class LiveAvatarService {
   /** POST /v1/sessions/keep-alive. */
   async keepAlive(caller: Caller): Promise<void> {
     const { accountId, sessionId, started } = await this.target(caller);
-    if (!started) throw new ApiError(409, 'session_not_started', 'The session has not started yet; call /v1/sessions/start first');
+    if (!started) throw liveavatarErrors.session_not_started();
     const state = await this.hooks.session(accountId, sessionId);
     if (state?.status !== 'active') throw sessionEnded();
     this.hooks.touch(sessionId);
@@ -198,7 +197,7 @@ export class LiveAvatarService {
     if (row) return { accountId: caller.accountId, sessionId: caller.sessionId, started: row.started_at !== null };
     // Any of the account's sessions may be stopped or kept alive with a key.
     if (!(await this.hooks.session(caller.accountId, caller.sessionId)))
-      throw new ApiError(404, 'session_not_found', `No session ${caller.sessionId} in this account`);
+      throw liveavatarErrors.session_not_found(`No session ${caller.sessionId} in this account`);
     return { accountId: caller.accountId, sessionId: caller.sessionId, started: true };
   }
 
@@ -213,7 +212,7 @@ export class LiveAvatarService {
 }
 
 const invalidToken = () =>
-  new ApiError(401, 'invalid_session_token', 'Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
+  liveavatarErrors.invalid_session_token('Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.', {
     'WWW-Authenticate': 'Bearer',
   });
-const sessionEnded = () => new ApiError(409, 'session_ended', 'This session has ended; make a new session token');
+const sessionEnded = () => liveavatarErrors.session_ended();

@@ -8,12 +8,12 @@
  */
 import type { Db } from '../core/db/database.js';
 import type { NotificationDestinationsTable } from '../core/db/schema.js';
-import { ApiError } from '../core/errors.js';
 import { maskHeaders } from '../delivery/signing.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import { ensureSetting } from '../core/settings.js';
 import type { Selectable } from 'kysely';
 import { startToken, type TelegramBot } from './telegram.js';
+import { notificationsErrors } from './errors.js';
 
 export const LIMITS = {
   destinationsPerAccount: 20,
@@ -89,7 +89,7 @@ export interface Logger {
   warn(object: object, message: string): void;
 }
 
-const notFound = (id: number) => new ApiError(404, 'destination_not_found', `No notification destination with id ${id} in this account`);
+const notFound = (id: number) => notificationsErrors.destination_not_found(`No notification destination with id ${id} in this account`);
 
 export class Destinations {
   private polling: Promise<void> | undefined;
@@ -126,7 +126,7 @@ export class Destinations {
       .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     if (Number(count) >= LIMITS.destinationsPerAccount) {
-      throw new ApiError(409, 'destination_limit', `An account has at most ${LIMITS.destinationsPerAccount} notification destinations; delete one first`);
+      throw notificationsErrors.destination_limit(`An account has at most ${LIMITS.destinationsPerAccount} notification destinations; delete one first`);
     }
   }
 
@@ -151,7 +151,7 @@ export class Destinations {
   async patch(accountId: number, id: number, patch: DestinationPatch): Promise<DestinationRow> {
     const row = await this.get(accountId, id);
     if (row.type === 'telegram' && (patch.url !== undefined || patch.headers !== undefined || patch.rotate_secret)) {
-      throw new ApiError(422, 'not_a_webhook', 'url, headers and rotate_secret apply to webhook destinations only');
+      throw notificationsErrors.not_a_webhook();
     }
     if (patch.url !== undefined) await this.checkUrl(patch.url);
     const set: Record<string, unknown> = { updated_at: new Date() };
@@ -214,9 +214,7 @@ export class Destinations {
 
   private requireBot(): TelegramBot {
     if (!this.bot)
-      throw new ApiError(
-        503,
-        'telegram_not_configured',
+      throw notificationsErrors.telegram_not_configured(
         'Telegram is not set up on this server: the operator sets TELEGRAM_BOT_TOKEN to a bot token from @BotFather',
       );
     return this.bot;
@@ -233,13 +231,9 @@ export class Destinations {
       await this.pollUpdates(true);
     } catch (error) {
       if (bot.isWebhookConflict(error)) {
-        throw new ApiError(
-          409,
-          'telegram_webhook_set',
-          'The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)',
-        );
+        throw notificationsErrors.telegram_webhook_set();
       }
-      throw new ApiError(502, 'telegram_unavailable', `The Telegram Bot API did not answer: ${(error as Error).message}`);
+      throw notificationsErrors.telegram_unavailable(`The Telegram Bot API did not answer: ${(error as Error).message}`);
     }
     await this.roomFor(accountId);
     const token = randomToken('', 24);
@@ -283,7 +277,7 @@ export class Destinations {
     const find = () =>
       this.db.selectFrom('notification_telegram_links').selectAll().where('token_hash', '=', hash).where('account_id', '=', accountId).executeTakeFirst();
     let link = await find();
-    if (!link) throw new ApiError(404, 'connect_token_not_found', 'No Telegram connect link with this token in this account');
+    if (!link) throw notificationsErrors.connect_token_not_found();
     if (!link.connected_at && new Date(link.expires_at) > new Date()) {
       await this.pollUpdates().catch((error) => this.logger.warn({ err: error }, 'could not read the Telegram bot updates'));
       link = (await find())!;

@@ -12,6 +12,9 @@ import { LIMITS } from './destinations.js';
 import type { NotificationService } from './service.js';
 import { ruleView } from './texts.js';
 import { RULE_LIMITS } from './types.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { notificationsErrors } from './errors.js';
 
 const tags = ['Notifications'];
 
@@ -196,22 +199,34 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
 
   // ---------- prefs ----------
-  app.get('/v1/notifications/prefs/:agent_id', { schema: { tags, summary: "An agent's notification prefs", params: AgentIdParams } }, async (request) =>
-    notifications.prefs.get(request.principal.accountId, request.params.agent_id),
+  app.get(
+    '/v1/notifications/prefs/:agent_id',
+    { config: routeErrors(agentsErrors.agent_not_found), schema: { tags, summary: "An agent's notification prefs", params: AgentIdParams } },
+    async (request) => notifications.prefs.get(request.principal.accountId, request.params.agent_id),
   );
   app.put(
     '/v1/notifications/prefs/:agent_id',
-    { schema: { tags, summary: 'Which categories are sent, and quiet hours', params: AgentIdParams, body: PrefsUpdate } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: 'Which categories are sent, and quiet hours', params: AgentIdParams, body: PrefsUpdate },
+    },
     async (request) => notifications.prefs.put(request.principal.accountId, request.params.agent_id, request.body),
   );
 
   // ---------- rules ----------
-  app.get('/v1/notifications/rules/:agent_id', { schema: { tags, summary: "An agent's alert rules", params: AgentIdParams } }, async (request) => ({
-    rules: (await notifications.rules.list(request.principal.accountId, request.params.agent_id)).map(ruleView),
-  }));
+  app.get(
+    '/v1/notifications/rules/:agent_id',
+    { config: routeErrors(agentsErrors.agent_not_found), schema: { tags, summary: "An agent's alert rules", params: AgentIdParams } },
+    async (request) => ({
+      rules: (await notifications.rules.list(request.principal.accountId, request.params.agent_id)).map(ruleView),
+    }),
+  );
   app.post(
     '/v1/notifications/rules/:agent_id',
-    { schema: { tags, summary: 'Create an alert rule', params: AgentIdParams, body: AlertRuleIn } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found, notificationsErrors.rule_limit),
+      schema: { tags, summary: 'Create an alert rule', params: AgentIdParams, body: AlertRuleIn },
+    },
     async (request, reply) => {
       const row = await notifications.rules.create(request.principal.accountId, request.params.agent_id, request.body);
       return reply.code(201).send({ rule: ruleView(row) });
@@ -219,7 +234,10 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
   app.put(
     '/v1/notifications/rules/:agent_id/:rule_id',
-    { schema: { tags, summary: 'Replace an alert rule', params: RuleParams, body: AlertRuleIn } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found, notificationsErrors.rule_not_found),
+      schema: { tags, summary: 'Replace an alert rule', params: RuleParams, body: AlertRuleIn },
+    },
     async (request) => ({
       rule: ruleView(await notifications.rules.update(request.principal.accountId, request.params.agent_id, request.params.rule_id, request.body)),
     }),
@@ -227,6 +245,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.delete(
     '/v1/notifications/rules/:agent_id/:rule_id',
     {
+      config: routeErrors(agentsErrors.agent_not_found, notificationsErrors.rule_not_found),
       schema: {
         tags,
         summary: 'Delete an alert rule (answers the remaining rules)',
@@ -240,17 +259,26 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
   app.post(
     '/v1/notifications/rules/:agent_id/test-delivery',
-    { schema: { tags, summary: "Send a test notification to a destination or a rule's destinations now", params: AgentIdParams, body: DeliveryTest } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: "Send a test notification to a destination or a rule's destinations now", params: AgentIdParams, body: DeliveryTest },
+    },
     async (request) => notifications.sends.testDelivery(request.principal.accountId, request.params.agent_id, request.body),
   );
   app.post(
     '/v1/notifications/rules/:agent_id/builder',
-    { schema: { tags, summary: 'Turn a plain-language request into a proposed rule (not saved)', params: AgentIdParams, body: BuilderTurn } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: 'Turn a plain-language request into a proposed rule (not saved)', params: AgentIdParams, body: BuilderTurn },
+    },
     async (request) => notifications.rules.build(request.principal.accountId, request.params.agent_id, request.body.message.trim(), request.body.draft),
   );
   app.post(
     '/v1/notifications/rules/:agent_id/test',
-    { schema: { tags, summary: 'Would a rule fire for a sample or past conversation?', params: AgentIdParams, body: RuleTest } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: 'Would a rule fire for a sample or past conversation?', params: AgentIdParams, body: RuleTest },
+    },
     async (request) => notifications.rules.test(request.principal.accountId, request.params.agent_id, request.body),
   );
 
@@ -273,6 +301,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.get(
     '/v1/notifications/destinations/telegram/connect/:token',
     {
+      config: routeErrors(notificationsErrors.connect_token_not_found),
       schema: {
         tags,
         summary: 'Whether the chat of a connect link has connected',
@@ -286,7 +315,10 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
   app.post(
     '/v1/notifications/destinations/webhook',
-    { schema: { tags, summary: 'Add a signed webhook destination (its whsec_ secret is in the answer)', body: WebhookDestinationIn } },
+    {
+      config: routeErrors(notificationsErrors.destination_limit),
+      schema: { tags, summary: 'Add a signed webhook destination (its whsec_ secret is in the answer)', body: WebhookDestinationIn },
+    },
     async (request, reply) => {
       const row = await destinations.createWebhook(request.principal.accountId, request.body);
       return reply.code(201).send({ destination: notifications.view(row, true) });
@@ -294,7 +326,10 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
   app.get(
     '/v1/notifications/destinations/:destination_id/deliveries',
-    { schema: { tags, summary: "A destination's sends, newest first", params: DestinationParams } },
+    {
+      config: routeErrors(notificationsErrors.destination_not_found),
+      schema: { tags, summary: "A destination's sends, newest first", params: DestinationParams },
+    },
     async (request) => ({
       deliveries: await notifications.sends.log(request.principal.accountId, request.params.destination_id),
     }),
@@ -302,6 +337,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.post(
     '/v1/notifications/destinations/:destination_id/deliveries/:delivery_id/replay',
     {
+      config: routeErrors(notificationsErrors.destination_not_found, notificationsErrors.delivery_not_found, notificationsErrors.delivery_not_failed),
       schema: {
         tags,
         summary: 'Make a failed delivery again, from the start of the schedule, with the same delivery id',
@@ -315,6 +351,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.patch(
     '/v1/notifications/destinations/:destination_id',
     {
+      config: routeErrors(notificationsErrors.destination_not_found),
       schema: {
         tags,
         summary: 'Rename, enable or disable, change the URL or headers, or rotate the secret',
@@ -329,6 +366,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.delete(
     '/v1/notifications/destinations/:destination_id',
     {
+      config: routeErrors(notificationsErrors.destination_not_found),
       schema: {
         tags,
         summary: 'Delete a destination (answers the remaining ones)',

@@ -1,6 +1,6 @@
 /** Alert rules per agent: saved, tested against a sample or a past conversation, drafted from words. */
 import type { Db } from '../core/db/database.js';
-import { ApiError, ValidationFailed, validationItem } from '../core/errors.js';
+import { ValidationFailed, validationItem } from '../core/errors.js';
 import { evaluate, type ConversationFacts } from './conditions.js';
 import { buildWithModel, parseRequest, type BuilderAnswer, type ProposedRule } from './builder.js';
 import { notificationText, ruleView } from './texts.js';
@@ -13,6 +13,7 @@ import {
   type SampleConversation,
   type TestAnswer,
 } from './types.js';
+import { notificationsErrors } from './errors.js';
 
 export class AlertRules {
   constructor(
@@ -35,7 +36,7 @@ export class AlertRules {
       .where('agent_id', '=', agentId)
       .where('id', '=', ruleId)
       .executeTakeFirst();
-    if (!row) throw new ApiError(404, 'rule_not_found', `No alert rule with id ${ruleId} for this agent`);
+    if (!row) throw notificationsErrors.rule_not_found(`No alert rule with id ${ruleId} for this agent`);
     return row;
   }
 
@@ -60,7 +61,7 @@ export class AlertRules {
       .where('agent_id', '=', agentId)
       .executeTakeFirstOrThrow();
     if (Number(count) >= RULE_LIMITS.rulesPerAgent)
-      throw new ApiError(409, 'rule_limit', `An agent has at most ${RULE_LIMITS.rulesPerAgent} alert rules; delete one first`);
+      throw notificationsErrors.rule_limit(`An agent has at most ${RULE_LIMITS.rulesPerAgent} alert rules; delete one first`);
     return this.db
       .insertInto('notification_rules')
       .values({
@@ -123,7 +124,7 @@ export class AlertRules {
     let facts: ConversationFacts & { conversationId: string | null; agentName: string };
     if (request.conversation_id) {
       const conversation = await this.hooks.conversation(accountId, request.conversation_id);
-      if (!conversation) throw new ApiError(404, 'conversation_not_found', `No ended conversation with id ${request.conversation_id} in this account`);
+      if (!conversation) throw notificationsErrors.conversation_not_found(`No ended conversation with id ${request.conversation_id} in this account`);
       facts = { ...conversation, agentName: conversation.agentName };
     } else {
       const sample = request.sample!;

@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Db } from '../core/db/database.js';
 import type { Database, SendAttempt } from '../core/db/schema.js';
-import { ApiError } from '../core/errors.js';
 import type { Jobs } from '../core/jobs.js';
 import type { Destinations, DestinationRow, Logger } from './destinations.js';
 import type { AlertRules } from './rules.js';
@@ -23,6 +22,7 @@ import {
   type WebhookDelivery,
   type WebhookSender,
 } from './types.js';
+import { notificationsErrors } from './errors.js';
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -139,7 +139,7 @@ export class Sends {
     // A job re-run after a crash that had already recorded this attempt (its next one is queued).
     if (send.attempts.length >= attempt) return;
     const destination = await this.destinations.byId(send.destination_id);
-    if (!destination || !destination.enabled || destination.state === 'paused') {
+    if (!destination?.enabled || destination.state === 'paused') {
       await this.db.updateTable('notification_sends').set({ status: 'skipped', next_attempt_at: null }).where('id', '=', sendId).execute();
       return;
     }
@@ -233,7 +233,7 @@ export class Sends {
   /** A failed send made again from the start of the schedule, with the same delivery id. */
   async replay(accountId: number, destinationId: number, deliveryId: string): Promise<DeliveryLogEntry> {
     const destination = await this.destinations.get(accountId, destinationId);
-    const missing = () => new ApiError(404, 'delivery_not_found', `No delivery ${deliveryId} of this destination`);
+    const missing = () => notificationsErrors.delivery_not_found(`No delivery ${deliveryId} of this destination`);
     if (destination.type === 'webhook') {
       if (!this.webhooks) throw missing();
       const replayed = await this.webhooks.replay(destinationId, deliveryId);
@@ -247,7 +247,7 @@ export class Sends {
       .where('destination_id', '=', destinationId)
       .executeTakeFirst();
     if (!send) throw missing();
-    if (send.status !== 'failed') throw new ApiError(409, 'delivery_not_failed', 'Only a failed delivery can be replayed');
+    if (send.status !== 'failed') throw notificationsErrors.delivery_not_failed();
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('notification_sends').set({ status: 'pending', next_attempt_at: new Date() }).where('id', '=', deliveryId).execute();
       await this.jobs.send(SEND_QUEUE, { sendId: deliveryId, attempt: send.attempts.length + 1, round: send.attempts.length }, {}, trx);
@@ -297,7 +297,7 @@ export class Sends {
       };
       let result: { delivered: boolean; status_code: number | null; error: string | null };
       if (destination.type === 'webhook') {
-        if (!this.webhooks) throw new ApiError(503, 'webhooks_unavailable', 'Webhook deliveries are not available on this server');
+        if (!this.webhooks) throw notificationsErrors.webhooks_unavailable();
         result = await this.webhooks.sendNow({
           accountId,
           destinationId: destination.id,
@@ -307,7 +307,7 @@ export class Sends {
           body: JSON.stringify({ type: 'notification', notification: item }),
         });
       } else {
-        if (!this.bot) throw new ApiError(503, 'telegram_not_configured', 'Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)');
+        if (!this.bot) throw notificationsErrors.telegram_not_configured('Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)');
         const outcome = await this.bot.send(destination.chat_id!, telegramText(title, body));
         result = { delivered: outcome.delivered, status_code: outcome.statusCode, error: outcome.delivered ? null : outcome.error };
       }

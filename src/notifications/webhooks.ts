@@ -6,10 +6,10 @@
  * destination's state (a 4xx or a redirect: needs attention; 10 failed deliveries in a row: paused),
  * in the transaction that records the outcome.
  */
-import { ApiError } from '../core/errors.js';
 import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type DeliveryView } from '../delivery/engine.js';
 import type { Destinations } from './destinations.js';
 import type { DeliveryLogEntry, WebhookSender } from './types.js';
+import { notificationsErrors } from './errors.js';
 
 export const OWNER_KIND = 'notification';
 export const USER_AGENT = 'Presence-Notifications/1.0';
@@ -33,7 +33,7 @@ export function notificationWebhooks(engine: DeliveryEngine, destinations: () =>
     // A deleted, disabled or paused destination takes no further attempts.
     secret: async (ownerId) => {
       const row = await destinations().byId(Number(ownerId));
-      return row && row.enabled && row.state !== 'paused' ? row.secret : null;
+      return row?.enabled && row.state !== 'paused' ? row.secret : null;
     },
     outcome: async (event, trx) => {
       await destinations().recordOutcome(
@@ -87,7 +87,7 @@ export function notificationWebhooks(engine: DeliveryEngine, destinations: () =>
         return logEntry(await engine.replay(owner(destinationId), deliveryId));
       } catch (error) {
         if (error instanceof DeliveryNotFound) return undefined;
-        if (error instanceof DeliveryNotFailed) throw new ApiError(409, 'delivery_not_failed', 'Only a failed delivery can be replayed');
+        if (error instanceof DeliveryNotFailed) throw notificationsErrors.delivery_not_failed();
         throw error;
       }
     },

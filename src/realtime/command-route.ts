@@ -7,11 +7,11 @@ import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
 import type { SessionService, SessionRow } from '../sessions/service.js';
 import { SessionIdParams } from '../sessions/schemas.js';
 import { HttpCommand } from './protocol.js';
 import type { RealtimeService } from './service.js';
+import { realtimeErrors } from './errors.js';
 
 /** What the commands route hands to a live conversation (conversation mode). */
 export interface ConversationCommands {
@@ -49,14 +49,13 @@ export function commandRoute(
     },
     async (request, reply) => {
       const row = await sessions.get(request.principal.accountId, request.params.session_id);
-      if (row.status !== 'active') throw new ApiError(409, 'session_ended', `Session ${row.id} has ended (${row.end_reason})`);
+      if (row.status !== 'active') throw realtimeErrors.session_ended(`Session ${row.id} has ended (${row.end_reason})`);
       const forwarded = forward && (await forward(row, request));
       if (forwarded) return reply.code(forwarded.status as 202).send(forwarded.body as { event_id: string });
       const eventId = request.body.event_id ?? `evt_${crypto.randomUUID()}`;
       const command = request.body;
       if (command.type === 'visitor.message') {
-        if (row.mode !== 'conversation')
-          throw new ApiError(422, 'wrong_mode', 'visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor');
+        if (row.mode !== 'conversation') throw realtimeErrors.wrong_mode();
         conversations?.message(row, command.text);
         return reply.code(202).send({ event_id: eventId });
       }

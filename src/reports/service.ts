@@ -4,10 +4,11 @@
  * account totals, and the exports. Conversations are read through the conversation capability's
  * queries, agents and the account through hooks; reports own no table.
  */
-import { ApiError, validationItem, ValidationFailed } from '../core/errors.js';
+import { validationItem, ValidationFailed } from '../core/errors.js';
 import type { ConversationFilter, ConversationQueries, ConversationRow, ConversationTotals, LatencyPercentiles, TurnRow } from '../conversation/queries.js';
 import { csvRow } from './csv.js';
 import { dateBounds } from './schemas.js';
+import { reportsErrors } from './errors.js';
 
 /** What the reports need of other capabilities (wired in app.ts). */
 export interface ReportsHooks {
@@ -205,7 +206,7 @@ export class ReportsService {
   /** Checks the conversation is the account's before an export starts (a 404 cannot follow a 200). */
   async require(accountId: number, conversationId: string): Promise<ConversationRow> {
     const row = UUID.test(conversationId) ? await this.conversations.one(accountId, conversationId) : undefined;
-    if (!row) throw new ApiError(404, 'conversation_not_found', `No conversation ${conversationId} in this account`);
+    if (!row) throw reportsErrors.conversation_not_found(`No conversation ${conversationId} in this account`);
     return row;
   }
 

@@ -8,12 +8,12 @@ import { sql } from 'kysely';
 import type { z } from 'zod';
 import type { Db } from '../core/db/database.js';
 import type { Config } from '../core/config.js';
-import { ApiError } from '../core/errors.js';
 import { randomToken, sha256Hex } from '../core/secrets.js';
 import type { AccountStore } from '../accounts/accounts.js';
 import type { AgentService } from '../agents/service.js';
 import type { SessionsTable } from '../core/db/schema.js';
 import type { SessionCreateRequest, SessionListQuery } from './schemas.js';
+import { sessionsErrors } from './errors.js';
 
 /** Serialises session starts deployment-wide so limits are counted without races. */
 const START_LOCK = 7_143_001;
@@ -114,7 +114,7 @@ export class SessionService {
     options: SessionStartOptions = {},
   ): Promise<{ row: SessionRow; token: string }> {
     const agent = await this.agents.get(accountId, input.agent_id);
-    if (agent.status !== 'active') throw new ApiError(409, 'agent_inactive', `Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
+    if (agent.status !== 'active') throw sessionsErrors.agent_inactive(`Agent ${agent.id} is inactive; PATCH its status to active to start sessions`);
     const account = await this.accounts.require(accountId);
     const avatarId = input.avatar_id ?? agent.avatar_id;
     const voiceId = input.voice_id ?? agent.voice_id;
@@ -130,20 +130,18 @@ export class SessionService {
     this.agents.checkLook(look);
 
     if (account.plan === 'paid') {
-      if (Number(account.balance) <= 0) throw new ApiError(402, 'insufficient_balance', 'The wallet balance is used up; top up to start sessions');
+      if (Number(account.balance) <= 0) throw sessionsErrors.insufficient_balance();
     } else if ((await this.secondsUsedThisMonth(accountId)) >= this.config.freeMonthlySeconds) {
-      throw new ApiError(
-        402,
-        'free_minutes_exhausted',
+      throw sessionsErrors.free_minutes_exhausted(
         `The free plan's ${Math.round(this.config.freeMonthlySeconds / 60)} session minutes for this month are used up`,
       );
     }
     if (input.mode === 'conversation' && (await this.hooks.building(agent.id))) {
-      throw new ApiError(409, 'agent_building', "The agent's knowledge is being built; try again when brain-status is complete");
+      throw sessionsErrors.agent_building();
     }
 
     if (this.draining) {
-      throw new ApiError(503, 'no_capacity', 'This node is draining for maintenance; try again shortly', { 'Retry-After': '5' });
+      throw sessionsErrors.no_capacity('This node is draining for maintenance; try again shortly', { 'Retry-After': '5' });
     }
     const token = randomToken('st_', 32);
     const id = options.id ?? crypto.randomUUID();
@@ -162,13 +160,13 @@ export class SessionService {
         .where('status', '=', 'active')
         .executeTakeFirstOrThrow();
       if (account.plan === 'free' && Number(counts.account) >= 1) {
-        throw new ApiError(402, 'free_concurrency', 'The free plan runs one session at a time; stop the running one first');
+        throw sessionsErrors.free_concurrency();
       }
       if (Number(counts.agent) >= agent.concurrency_limit) {
-        throw new ApiError(409, 'concurrency_limit', `Agent ${agent.id} already has ${agent.concurrency_limit} session(s) running (its concurrency_limit)`);
+        throw sessionsErrors.concurrency_limit(`Agent ${agent.id} already has ${agent.concurrency_limit} session(s) running (its concurrency_limit)`);
       }
       if (Number(counts.total) >= this.config.sessionCapacity) {
-        throw new ApiError(503, 'no_capacity', 'Every avatar is busy; try again shortly', { 'Retry-After': '5' });
+        throw sessionsErrors.no_capacity('Every avatar is busy; try again shortly', { 'Retry-After': '5' });
       }
       return trx
         .insertInto('sessions')
@@ -346,7 +344,7 @@ export class SessionService {
 
   async get(accountId: number, id: string): Promise<SessionRow> {
     const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
-    if (!row) throw new ApiError(404, 'session_not_found', `No session ${id} in this account`);
+    if (!row) throw sessionsErrors.session_not_found(`No session ${id} in this account`);
     return row as unknown as SessionRow;
   }
 

@@ -2,6 +2,7 @@
  * The one error type that leaves the speech layer. The render protocol turns it into a `tts_error`
  * event; `code` says what went wrong without leaking provider internals (never a key).
  */
+import { errorCatalogue } from '../core/errors.js';
 export type SpeechErrorCode =
   | 'unknown_provider'
   | 'unknown_voice'
@@ -45,3 +46,10 @@ export function isAbort(error: unknown): boolean {
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new SpeechError('aborted', 'synthesis was cancelled');
 }
+
+/** The errors the speech capability answers with (code, HTTP status, message); see `errorCatalogue`. */
+export const speechErrors = errorCatalogue('speech', {
+  tts_error: { status: 502, summary: 'The … voice could not be synthesised: …' },
+  unknown_provider: { status: 404, summary: 'Unknown voice provider "…". Known providers: ….' },
+  unknown_voice: { status: 404, summary: 'Provider "…" has no voice "…".' },
+});

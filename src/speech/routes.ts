@@ -5,11 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ApiError } from '../core/errors.js';
+import type { ApiError } from '../core/errors.js';
 import { PROVIDERS } from './voices/catalog.js';
 import { SpeechError } from './errors.js';
 import type { SpeechService } from './synthesis.js';
 import { PreviewCache, previewText } from './voice-samples.js';
+import { speechErrors } from './errors.js';
 
 export interface VoiceRouteDeps {
   speech: SpeechService;
@@ -45,7 +46,7 @@ const ListQuery = z.object({
 const PreviewQuery = z.object({ language: Language.optional() });
 
 function unknownProvider(provider: string): ApiError {
-  return new ApiError(404, 'unknown_provider', `Unknown voice provider "${provider}". Known providers: ${PROVIDERS.join(', ')}.`);
+  return speechErrors.unknown_provider(`Unknown voice provider "${provider}". Known providers: ${PROVIDERS.join(', ')}.`);
 }
 
 export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): PreviewCache {
@@ -93,7 +94,7 @@ export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): Prev
       const { provider, voice_id } = request.params;
       if (!(PROVIDERS as readonly string[]).includes(provider)) throw unknownProvider(provider);
       const voice = speech.voices.find(provider, voice_id);
-      if (!voice) throw new ApiError(404, 'unknown_voice', `Provider "${provider}" has no voice "${voice_id}".`);
+      if (!voice) throw speechErrors.unknown_voice(`Provider "${provider}" has no voice "${voice_id}".`);
       // A voice speaks its own language; other languages are honoured by the multilingual premium voices.
       const multilingual = voice.premium && provider !== 'cartesia';
       const language = request.query.language && (request.query.language === voice.language || multilingual) ? request.query.language : voice.language;
@@ -109,7 +110,7 @@ export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): Prev
       } catch (error) {
         if (error instanceof SpeechError) {
           request.log.warn({ provider, code: error.code }, `voice preview failed: ${error.message}`);
-          throw new ApiError(502, 'tts_error', `The ${provider} voice could not be synthesised: ${error.message}`);
+          throw speechErrors.tts_error(`The ${provider} voice could not be synthesised: ${error.message}`);
         }
         throw error;
       }

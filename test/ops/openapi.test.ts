@@ -110,7 +110,12 @@ describe('the OpenAPI document and /docs', () => {
     const create = document.paths['/v1/agent/create'].post;
     for (const status of ['401', '403', '422', '429']) assert.ok(create.responses[status], `create documents ${status}`);
     assert.equal(create.responses['401'].content['application/json'].schema.$ref, '#/components/schemas/Error');
-    assert.equal(create.responses['422'].content['application/json'].schema.$ref, '#/components/schemas/ValidationError');
+    // Validation items, or (issue 30: the agents' catalogue) a `{code, message}` such as unknown_voice.
+    assert.deepEqual(create.responses['422'].content['application/json'].schema.anyOf, [
+      { $ref: '#/components/schemas/ValidationError' },
+      { $ref: '#/components/schemas/Error' },
+    ]);
+    assert.equal(document.paths['/v1/agent/list'].get.responses['422'], undefined, 'a route taking nothing documents no 422');
     assert.ok(document.paths['/v1/agent/{agent_id}'].get.responses['404'], 'a route naming a record documents 404');
     const start = document.paths['/v1/embed/sessions'].post;
     assert.deepEqual(start.security, [], 'the embed start is public');
