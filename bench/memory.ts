@@ -26,6 +26,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/support/ports.js';
+import { BENCH_SERVER_ENV } from './support/load.js';
 import { FliteEngine } from '../src/speech/engines/flite.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -59,18 +60,7 @@ async function startServer(dataDir: string): Promise<Server> {
   const began = Date.now();
   const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      REALTIME_SHARDS: '0',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SESSION_CAPACITY: '2000',
-      PLAYER_OPEN_SECONDS: '600',
-      RATE_LIMIT_PER_SECOND: '100000',
-      PRICE_PER_MINUTE: '0',
-      LOG_LEVEL: 'warn',
-    },
+    env: { ...process.env, ...BENCH_SERVER_ENV, DATA_DIR: dataDir, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));

@@ -6,49 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { VisitorListener, type ListenerOptions } from '../../src/conversation/listening/index.js';
-import type { VisitorTurnHeard } from '../../src/conversation/listening/types.js';
 import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
 import type { RecognitionStream, Recognizer } from '../../src/speech/recognition/types.js';
 import { wordErrorRate } from '../../src/speech/recognition/wer.js';
+import { listen } from './support/listen.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
-
-const CHUNK = 320; // 20 ms
-
-interface Heard {
-  turns: VisitorTurnHeard[];
-  bargeIns: number[];
-  started: number;
-  errors: Error[];
-}
-
-function listen(options: ListenerOptions = {}, recognizer: Recognizer = new PocketsphinxRecognizer()) {
-  const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
-  let clock = 1000;
-  const listener = new VisitorListener(
-    recognizer,
-    {
-      speechStarted: () => heard.started++,
-      bargeIn: () => heard.bargeIns.push(clock),
-      turn: (turn) => heard.turns.push(turn),
-      error: (error) => heard.errors.push(error),
-    },
-    { now: () => clock, ...options },
-  );
-  /** Pushes the microphone audio; `agent` is what the agent says over the same stretch (sent as it plays). */
-  async function play(mic: Int16Array, agent?: Int16Array) {
-    for (let i = 0; i < mic.length; i += CHUNK) {
-      const end = Math.min(mic.length, i + CHUNK);
-      clock += ((end - i) * 1000) / 16000;
-      if (agent && i < agent.length) listener.agentAudio(agent.subarray(i, Math.min(agent.length, end)), 16000, clock - ((end - i) * 1000) / 16000);
-      listener.push(mic.slice(i, end), clock);
-      // Let the VAD keep up with the pushes, as it does in real time.
-      if ((i / CHUNK) % 8 === 0) await listener.idle();
-    }
-    await listener.idle();
-  }
-  return { listener, heard, play, now: () => clock };
-}
 
 describe('listener on recorded speech', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, () => {
   let clips: Recording[];

@@ -7,14 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { VisitorListener } from '../../src/conversation/listening/index.js';
-import type { VisitorTurnHeard } from '../../src/conversation/listening/types.js';
-import { PocketsphinxRecognizer, pocketsphinxMissing } from '../../src/speech/recognition/pocketsphinx.js';
+import { pocketsphinxMissing } from '../../src/speech/recognition/pocketsphinx.js';
 import type { SpeechService } from '../../src/speech/synthesis.js';
 import { makeService } from '../speech/helpers.js';
+import { listen } from './support/listen.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
 
-const CHUNK = 320;
 const LOUD_AGENT =
   'Thank you for asking. We are open every day from nine in the morning until six in the evening, and on Saturdays until noon. ' +
   'Parking is free for customers, and the entrance is on the side street next to the bakery.';
@@ -34,27 +32,6 @@ function roomNoise(length: number): Int16Array {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return ((seed / 0x7fffffff) * 2 - 1) * 100;
   });
-}
-
-function listen() {
-  const heard = { turns: [] as VisitorTurnHeard[], bargeIns: [] as number[] };
-  let clock = 1000;
-  const listener = new VisitorListener(
-    new PocketsphinxRecognizer(),
-    { bargeIn: () => heard.bargeIns.push(clock), turn: (turn) => heard.turns.push(turn) },
-    { now: () => clock },
-  );
-  async function play(mic: Int16Array, agent?: Int16Array) {
-    for (let i = 0; i < mic.length; i += CHUNK) {
-      const end = Math.min(mic.length, i + CHUNK);
-      clock += ((end - i) * 1000) / 16000;
-      if (agent && i < agent.length) listener.agentAudio(agent.subarray(i, Math.min(agent.length, end)), 16000, clock - ((end - i) * 1000) / 16000);
-      listener.push(mic.slice(i, end), clock);
-      if ((i / CHUNK) % 8 === 0) await listener.idle();
-    }
-    await listener.idle();
-  }
-  return { listener, heard, play };
 }
 
 const skip = !testdataInstalled() ? 'pocketsphinx-testdata is not installed' : pocketsphinxMissing() ? 'pocketsphinx is not installed' : false;
