@@ -46,7 +46,7 @@ export interface paths {
                         "application/json": components["schemas"]["ApiKeyList"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -63,7 +63,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -73,14 +73,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -143,7 +143,7 @@ export interface paths {
                         "application/json": components["schemas"]["CreatedApiKey"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -160,7 +160,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -170,7 +170,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -201,7 +201,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -259,7 +259,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -276,7 +293,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -286,7 +303,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -334,7 +351,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -402,7 +419,7 @@ export interface paths {
                         "application/json": components["schemas"]["Avatar"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -419,7 +436,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -429,14 +446,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -511,7 +528,7 @@ export interface paths {
                         "application/json": components["schemas"]["Avatar"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -528,7 +545,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -538,7 +555,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -569,7 +586,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -636,7 +653,7 @@ export interface paths {
                         "application/json": components["schemas"]["Backdrop"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -653,7 +670,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -663,14 +680,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -730,7 +747,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -747,7 +781,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -757,7 +791,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -805,7 +839,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -913,7 +947,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -930,7 +964,28 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /**
+                 * @description `agent_limit`: The free plan holds one agent; upgrade to create more
+                 *
+                 *     `paid_feature`: The voice is premium; the free plan speaks with kokoro voices
+                 */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_limit",
+                         *         "message": "The free plan holds one agent; upgrade to create more"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -940,14 +995,24 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `unknown_avatar`: No face "…"; GET /v1/avatars lists them
+                 *
+                 *     `unknown_voice`: No … voice "…"; GET /v1/voices/… lists them
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit face "…"; pass a voice_id with … voice (e.g. …)
+                 *
+                 *     `invalid_look`: The look names a backdrop or camera that does not exist (GET /v1/backdrops lists backdrops; cameras are far, mid, close)
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -968,10 +1033,10 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1054,7 +1119,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1071,7 +1136,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1081,14 +1146,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1148,7 +1213,7 @@ export interface paths {
                         "application/json": components["schemas"]["HasAgentsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1165,7 +1230,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1175,14 +1240,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1268,7 +1333,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1285,7 +1350,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1295,14 +1360,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1312,7 +1377,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -1343,7 +1408,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1387,7 +1452,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1404,7 +1486,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1414,14 +1496,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1431,7 +1513,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -1462,7 +1544,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1565,7 +1647,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1582,7 +1664,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `paid_feature`: The voice is premium; the free plan speaks with kokoro voices */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "paid_feature",
+                         *         "message": "The voice is premium; the free plan speaks with kokoro voices"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1592,14 +1691,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1609,14 +1708,41 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `liveavatar_avatar_id_taken`: Agent … already has this liveavatar_avatar_id; each agent of an account needs its own */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "liveavatar_avatar_id_taken",
+                         *         "message": "Agent … already has this liveavatar_avatar_id; each agent of an account needs its own"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `unknown_avatar`: No face "…"; GET /v1/avatars lists them
+                 *
+                 *     `unknown_voice`: No … voice "…"; GET /v1/voices/… lists them
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit face "…"; pass a voice_id with … voice (e.g. …)
+                 *
+                 *     `invalid_look`: The look names a backdrop or camera that does not exist (GET /v1/backdrops lists backdrops; cameras are far, mid, close)
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1637,10 +1763,10 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1722,7 +1848,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1739,7 +1865,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `agent_limit`: The free plan holds one agent; upgrade to create more */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_limit",
+                         *         "message": "The free plan holds one agent; upgrade to create more"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1749,14 +1892,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1766,7 +1909,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -1797,7 +1940,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -1883,7 +2026,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -1900,7 +2043,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1910,14 +2053,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -1927,7 +2070,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -1958,7 +2101,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2030,7 +2173,7 @@ export interface paths {
                         "application/json": components["schemas"]["EmbedConfigResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2047,7 +2190,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2057,14 +2200,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2074,7 +2217,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2105,7 +2248,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2186,7 +2329,7 @@ export interface paths {
                         "application/json": components["schemas"]["EmbedConfigResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2203,7 +2346,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2213,14 +2356,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2230,7 +2373,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2261,7 +2404,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2331,7 +2474,7 @@ export interface paths {
                         "application/json": components["schemas"]["EmbedConfigResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2348,7 +2491,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2358,14 +2501,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2375,7 +2518,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2406,7 +2549,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2477,7 +2620,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2494,7 +2637,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2504,14 +2647,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2521,7 +2664,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2552,7 +2695,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2627,7 +2770,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2644,7 +2787,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2654,14 +2797,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2671,7 +2814,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2702,7 +2845,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2778,7 +2921,7 @@ export interface paths {
                         "application/json": components["schemas"]["VisitorValuesResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2795,7 +2938,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2805,14 +2948,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2822,7 +2965,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -2853,7 +2996,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -2939,7 +3082,7 @@ export interface paths {
                         "application/json": components["schemas"]["VisitorValuesResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -2956,7 +3099,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2966,14 +3109,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2983,7 +3126,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -3014,7 +3157,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3071,7 +3214,7 @@ export interface paths {
                         "application/json": components["schemas"]["SigningSecretResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3088,7 +3231,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3098,14 +3241,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3115,7 +3258,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -3146,7 +3289,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3195,7 +3338,7 @@ export interface paths {
                         "application/json": components["schemas"]["SigningSecretResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3212,7 +3355,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3222,14 +3365,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3239,7 +3382,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -3270,7 +3413,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3363,7 +3506,7 @@ export interface paths {
                         "application/json": components["schemas"]["PreviewResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3380,7 +3523,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3390,14 +3533,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3407,7 +3550,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -3438,7 +3581,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3508,7 +3651,7 @@ export interface paths {
                         "application/json": components["schemas"]["ExtractLinksResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3525,7 +3668,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3535,7 +3678,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -3583,7 +3726,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3683,7 +3826,7 @@ export interface paths {
                         "application/json": components["schemas"]["BrainStatusResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3700,7 +3843,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3710,7 +3853,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -3758,7 +3901,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -3840,7 +3983,7 @@ export interface paths {
                         "application/json": components["schemas"]["BrainStatusResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -3857,7 +4000,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3867,7 +4010,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -3915,7 +4058,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4001,7 +4144,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentPageResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4018,7 +4161,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4028,7 +4171,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4076,7 +4219,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4150,7 +4293,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentPageResponse"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4167,7 +4310,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4177,7 +4320,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4225,7 +4368,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4301,7 +4444,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentPageResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4318,7 +4461,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4328,7 +4471,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4376,7 +4519,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4422,7 +4565,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4439,7 +4599,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4449,7 +4609,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4497,7 +4657,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4570,7 +4730,7 @@ export interface paths {
                         "application/json": components["schemas"]["AgentPageResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4587,7 +4747,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4597,7 +4757,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4645,7 +4805,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4704,7 +4864,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4721,7 +4898,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4731,7 +4908,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4779,7 +4956,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4846,7 +5023,7 @@ export interface paths {
                         "application/json": components["schemas"]["KBSectionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -4863,7 +5040,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4873,7 +5050,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -4921,7 +5098,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -4987,7 +5164,7 @@ export interface paths {
                         "application/json": components["schemas"]["KBSectionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5004,7 +5181,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5014,7 +5191,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5062,7 +5239,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5138,7 +5315,24 @@ export interface paths {
                         "application/json": components["schemas"]["KBSectionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5155,7 +5349,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5165,7 +5359,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5213,7 +5407,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5282,7 +5476,7 @@ export interface paths {
                         "application/json": components["schemas"]["KBSectionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5299,7 +5493,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5309,7 +5503,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5357,7 +5551,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5435,7 +5629,7 @@ export interface paths {
                         "application/json": components["schemas"]["ProbeResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5452,7 +5646,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5462,7 +5656,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5510,7 +5704,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5594,7 +5788,7 @@ export interface paths {
                         "application/json": components["schemas"]["BrainStatusResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5611,7 +5805,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5621,7 +5815,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5669,7 +5863,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5767,7 +5961,7 @@ export interface paths {
                         "application/json": components["schemas"]["BrainStatusResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5784,7 +5978,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5794,7 +5988,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -5842,7 +6036,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -5953,7 +6147,7 @@ export interface paths {
                         "application/json": components["schemas"]["BrainView"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -5970,7 +6164,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5980,7 +6174,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6028,7 +6222,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6099,7 +6293,7 @@ export interface paths {
                         "application/json": components["schemas"]["CompletionResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6116,7 +6310,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6126,7 +6320,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6174,7 +6368,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6238,7 +6432,7 @@ export interface paths {
                         "application/json": components["schemas"]["RecompileResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6255,7 +6449,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6265,7 +6459,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6313,7 +6507,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6394,7 +6588,7 @@ export interface paths {
                         "application/json": components["schemas"]["CompletionResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6411,7 +6605,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6421,7 +6615,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6469,7 +6663,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6550,7 +6744,7 @@ export interface paths {
                         "application/json": components["schemas"]["CompletionResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6567,7 +6761,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6577,7 +6771,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6625,7 +6819,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6706,7 +6900,7 @@ export interface paths {
                         "application/json": components["schemas"]["KnowledgeOpsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6723,7 +6917,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6733,7 +6927,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6781,7 +6975,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -6880,7 +7074,7 @@ export interface paths {
                         "application/json": components["schemas"]["ReviewResolveResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -6897,7 +7091,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6907,7 +7101,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -6955,7 +7149,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7025,7 +7219,7 @@ export interface paths {
                         "application/json": components["schemas"]["ConsolidateResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7042,7 +7236,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7052,7 +7246,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7100,7 +7294,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7184,7 +7378,7 @@ export interface paths {
                         "application/json": components["schemas"]["CorrectionPreview"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7201,7 +7395,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7211,7 +7405,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7259,7 +7453,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7336,7 +7530,7 @@ export interface paths {
                         "application/json": components["schemas"]["CorrectionApplyResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7353,7 +7547,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7363,7 +7557,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7411,7 +7605,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7476,7 +7670,7 @@ export interface paths {
                         "application/json": components["schemas"]["BehaviorResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7493,7 +7687,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7503,7 +7697,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7551,7 +7745,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7623,7 +7817,7 @@ export interface paths {
                         "application/json": components["schemas"]["BehaviorResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7640,7 +7834,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7650,7 +7844,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7698,7 +7892,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7756,7 +7950,7 @@ export interface paths {
                         "application/json": components["schemas"]["DynamicInstructionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7773,7 +7967,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7783,7 +7977,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7831,7 +8025,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -7894,7 +8088,7 @@ export interface paths {
                         "application/json": components["schemas"]["DynamicInstructionsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -7911,7 +8105,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7921,7 +8115,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -7969,7 +8163,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8041,7 +8235,7 @@ export interface paths {
                         "application/json": components["schemas"]["DynamicPreviewResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8058,7 +8252,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8068,7 +8262,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8116,7 +8310,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8192,7 +8386,7 @@ export interface paths {
                         "application/json": components["schemas"]["OrphansResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8209,7 +8403,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8219,7 +8413,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8267,7 +8461,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8359,7 +8553,7 @@ export interface paths {
                         "application/json": components["schemas"]["OrphansResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8376,7 +8570,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8386,7 +8580,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8434,7 +8628,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8507,7 +8701,7 @@ export interface paths {
                         "application/json": components["schemas"]["GapsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8524,7 +8718,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8534,7 +8728,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8582,7 +8776,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8663,7 +8857,7 @@ export interface paths {
                         "application/json": components["schemas"]["Gap"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8680,7 +8874,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8690,7 +8884,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8738,7 +8932,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8808,7 +9002,7 @@ export interface paths {
                         "application/json": components["schemas"]["Gap"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8825,7 +9019,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8835,7 +9029,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -8883,7 +9077,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -8949,7 +9143,7 @@ export interface paths {
                         "application/json": components["schemas"]["UsageSummaryResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -8966,7 +9160,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8976,14 +9170,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9062,7 +9256,7 @@ export interface paths {
                         "application/json": components["schemas"]["BillingSummaryResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9079,7 +9273,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9089,7 +9283,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9120,7 +9314,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9197,7 +9391,7 @@ export interface paths {
                         "application/json": components["schemas"]["BillingByAgentResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9214,7 +9408,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9224,7 +9418,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9255,7 +9449,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9331,7 +9525,7 @@ export interface paths {
                         "application/json": components["schemas"]["BillingVoiceResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9348,7 +9542,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9358,7 +9552,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9389,7 +9583,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9463,7 +9657,7 @@ export interface paths {
                         "application/json": components["schemas"]["BillingMonthlyResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9480,7 +9674,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9490,7 +9684,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9521,7 +9715,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9604,7 +9798,7 @@ export interface paths {
                         "application/json": components["schemas"]["BillingLineItemsResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9621,7 +9815,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9631,7 +9825,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9662,7 +9856,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9721,7 +9915,7 @@ export interface paths {
                         "text/csv": string;
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9738,7 +9932,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9748,7 +9942,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -9779,7 +9973,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9852,7 +10046,7 @@ export interface paths {
                         "application/json": components["schemas"]["WalletResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9869,7 +10063,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9879,14 +10073,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -9960,7 +10154,7 @@ export interface paths {
                         "application/json": components["schemas"]["TopupResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -9977,7 +10171,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9987,7 +10181,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -10018,7 +10212,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10105,7 +10299,7 @@ export interface paths {
                         "application/json": components["schemas"]["TopupConfirmResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10122,7 +10316,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10132,7 +10326,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -10185,7 +10379,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10267,7 +10461,7 @@ export interface paths {
                         "application/json": components["schemas"]["PortalResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10284,7 +10478,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10294,14 +10488,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10398,7 +10592,7 @@ export interface paths {
                         "application/json": components["schemas"]["PlanResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10415,7 +10609,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10425,14 +10619,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10552,7 +10746,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10569,7 +10763,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10579,14 +10773,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10705,7 +10899,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10722,7 +10916,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10732,14 +10926,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -10864,7 +11058,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -10881,7 +11075,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10891,7 +11085,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -10922,7 +11116,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11091,7 +11285,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11108,7 +11302,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11118,7 +11312,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11149,7 +11343,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11256,7 +11450,7 @@ export interface paths {
                         "application/json": components["schemas"]["ConversationDetail"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11273,7 +11467,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11283,7 +11477,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11337,7 +11531,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11421,7 +11615,7 @@ export interface paths {
                         "text/csv": string;
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11438,7 +11632,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11448,7 +11642,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11479,7 +11673,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11538,7 +11732,7 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11555,7 +11749,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11565,7 +11759,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11611,7 +11805,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11673,7 +11867,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11690,7 +11884,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11700,7 +11894,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11731,7 +11925,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11785,7 +11979,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11802,7 +11996,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11812,7 +12006,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11843,7 +12037,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -11909,7 +12103,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -11926,7 +12120,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11936,7 +12130,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -11967,7 +12161,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12019,7 +12213,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12036,7 +12230,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12046,14 +12240,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12063,7 +12257,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12094,7 +12288,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12149,7 +12343,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12166,7 +12360,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12176,14 +12370,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12193,7 +12387,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12224,7 +12418,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12277,7 +12471,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12294,7 +12488,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12304,14 +12498,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12321,7 +12515,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12352,7 +12546,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12405,7 +12599,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12422,7 +12616,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12432,14 +12626,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12449,7 +12643,24 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `rule_limit`: An agent has at most … alert rules; delete one first */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rule_limit",
+                         *         "message": "An agent has at most … alert rules; delete one first"
                          *       }
                          *     }
                          */
@@ -12480,7 +12691,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12548,7 +12759,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12565,7 +12776,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12575,14 +12786,18 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: No alert rule with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12592,7 +12807,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12623,7 +12838,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12668,7 +12883,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12685,7 +12917,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12695,14 +12927,18 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: No alert rule with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12712,7 +12948,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12743,7 +12979,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12806,7 +13042,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12823,7 +13059,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12833,14 +13069,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12850,7 +13086,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -12881,7 +13117,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -12951,7 +13187,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -12968,7 +13204,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12978,14 +13214,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -12995,7 +13231,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -13026,7 +13262,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13110,7 +13346,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13127,7 +13363,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13137,14 +13373,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13154,7 +13390,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
@@ -13185,7 +13421,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13234,7 +13470,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13251,7 +13487,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13261,14 +13497,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13321,7 +13557,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13338,7 +13574,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13348,14 +13584,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13407,7 +13643,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13424,7 +13660,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13434,14 +13670,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `connect_token_not_found`: No Telegram connect link with this token in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13450,8 +13686,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "connect_token_not_found",
+                         *         "message": "No Telegram connect link with this token in this account"
                          *       }
                          *     }
                          */
@@ -13482,7 +13718,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13549,7 +13785,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13566,7 +13802,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13576,7 +13812,24 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `destination_limit`: An account has at most … notification destinations; delete one first */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "destination_limit",
+                         *         "message": "An account has at most … notification destinations; delete one first"
                          *       }
                          *     }
                          */
@@ -13607,7 +13860,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13659,7 +13912,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13676,7 +13929,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13686,14 +13939,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `destination_not_found`: No notification destination with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13702,8 +13955,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "destination_not_found",
+                         *         "message": "No notification destination with id … in this account"
                          *       }
                          *     }
                          */
@@ -13734,7 +13987,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13792,7 +14045,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13809,7 +14062,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13819,14 +14072,18 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `destination_not_found`: No notification destination with id … in this account
+                 *
+                 *     `delivery_not_found`: No delivery … of this destination
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13835,8 +14092,25 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "destination_not_found",
+                         *         "message": "No notification destination with id … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `delivery_not_failed`: Only a failed delivery can be replayed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "delivery_not_failed",
+                         *         "message": "Only a failed delivery can be replayed"
                          *       }
                          *     }
                          */
@@ -13867,7 +14141,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -13925,7 +14199,24 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -13942,7 +14233,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13952,14 +14243,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `destination_not_found`: No notification destination with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13968,8 +14259,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "destination_not_found",
+                         *         "message": "No notification destination with id … in this account"
                          *       }
                          *     }
                          */
@@ -14000,7 +14291,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14056,7 +14347,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14073,7 +14364,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14083,14 +14374,14 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `destination_not_found`: No notification destination with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -14099,8 +14390,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "destination_not_found",
+                         *         "message": "No notification destination with id … in this account"
                          *       }
                          *     }
                          */
@@ -14131,7 +14422,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14217,7 +14508,7 @@ export interface paths {
                         "application/json": components["schemas"]["RulesResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14234,7 +14525,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14244,7 +14535,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -14292,7 +14583,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14390,7 +14681,7 @@ export interface paths {
                         "application/json": components["schemas"]["RuleCreateResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14407,7 +14698,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14417,7 +14708,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -14465,7 +14756,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14560,7 +14851,24 @@ export interface paths {
                         "application/json": components["schemas"]["RulesResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `confirmation_required`: DELETE cannot be undone; repeat the call with the query confirm=true. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "confirmation_required",
+                         *         "message": "DELETE cannot be undone; repeat the call with the query confirm=true."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14577,7 +14885,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14587,7 +14895,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -14635,7 +14943,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14746,7 +15054,7 @@ export interface paths {
                         "application/json": components["schemas"]["RulesResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14763,7 +15071,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14773,7 +15081,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -14821,7 +15129,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -14905,7 +15213,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -14922,7 +15230,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14932,7 +15240,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -14980,7 +15288,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15049,7 +15357,7 @@ export interface paths {
                         "application/json": components["schemas"]["RuleTestResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15066,7 +15374,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15076,7 +15384,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15124,7 +15432,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15209,7 +15517,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15226,7 +15534,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15236,7 +15544,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15284,7 +15592,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15363,7 +15671,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionRecord"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15380,7 +15688,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15390,7 +15698,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15421,7 +15729,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15492,7 +15800,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionResponse"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15509,7 +15817,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15519,7 +15827,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15550,7 +15858,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15653,7 +15961,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionRecord"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15670,7 +15978,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15680,7 +15988,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15728,7 +16036,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -15803,7 +16111,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionRecord"];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -15820,7 +16128,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15830,7 +16138,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -15878,7 +16186,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -16369,7 +16677,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -16386,7 +16694,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -16396,7 +16704,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -16444,7 +16752,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -16520,7 +16828,7 @@ export interface paths {
                         "application/json": components["schemas"]["Voice"][];
                     };
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -16537,7 +16845,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -16547,7 +16855,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -16595,7 +16903,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
@@ -16657,7 +16965,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description No API key, or an unknown or revoked one */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
                 401: {
                     headers: {
                         [name: string]: unknown;
@@ -16674,7 +16982,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key lacks the permission this route needs */
+                /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -16684,7 +16992,7 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the \"setup\" permission needed for this route."
+                         *         "message": "This API key lacks the permission this call needs"
                          *       }
                          *     }
                          */
@@ -16732,7 +17040,7 @@ export interface paths {
                         "application/json": components["schemas"]["ValidationError"];
                     };
                 };
-                /** @description Too many requests for this key; see Retry-After */
+                /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
                         [name: string]: unknown;
