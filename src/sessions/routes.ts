@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../core/config.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { sessionsErrors } from './errors.js';
 import type { SessionService, SessionRow } from './service.js';
 import { SessionCreateRequest, SessionIdParams, SessionListQuery, SessionRecord, SessionResponse } from './schemas.js';
 
@@ -31,6 +34,22 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
   app.post(
     '/v1/sessions',
     {
+      // In the order the start checks them (docs/decisions.md, "Session start checks").
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        sessionsErrors.agent_inactive,
+        agentsErrors.unknown_avatar,
+        agentsErrors.paid_feature,
+        agentsErrors.unknown_voice,
+        agentsErrors.voice_face_mismatch,
+        agentsErrors.invalid_look,
+        sessionsErrors.insufficient_balance,
+        sessionsErrors.free_minutes_exhausted,
+        sessionsErrors.agent_building,
+        sessionsErrors.free_concurrency,
+        sessionsErrors.concurrency_limit,
+        sessionsErrors.no_capacity,
+      ),
       schema: { tags, summary: 'Start a live session (201)', body: SessionCreateRequest, response: { 201: SessionResponse } },
     },
     async (request, reply) => {
@@ -59,7 +78,10 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
 
   app.get(
     '/v1/sessions/:session_id',
-    { schema: { tags, summary: 'A session record', params: SessionIdParams, response: { 200: SessionRecord } } },
+    {
+      config: routeErrors(sessionsErrors.session_not_found),
+      schema: { tags, summary: 'A session record', params: SessionIdParams, response: { 200: SessionRecord } },
+    },
     async (request) => {
       return record(await sessions.get(request.principal.accountId, request.params.session_id));
     },
@@ -67,7 +89,10 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
 
   app.post(
     '/v1/sessions/:session_id/stop',
-    { schema: { tags, summary: 'Stop a session (an ended one is answered unchanged)', params: SessionIdParams, response: { 200: SessionRecord } } },
+    {
+      config: routeErrors(sessionsErrors.session_not_found),
+      schema: { tags, summary: 'Stop a session (an ended one is answered unchanged)', params: SessionIdParams, response: { 200: SessionRecord } },
+    },
     async (request) => {
       return record(await sessions.stop(request.principal.accountId, request.params.session_id));
     },

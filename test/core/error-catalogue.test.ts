@@ -130,6 +130,18 @@ forEachEngine('errors on the wire and in /openapi.json', (engine) => {
     assert.match(codesOf(replay['409']), /`delivery_not_failed`: Only a failed delivery can be replayed/);
     assert.match(codesOf(document.paths['/v1/notifications/rules/{agent_id}'].post.responses['409']), /`rule_limit`/);
 
+    // A session start lists every check it makes, by status.
+    const start = document.paths['/v1/sessions'].post.responses;
+    for (const [status, codes] of Object.entries({
+      '402': ['paid_feature', 'insufficient_balance', 'free_minutes_exhausted', 'free_concurrency'],
+      '404': ['agent_not_found'],
+      '409': ['agent_inactive', 'agent_building', 'concurrency_limit'],
+      '422': ['unknown_avatar', 'unknown_voice', 'voice_face_mismatch', 'invalid_look'],
+      '503': ['no_capacity'],
+    }))
+      for (const code of codes) assert.match(codesOf(start[status]), new RegExp(`\`${code}\``), `POST /v1/sessions ${status} ${code}`);
+    assert.match(codesOf(document.paths['/v1/sessions/{session_id}/stop'].post.responses['404']), /`session_not_found`/);
+
     const embedStart = document.paths['/v1/embed/sessions'].post.responses;
     assert.equal(embedStart['401'], undefined, 'a public route lists no key errors');
   });

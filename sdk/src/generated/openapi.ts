@@ -15817,6 +15817,31 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /**
+                 * @description `paid_feature`: The voice is premium; the free plan speaks with kokoro voices
+                 *
+                 *     `insufficient_balance`: The wallet balance is used up; top up to start sessions
+                 *
+                 *     `free_minutes_exhausted`: The free plan's … session minutes for this month are used up
+                 *
+                 *     `free_concurrency`: The free plan runs one session at a time; stop the running one first
+                 */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "paid_feature",
+                         *         "message": "The voice is premium; the free plan speaks with kokoro voices"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description `missing_permission`: This API key lacks the permission this call needs */
                 403: {
                     headers: {
@@ -15834,7 +15859,57 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `agent_not_found`: No agent with id … in this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `agent_inactive`: Agent … is inactive; PATCH its status to active to start sessions
+                 *
+                 *     `agent_building`: The agent's knowledge is being built; try again when brain-status is complete
+                 *
+                 *     `concurrency_limit`: Agent … already has … session(s) running (its concurrency_limit)
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_inactive",
+                         *         "message": "Agent … is inactive; PATCH its status to active to start sessions"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `unknown_avatar`: No face "…"; GET /v1/avatars lists them
+                 *
+                 *     `unknown_voice`: No … voice "…"; GET /v1/voices/… lists them
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit face "…"; pass a voice_id with … voice (e.g. …)
+                 *
+                 *     `invalid_look`: The look names a backdrop or camera that does not exist (GET /v1/backdrops lists backdrops; cameras are far, mid, close)
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -15855,7 +15930,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -15869,6 +15944,23 @@ export interface paths {
                          *       "detail": {
                          *         "code": "rate_limited",
                          *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `no_capacity`: No avatar is free, or this node is draining; try again shortly (Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "no_capacity",
+                         *         "message": "No avatar is free, or this node is draining; try again shortly (Retry-After)"
                          *       }
                          *     }
                          */
@@ -15995,7 +16087,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `session_not_found`: No session … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -16004,8 +16096,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "session_not_found",
+                         *         "message": "No session … in this account"
                          *       }
                          *     }
                          */
@@ -16145,7 +16237,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `session_not_found`: No session … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -16154,8 +16246,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "session_not_found",
+                         *         "message": "No session … in this account"
                          *       }
                          *     }
                          */
