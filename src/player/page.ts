@@ -120,7 +120,7 @@ export function playerPage(o: PageOptions): string {
 <div id="conversation" hidden>
 <div id="indicator" role="status" aria-live="polite" data-state="idle"><span class="dot"></span><span class="label"></span></div>
 <div id="captions"><p id="caption-visitor" aria-live="polite" aria-atomic="true" aria-label="What the agent hears you say"></p><p id="caption-agent" aria-live="polite" aria-atomic="true"></p></div>
-<form id="typebox" autocomplete="off"><button id="mute" type="button" aria-pressed="false" aria-label="Mute microphone" hidden>${MIC}</button><input id="typed" name="typed" maxlength="1000" placeholder="Type instead…" aria-label="Type a message" enterkeyhint="send"><button id="send" type="submit" aria-label="Send">${SEND}</button><button id="cc" type="button" aria-pressed="true" aria-label="Captions" title="Captions">CC</button></form>
+<form id="typebox" autocomplete="off"><button id="mute" type="button" aria-pressed="false" aria-label="Mute microphone" hidden>${MIC}</button><input id="typed" name="typed" maxlength="1000" placeholder="Type instead…" aria-label="Type a message" enterkeyhint="send"><button id="send" type="submit" aria-label="Send">${SEND}</button><button id="cc" type="button" aria-pressed="true" aria-label="CC (captions)" title="Captions">CC</button></form>
 </div>
 <script id="presence-config" type="application/json">${config}</script>
 <script src="${esc(o.scriptUrl)}" defer></script>

@@ -150,6 +150,16 @@ describe('live caption of what the agent hears', { skip, timeout: 240_000 }, () 
     assert.equal(await line.getAttribute('data-final'), 'false');
     assert.ok(await line.isVisible());
     await page.screenshot({ path: artifact('live-caption-partial.png') });
+    // With both captions on screen, axe finds no serious or critical issue on the page.
+    const axe: any = await page.evaluate(
+      `${fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8')}; axe.run(document, { resultTypes: ['violations'] })`,
+    );
+    assert.deepEqual(
+      axe.violations
+        .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+        .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' '))}`),
+      [],
+    );
 
     // The final words replace it; then the agent's answer clears it.
     await page.waitForFunction(`window.presence.conversation.visitorCaption === ${JSON.stringify(FINAL)}`, null, { timeout: 60_000, polling: 20 });
