@@ -10,6 +10,7 @@ import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { AlertConditions } from './conditions.js';
 import { formatDuration } from './conditions.js';
+import { parseNumber } from '../core/numbers.js';
 
 export interface ProposedRule {
   name: string;
@@ -35,21 +36,7 @@ export const SUGGESTED_CATEGORIES = ['lead', 'support', 'complaint', 'urgent', '
 
 // ---------- offline ----------
 
-const NUMBER_WORDS: Record<string, number> = {
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  twenty: 20,
-  thirty: 30,
-};
-const num = (raw: string) => NUMBER_WORDS[raw.toLowerCase()] ?? Number(raw);
+const num = (raw: string) => parseNumber(raw) ?? Number(raw);
 const NUM = '(\\d+(?:\\.\\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|a|an)';
 
 const UNIT_SECONDS: Array<[RegExp, number]> = [

@@ -94,6 +94,10 @@ test('the offline builder turns plain requests into rules', () => {
   const long = parseRequest('conversations longer than 5 minutes with more than 3 messages');
   assert.deepEqual(long.rule.when, { min_duration_seconds: 300, min_visitor_turns: 4 });
 
+  // Number words, read by the same parser as the handoff's details (core/numbers.ts).
+  const words = parseRequest('calls lasting over twenty minutes with at least three messages');
+  assert.deepEqual(words.rule.when, { min_duration_seconds: 1200, min_visitor_turns: 3 });
+
   const quoted = parseRequest('alert me if they say "speak to a human" or "manager", category urgent');
   assert.deepEqual(quoted.rule.when.keywords, ['speak to a human', 'manager']);
   assert.equal(quoted.rule.category, 'urgent');

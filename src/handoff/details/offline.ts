@@ -8,7 +8,8 @@
 import * as chrono from 'chrono-node';
 import { findPhoneNumbersInText, type CountryCode } from 'libphonenumber-js';
 import { terms } from '../../brain/text.js';
-import { capitalise, findNumbers, formatWhen, normaliseValue, phoneAsSaid, yesOrNo } from './kinds.js';
+import { findNumbers } from '../../core/numbers.js';
+import { capitalise, formatWhen, normaliseValue, phoneAsSaid, yesOrNo } from './kinds.js';
 import { kindOf, type DetailKind, type DetailSpec } from './spec.js';
 
 export interface Turn {
