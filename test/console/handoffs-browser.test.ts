@@ -245,6 +245,14 @@ describe('Agent › Handoffs and Alerts in a browser', { skip, timeout: 180_000 
     await card.getByRole('button', { name: 'Enable' }).waitFor();
     assert.equal((await rulesOf())[0].enabled, false);
     await card.getByRole('button', { name: 'Delete' }).click();
+    // By keyboard: the question opens with the focus on Cancel, and Escape leaves the rule alone.
+    const question = page.getByRole('dialog', { name: 'Delete handoff rule “New lead”?' });
+    await question.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Cancel');
+    await page.keyboard.press('Escape');
+    await question.waitFor({ state: 'hidden' });
+    assert.equal((await rulesOf()).length, 1, 'Escape deleted nothing');
+    await card.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog', { name: 'Delete handoff rule “New lead”?' }).getByRole('button', { name: 'Delete rule' }).click();
     await page.getByRole('status').filter({ hasText: 'Deleted “New lead”' }).waitFor();
     assert.equal((await rulesOf()).length, 0);

@@ -151,7 +151,7 @@ export function Dialog(props: { title: string; open: boolean; onClose: () => voi
 
 /**
  * A question before something that cannot be undone: what it does, one danger button naming the
- * action, and Cancel (which, like Escape, closes without doing anything).
+ * action, and Cancel (which, like Escape, closes without doing anything, and has the focus first).
  */
 export function Confirm(props: { title: string; open: boolean; action: string; onConfirm: () => void; onClose: () => void; children: ComponentChildren }) {
   return (
@@ -160,7 +160,8 @@ export function Confirm(props: { title: string; open: boolean; action: string; o
       <button type="button" class="danger" onClick={props.onConfirm}>
         {props.action}
       </button>{' '}
-      <button type="button" onClick={props.onClose}>
+      {/* Focus starts on Cancel, so Enter or Space right after opening does nothing that cannot be undone. */}
+      <button type="button" onClick={props.onClose} autoFocus>
         Cancel
       </button>
     </Dialog>
