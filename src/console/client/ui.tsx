@@ -160,7 +160,7 @@ export function Confirm(props: { title: string; open: boolean; action: string; o
       <button type="button" class="danger" onClick={props.onConfirm}>
         {props.action}
       </button>{' '}
-      {/* Focus starts on Cancel, so Enter or Space right after opening does nothing that cannot be undone. */}
+      {/* biome-ignore lint/a11y/noAutofocus: a modal dialog's first focus (WAI-ARIA dialog pattern): on Cancel, so Enter right after opening does nothing that cannot be undone. */}
       <button type="button" onClick={props.onClose} autoFocus>
         Cancel
       </button>
