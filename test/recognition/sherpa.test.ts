@@ -180,11 +180,19 @@ describe('sherpa-onnx streaming transducer: words while the visitor speaks', () 
     );
     try {
       const audio = concat(silence(300), clip.pcm, silence(1500));
+      const pauseFrom = silence(300).length + clip.pcm.length;
       for (let i = 0; i < audio.length; i += 320) {
         clock += 20;
         listener.push(audio.slice(i, i + 320), clock);
-        if ((i / 320) % 8 === 0) await listener.idle();
-        await new Promise((r) => setImmediate(r));
+        if (i < pauseFrom) {
+          if ((i / 320) % 8 === 0) await listener.idle();
+          await new Promise((r) => setImmediate(r));
+          continue;
+        }
+        // The pause goes no faster than the recogniser hears it (live audio comes at 20 ms a frame):
+        // pushing it all at once would end the turn before the child process has said a word.
+        await listener.idle();
+        for (let k = 0; k < 20 && tentative.length === 0 && turns.length === 0; k++) await new Promise((r) => setTimeout(r, 5));
       }
       await listener.idle();
       for (let k = 0; k < 200 && turns.length === 0; k++) await new Promise((r) => setTimeout(r, 10));
