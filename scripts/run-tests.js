@@ -5,8 +5,12 @@
 // Each file runs in its own process and exits when its tests are done (--test-force-exit), so a
 // handle left open cannot hold the suite; a file still running after TEST_FILE_TIMEOUT seconds
 // (default 600) has its process group killed and counts as failed, with the output so far.
-// Files run TEST_CONCURRENCY at a time (default 2); the files that measure real time (marked with
-// a `// @timed` first line) then run one at a time, so another file's CPU load cannot skew what
+// Files run side by side within a CPU budget of TEST_CONCURRENCY cores (default 2), at most
+// TEST_MAX_FILES at once (default 4): many files mostly wait (retry schedules, timers, a browser
+// idling), so two at a time left the cores half idle. Each file's share of a core is what
+// test/durations.json recorded (its CPU seconds, its children's included, over its wall seconds;
+// unknown files count as a whole core). The files that measure real time (marked with a
+// `// @timed` first line) then run one at a time, so another file's CPU load cannot skew what
 // they measure. Each file's output is printed whole when it ends; a closing table lists the
 // slowest files and any failures.
 //
@@ -18,7 +22,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT ?? 600) * 1000;
-const CONCURRENCY = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
+const CPU_BUDGET = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
+const MAX_FILES = Math.max(1, Number(process.env.TEST_MAX_FILES ?? 4));
 
 function find(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -34,7 +39,16 @@ const filters = args.filter((a) => a !== '--record-durations');
 const DURATIONS_FILE = 'test/durations.json';
 const knownSeconds = fs.existsSync(DURATIONS_FILE) ? JSON.parse(fs.readFileSync(DURATIONS_FILE, 'utf8')) : {};
 const UNKNOWN_FILE_SECONDS = 120;
-const expectedSeconds = (file) => knownSeconds[file] ?? UNKNOWN_FILE_SECONDS;
+// Entries are { seconds, cpu } (an older file holds plain seconds).
+const recorded = (file) => (typeof knownSeconds[file] === 'number' ? { seconds: knownSeconds[file] } : knownSeconds[file]);
+const expectedSeconds = (file) => recorded(file)?.seconds ?? UNKNOWN_FILE_SECONDS;
+/** The share of one core a file keeps busy, from its last recorded run; a quarter at the least (its busy moments). */
+const MIN_CPU_SHARE = 0.25;
+function cpuShare(file) {
+  const known = recorded(file);
+  if (!known?.cpu || !known.seconds) return 1;
+  return Math.min(1, Math.max(MIN_CPU_SHARE, known.cpu / known.seconds));
+}
 const files = find('test')
   .map((f) => f.split(path.sep).join('/'))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
@@ -66,7 +80,11 @@ function runFile(file) {
   return new Promise((resolve) => {
     // The file runs directly (not under --test): one process per file. --test-force-exit ends it
     // when its tests are done even if a handle was left open, so a leak cannot hang the suite.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test-force-exit', '--test-reporter=spec', file], {
+    // Through sh, whose `times` then says the CPU time of the file and everything it started (POSIX:
+    // children that were waited for, grandchildren included): what the scheduler packs by.
+    const script = '"$@"; rc=$?; echo "$0" >&2; times >&2; exit $rc';
+    const command = [process.execPath, '--import', 'tsx', '--test-force-exit', '--test-reporter=spec', file];
+    const child = spawn('/bin/sh', ['-c', script, CPU_MARK, ...command], {
       // No test reaches a model host: fetching is off unless a test turns it on with its own server.
       env: { MODELS_DOWNLOAD: '0', ...process.env, NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,7 +122,7 @@ function runFile(file) {
       finished = true;
       clearTimeout(timer);
       const seconds = (Date.now() - started) / 1000;
-      const text = Buffer.concat(output).toString('utf8');
+      const { text, cpu } = splitCpuTimes(Buffer.concat(output).toString('utf8'));
       const counts = {};
       for (const key of Object.keys(totals)) {
         // The spec reporter's closing lines: "ℹ pass 12".
@@ -114,13 +132,24 @@ function runFile(file) {
       }
       const failed = code !== 0 || timedOut || counts.fail > 0 || counts.cancelled > 0;
       if (failed && counts.fail === 0 && counts.cancelled === 0) totals.fail += 1;
-      process.stdout.write(Buffer.concat(output));
+      process.stdout.write(text);
       const why = timedOut ? `timed out after ${FILE_TIMEOUT_MS / 1000} s, killed` : failed ? `failed (exit ${code})` : 'ok';
       console.log(`::: ${file}: ${why}, ${counts.pass} passed, ${counts.fail} failed, ${seconds.toFixed(1)} s\n`);
-      results.push({ file, seconds, failed, why, detail: failed ? failureDetail(text) : '' });
+      results.push({ file, seconds, cpu, failed, why, detail: failed ? failureDetail(text) : '' });
       resolve();
     };
   });
+}
+
+const CPU_MARK = '::: cpu times';
+/** The file's output without sh's closing `times`, and the CPU seconds of its children from them. */
+function splitCpuTimes(all) {
+  const at = all.lastIndexOf(`${CPU_MARK}\n`);
+  if (at < 0) return { text: all, cpu: undefined };
+  // `times`: the shell's user and system time, then its children's ("0m4.28s 0m0.53s").
+  const children = all.slice(at + CPU_MARK.length + 1).split('\n')[1] ?? '';
+  const parts = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  return { text: all.slice(0, at), cpu: parts.length === 2 ? parts[0] + parts[1] : undefined };
 }
 
 /**
@@ -136,17 +165,36 @@ function failureDetail(text) {
 }
 const DETAIL_LINES = 60;
 
-async function runGroup(group, concurrency) {
-  const queue = group.map((file) => [file]);
-  const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) await runFile(next[0]);
+/**
+ * Runs the files in order, each as soon as it fits: at most `maxFiles` at once, and the running
+ * files' CPU shares within `budget` cores (a file that fits nowhere runs when nothing else does).
+ * A lighter file further down the list may start before a heavier one that does not fit yet.
+ */
+function runGroup(group, budget, maxFiles) {
+  const waiting = [...group];
+  const running = new Set();
+  return new Promise((resolve) => {
+    const fill = () => {
+      if (waiting.length === 0 && running.size === 0) return resolve();
+      while (waiting.length && running.size < maxFiles) {
+        const used = [...running].reduce((sum, f) => sum + cpuShare(f), 0);
+        const at = running.size === 0 ? 0 : waiting.findIndex((f) => used + cpuShare(f) <= budget + 1e-9);
+        if (at < 0) break;
+        const [file] = waiting.splice(at, 1);
+        running.add(file);
+        runFile(file).then(() => {
+          running.delete(file);
+          fill();
+        });
+      }
+    };
+    fill();
   });
-  await Promise.all(workers);
 }
 
 const started = Date.now();
-await runGroup(parallel, CONCURRENCY);
-await runGroup(timed, 1);
+await runGroup(parallel, CPU_BUDGET, MAX_FILES);
+await runGroup(timed, 1, 1);
 
 const slowest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 12);
 console.log('slowest files:');
@@ -159,14 +207,17 @@ if (failures.length) {
   for (const r of failures) console.log(`\n--- ${r.file}\n${r.detail}`);
 }
 if (recordDurations) {
-  const recorded = { ...knownSeconds };
-  for (const r of results) recorded[r.file] = Math.round(r.seconds);
+  const next = { ...knownSeconds };
+  for (const r of results) next[r.file] = { seconds: Math.round(r.seconds), ...(r.cpu !== undefined && { cpu: Math.round(r.cpu) }) };
   const sorted = Object.fromEntries(
-    Object.entries(recorded)
+    Object.entries(next)
       .filter(([f]) => fs.existsSync(f))
       .sort(([a], [b]) => a.localeCompare(b)),
   );
-  fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(sorted, null, 2)}\n`);
+  // One file a line, so a diff shows which files changed.
+  const entry = (v) => (typeof v === 'number' ? `${v}` : `{ "seconds": ${v.seconds}${v.cpu === undefined ? '' : `, "cpu": ${v.cpu}`} }`);
+  const lines = Object.entries(sorted).map(([f, v]) => `  ${JSON.stringify(f)}: ${entry(v)}`);
+  fs.writeFileSync(DURATIONS_FILE, `{\n${lines.join(',\n')}\n}\n`);
   console.log(`durations written to ${DURATIONS_FILE}`);
 }
 if (totals.cancelled) totals.fail += totals.cancelled;
