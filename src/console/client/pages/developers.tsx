@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { href } from '../router.js';
-import { Page, ErrorAlert, Field, Loading, Confirm, Dialog, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
+import { Page, ErrorAlert, Field, Loading, Confirm, Dialog, Table, useLoad, fieldError, lacking, fmtDate, me } from '../ui.js';
 
 const ALL = ['read', 'setup', 'sessions', 'delete'];
 
@@ -50,44 +50,32 @@ export function Developers() {
       </p>
       <ErrorAlert error={error || keys.error} />
       {keys.data ? (
-        <table>
-          <caption>API keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Permissions</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.keys.map((k) => (
-              <tr key={k.id}>
-                <td>{k.name ?? <em>unnamed</em>}</td>
-                <td>
-                  <code>{k.prefix}…</code>
-                </td>
-                <td>{k.permissions.join(', ')}</td>
-                <td>{fmtDate(k.created_at)}</td>
-                <td>{k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    disabled={!!lacking('delete')}
-                    title={lacking('delete')}
-                    aria-label={`Revoke ${k.name ?? k.prefix}`}
-                    onClick={() => setRevoking(k)}
-                  >
-                    Revoke
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Table
+          caption="API keys"
+          columns={['Name', 'Key', 'Permissions', 'Created', 'Last used', 'Actions']}
+          empty="No API keys."
+          rows={keys.data.keys.map((k) => ({
+            key: k.id,
+            cells: [
+              k.name ?? <em>unnamed</em>,
+              <code key="prefix">{k.prefix}…</code>,
+              k.permissions.join(', '),
+              fmtDate(k.created_at),
+              k.last_used_at ? fmtDate(k.last_used_at) : 'never',
+              <button
+                key="revoke"
+                type="button"
+                class="danger"
+                disabled={!!lacking('delete')}
+                title={lacking('delete')}
+                aria-label={`Revoke ${k.name ?? k.prefix}`}
+                onClick={() => setRevoking(k)}
+              >
+                Revoke
+              </button>,
+            ],
+          }))}
+        />
       ) : (
         <Loading what="keys" />
       )}
@@ -172,36 +160,22 @@ function Webhooks() {
       <ErrorAlert error={hooks.error} />
       {!hooks.data && !hooks.error && <Loading what="webhooks" />}
       {hooks.data && (
-        <table>
-          <caption>Every webhook this account sends to</caption>
-          <thead>
-            <tr>
-              <th scope="col">Sends</th>
-              <th scope="col">Name</th>
-              <th scope="col">Address</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hooks.data.map((h, i) => (
-              <tr key={i}>
-                <td>{h.kind}</td>
-                <td>
-                  <a href={href(h.link)}>{h.name}</a>
-                </td>
-                <td>
-                  <code>{h.url}</code>
-                </td>
-                <td>{STATE_TEXT[h.state] ?? h.state}</td>
-              </tr>
-            ))}
-            {hooks.data.length === 0 && (
-              <tr>
-                <td colSpan={4}>No webhooks yet: add one to an agent's Handoffs, or as a notification destination in the Inbox.</td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+        <Table
+          caption="Every webhook this account sends to"
+          columns={['Sends', 'Name', 'Address', 'State']}
+          empty="No webhooks yet: add one to an agent's Handoffs, or as a notification destination in the Inbox."
+          rows={hooks.data.map((h, i) => ({
+            key: i,
+            cells: [
+              h.kind,
+              <a key="name" href={href(h.link)}>
+                {h.name}
+              </a>,
+              <code key="url">{h.url}</code>,
+              STATE_TEXT[h.state] ?? h.state,
+            ],
+          }))}
+        />
       )}
     </section>
   );
