@@ -17,7 +17,8 @@ import { buildApp } from '../../src/app.js';
 import { PERMISSIONS } from '../../src/core/auth.js';
 import { loadConfig } from '../../src/core/config.js';
 import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
-import { ENGINES } from '../support/app.js';
+import { ENGINES, forEachEngine, startTestApp } from '../support/app.js';
+import { SEND_QUEUE } from '../../src/notifications/types.js';
 import { jsonRequest } from '../support/http.js';
 import { createDatabase } from '../support/postgres.js';
 import { until } from '../support/until.js';
@@ -164,3 +165,51 @@ for (const engine of ENGINES) {
     }
   });
 }
+
+forEachEngine('a send left on the old notifications.send queue', (engine) => {
+  test('is made by the engine when its job comes due (sends waiting at the upgrade are not lost)', async () => {
+    const telegram = await startFakeTelegram();
+    const t = await startTestApp(engine, { TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_URL: telegram.url, WEBHOOK_RETRY_DELAYS: '1' });
+    try {
+      const { destination, chat } = await connectChat(t, telegram, { id: 7300, first_name: 'Upgrade' });
+      // What migration 0037 leaves for a send that was waiting: its delivery row, and its job on the old queue.
+      const id = crypto.randomUUID();
+      await t.database.db
+        .insertInto('deliveries')
+        .values({
+          id,
+          account_id: t.accountId,
+          owner_kind: 'notification',
+          owner_id: String(destination.id),
+          dedupe_key: `notification-send:${id}`,
+          kind: 'event',
+          channel: 'telegram',
+          url: `telegram:${destination.id}`,
+          method: 'POST',
+          content_type: null,
+          headers: '{}',
+          payload: JSON.stringify({ text: 'sent before the upgrade', notification_id: null }),
+          secret: '',
+          user_agent: 'Presence-Notifications/1.0',
+          status: 'pending',
+          updated_at: new Date(),
+        })
+        .execute();
+      await t.context.jobs.send(SEND_QUEUE, { sendId: id, attempt: 1 });
+      await until(() => telegram.sent.some((m) => m.chat_id === String(chat.id) && m.text === 'sent before the upgrade'), 15_000, 'the old job');
+      const entry = await until(async () => {
+        const d = (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`)).body.deliveries.find(
+          (x: any) => x.delivery_id === id,
+        );
+        return d?.status === 'delivered' ? d : undefined;
+      });
+      assert.deepEqual(
+        entry.attempts.map((a: any) => a.status_code),
+        [200],
+      );
+    } finally {
+      await t.close();
+      await telegram.close();
+    }
+  });
+});
