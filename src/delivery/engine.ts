@@ -350,7 +350,9 @@ export class DeliveryEngine {
   private async views(owner: DeliveryOwnerRef, page: { limit: number; offset: number }, onlyId?: string, withPayload = false): Promise<DeliveryView[]> {
     let query = this.db
       .selectFrom('deliveries')
-      .select(['id', 'conversation_id', 'kind', 'status', 'method', 'url', 'created_at', 'next_attempt_at', 'payload'])
+      .select(['id', 'conversation_id', 'kind', 'status', 'method', 'url', 'created_at', 'next_attempt_at'])
+      // Bodies are read only by an owner that shows something from them.
+      .$if(withPayload, (q) => q.select('payload'))
       .where('owner_kind', '=', owner.kind)
       .where('owner_id', '=', owner.id);
     if (onlyId) query = query.where('id', '=', onlyId);
@@ -388,7 +390,7 @@ export class DeliveryEngine {
       created_at: new Date(r.created_at).toISOString(),
       attempts: byDelivery.get(r.id) ?? [],
       next_attempt_at: r.next_attempt_at && (r.status === 'pending' || r.status === 'retrying') ? new Date(r.next_attempt_at).toISOString() : null,
-      ...(withPayload && { payload: r.payload }),
+      ...(r.payload !== undefined && { payload: r.payload }),
     }));
   }
 
@@ -476,7 +478,7 @@ export class DeliveryEngine {
   /** The job: attempt `number` of a delivery (skipped when it was already made or the delivery is done). */
   private async runAttempt(deliveryId: string, number: number): Promise<void> {
     const row = await this.load(deliveryId);
-    if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.attempts !== number - 1) return;
+    if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.status === 'skipped' || row.attempts !== number - 1) return;
     const hooks = this.owners.get(row.owner_kind);
     const current = hooks?.secret && row.channel === HTTP_CHANNEL ? await hooks.secret(row.owner_id) : undefined;
     if (current === null) {
