@@ -27,7 +27,7 @@ export type ChannelResult =
       /** The receiver asked to wait at least this long (Telegram's `retry_after`): the next attempt waits for the longer of it and the schedule. */
       retryAfterSeconds?: number;
     })
-  /** Not attempted: the target is off (disabled, paused); the delivery ends `skipped`, no outcome hook. */
+  /** Not attempted: the target is gone or off; the delivery ends `skipped`, no outcome hook. */
   | { skipped: string };
 
 export interface DeliveryChannel {

@@ -102,6 +102,8 @@ export interface DeliveryOutcomeEvent {
 export interface DeliveryOwner {
   /** The owner's current secret (a rotation applies to the next attempt); null: the owner is gone, stop. */
   secret?(ownerId: string): Promise<string | null | undefined>;
+  /** Why the owner takes no delivery now (disabled, paused), if so: a due delivery then ends `skipped`. */
+  skip?(ownerId: string): Promise<string | undefined>;
   /** Runs in the transaction that records the final outcome of a non-test delivery. */
   outcome?(event: DeliveryOutcomeEvent, trx: Db): Promise<void>;
 }
@@ -127,7 +129,7 @@ export interface DeliveryView {
   delivery_id: string;
   conversation_id: string | null;
   kind: 'event' | 'test';
-  /** `skipped`: another channel's target was off (disabled, paused) when the attempt was due. */
+  /** `skipped`: its owner or target was off (disabled, paused) when the attempt was due. */
   status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
   method: 'POST' | 'GET';
   url: string;
@@ -138,7 +140,7 @@ export interface DeliveryView {
   payload?: string;
 }
 
-/** A webhook (`http` channel) delivery: never `skipped` (that is another channel's target being off). */
+/** The view of an owner with no `skip` hook and only webhooks (handoff): never `skipped`. */
 export type WebhookDeliveryView = DeliveryView & { status: Exclude<DeliveryView['status'], 'skipped'> };
 
 export interface TestSendResult {
@@ -480,6 +482,7 @@ export class DeliveryEngine {
     const row = await this.load(deliveryId);
     if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.status === 'skipped' || row.attempts !== number - 1) return;
     const hooks = this.owners.get(row.owner_kind);
+    const off = await hooks?.skip?.(row.owner_id);
     const current = hooks?.secret && row.channel === HTTP_CHANNEL ? await hooks.secret(row.owner_id) : undefined;
     if (current === null) {
       // The owner was deleted while this waited: nothing to deliver for.
@@ -490,7 +493,7 @@ export class DeliveryEngine {
         .execute();
       return;
     }
-    const result = await this.perform(row, current ?? row.secret);
+    const result = off === undefined ? await this.perform(row, current ?? row.secret) : { skipped: off };
     if ('skipped' in result) {
       await this.db
         .updateTable('deliveries')

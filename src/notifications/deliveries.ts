@@ -51,8 +51,8 @@ function telegramChannel(bot: TelegramBot, destinations: () => Destinations): De
   return {
     async attempt(delivery): Promise<ChannelResult> {
       const destination = await destinations().byId(Number(delivery.ownerId));
+      // (A disabled or paused one was skipped by the owner's hook before this.)
       if (destination?.type !== 'telegram' || !destination.chat_id) return { skipped: 'the Telegram destination is gone' };
-      if (!destination.enabled || destination.state === 'paused') return { skipped: 'the destination is disabled or paused' };
       const { text } = JSON.parse(delivery.payload) as TelegramPayload;
       const outcome = await bot.send(destination.chat_id, text);
       if (outcome.delivered) return { verdict: 'delivered', statusCode: 200, error: null, durationMs: outcome.durationMs, excerpt: null };
@@ -74,11 +74,13 @@ function telegramChannel(bot: TelegramBot, destinations: () => Destinations): De
  */
 export function notificationDeliveries(engine: DeliveryEngine, destinations: () => Destinations, bot: TelegramBot | undefined): NotificationDeliveries {
   engine.owner(OWNER_KIND, {
-    // A deleted, disabled or paused destination takes no further webhook attempts.
-    secret: async (ownerId) => {
+    // A disabled or paused destination skips what comes due (webhook or Telegram), as a send held
+    // for quiet hours always did; a deleted one takes no further webhook attempts.
+    skip: async (ownerId) => {
       const row = await destinations().byId(Number(ownerId));
-      return row?.enabled && row.state !== 'paused' ? row.secret : null;
+      return row && (!row.enabled || row.state === 'paused') ? 'the destination is disabled or paused' : undefined;
     },
+    secret: async (ownerId) => (await destinations().byId(Number(ownerId)))?.secret ?? null,
     outcome: async (event, trx) => {
       await destinations().recordOutcome(
         Number(event.owner.id),
