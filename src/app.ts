@@ -76,7 +76,7 @@ import { createRecognizer, SherpaRecognizer, type Recognizer } from './speech/re
 import { ModelDownloads } from './speech/models/downloads.js';
 import { pinnedModels, type ModelSpec } from './speech/models/manifest.js';
 import { modelsWanted } from './speech/models/plan.js';
-import { notificationWebhooks } from './notifications/webhooks.js';
+import { notificationDeliveries } from './notifications/deliveries.js';
 import type { Destinations } from './notifications/destinations.js';
 import { DeliveryEngine } from './delivery/engine.js';
 import { Handoff } from './handoff/handoff.js';
@@ -121,7 +121,7 @@ export interface AppContext {
   notifications: NotificationService;
   /** Conversation mode's live loop: one live conversation per conversation-mode session (`inputs` for the player channel). */
   conversationLoop: ConversationLoop;
-  /** Signed, durable webhook deliveries (handoffs, notification destinations). */
+  /** Durable deliveries, the one retry engine: signed webhooks (handoffs, notification destinations) and Telegram messages. */
   deliveries: DeliveryEngine;
   /** Data handoffs: rules, details found after each conversation, `missingDetails` while it runs. */
   handoff: Handoff;
@@ -220,8 +220,8 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   // The embedded database has no autovacuum: VACUUM (ANALYZE) on a timer (src/core/db/maintenance.ts).
   const maintenance = database.engine === 'pglite' ? new DatabaseMaintenance(database.db, app.log) : undefined;
   await maintenance?.start();
-  // Signed webhook deliveries (src/delivery), shared by handoffs and notification destinations.
-  // Owners register with deliveries.owner(kind, hooks) before deliveries.start() below.
+  // The one retry engine (src/delivery): signed webhooks of handoffs and notification destinations,
+  // and notifications' Telegram channel. Owners and channels register before deliveries.start() below.
   const deliveries = new DeliveryEngine(database.db, jobs, app.log, {
     retryDelays: config.webhookRetryDelays,
     timeoutSeconds: config.webhookTimeoutSeconds,
@@ -251,6 +251,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
   );
   // Notifications: alert rules evaluated when a conversation ends (registered before the ended
   // queue is worked, so no ended conversation passes them by).
+  const telegramBot = config.telegramBotToken
+    ? await TelegramBot.create(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds)
+    : undefined;
   const notifications: NotificationService = new NotificationService(
     database.db,
     jobs,
@@ -274,8 +277,9 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
       llm: config.llmUrl ? { url: config.llmUrl, apiKey: config.llmApiKey, model: config.llmModel, timeoutMs: config.llmTimeoutSeconds * 1000 } : undefined,
     },
     app.log,
-    config.telegramBotToken ? await TelegramBot.create(config.telegramBotToken, config.telegramApiUrl, config.webhookTimeoutSeconds) : undefined,
-    notificationWebhooks(deliveries, (): Destinations => notifications.destinations),
+    telegramBot,
+    // Registers notifications' owner and its Telegram channel on the engine (before it starts).
+    notificationDeliveries(deliveries, (): Destinations => notifications.destinations, telegramBot),
   );
   await notifications.start();
   conversations.onEnded.push((conversation) => notifications.conversationEnded(conversation));

@@ -1,18 +1,23 @@
 /**
- * The delivery engine: signed webhook deliveries that are never lost, shared by data handoffs and
- * notification destinations. An owner (a capability) enqueues a delivery; the engine makes the
- * attempts as durable jobs (src/core/jobs.ts), each signed afresh with the same X-Service-Delivery
- * id, on the WEBHOOK_RETRY_DELAYS schedule, and logs every attempt. When a delivery is finally
- * delivered or failed, the owner's outcome hook runs in the same transaction that records it (so a
- * count of failures in a row is never off by a crash).
+ * The delivery engine: deliveries that are never lost, the one retry engine of the service. Data
+ * handoffs and notification webhooks are signed HTTP deliveries (the built-in `http` channel);
+ * notifications' Telegram chats are a channel of their own, registered by notifications
+ * (src/delivery/channels.ts), so the engine never knows Telegram. An owner (a capability)
+ * enqueues a delivery; the engine makes the attempts as durable jobs (src/core/jobs.ts), each
+ * webhook signed afresh with the same X-Service-Delivery id, on the WEBHOOK_RETRY_DELAYS schedule,
+ * and logs every attempt. When a delivery is finally delivered or failed, the owner's outcome hook
+ * runs in the same transaction that records it (so a count of failures in a row is never off by a
+ * crash).
  *
  *   const deliveries = new DeliveryEngine(db, jobs, logger, { retryDelays, timeoutSeconds, allowPrivate });
  *   deliveries.owner('notification', { secret: async (id) => …, outcome: async (event, trx) => … });
+ *   deliveries.channel('telegram', { attempt: async (delivery) => … });  // another way to deliver
  *   await deliveries.start();
  *   await deliveries.enqueue({ accountId, owner: { kind: 'notification', id: '7' }, url, method: 'POST',
  *                              contentType: 'application/json; charset=utf-8', payload, secret,
  *                              userAgent: 'Presence-Notifications/1.0', dedupeKey: `n:7:${conversationId}` });
  *   await deliveries.checkUrl(url)         // when a URL is saved: 422 private_address / invalid_url
+ *   await deliveries.enqueue({ …, channel: 'telegram', url: 'telegram:42', notBefore })  // a target reference, held until notBefore
  *   await deliveries.sendNow({ … })        // one attempt now (a console "Send test"), logged
  *   await deliveries.replay(deliveryId)    // a failed delivery, again from the start of the schedule
  *   await deliveries.list({ kind, id })    // the log, newest first
@@ -25,6 +30,7 @@ import { attempt, type AttemptResult } from './http.js';
 import { signature } from './signing.js';
 import { statusError, verdict } from './outcomes.js';
 import { deliveryErrors } from './errors.js';
+import { HTTP_CHANNEL, type ChannelResult, type DeliveryChannel } from './channels.js';
 
 export const DELIVERY_QUEUE = 'delivery.attempt';
 export const DEFAULT_USER_AGENT = 'Presence-DataHandoff/1.0';
@@ -63,6 +69,9 @@ export interface DeliveryInput {
   conversationId?: string | null;
   /** At most one delivery per key (e.g. rule + conversation): a second enqueue answers the first. */
   dedupeKey?: string;
+  /** `http` (the default: a signed webhook) or a registered channel (`deliveries.channel`). */
+  channel?: string;
+  /** The webhook URL; for another channel its target reference (never a credential). */
   url: string;
   method: 'POST' | 'GET';
   /** POST only. */
@@ -71,8 +80,11 @@ export interface DeliveryInput {
   headers?: Record<string, string>;
   /** The POST body, or for GET the query string appended to the URL (no leading `?`). */
   payload: string;
+  /** The webhook's signing secret (another channel has none: leave it empty). */
   secret: string;
   userAgent?: string;
+  /** The first attempt waits until then (a notification held for quiet hours); now by default. */
+  notBefore?: Date;
 }
 
 export interface DeliveryOutcomeEvent {
@@ -90,6 +102,8 @@ export interface DeliveryOutcomeEvent {
 export interface DeliveryOwner {
   /** The owner's current secret (a rotation applies to the next attempt); null: the owner is gone, stop. */
   secret?(ownerId: string): Promise<string | null | undefined>;
+  /** Why the owner takes no delivery now (disabled, paused), if so: a due delivery then ends `skipped`. */
+  skip?(ownerId: string): Promise<string | undefined>;
   /** Runs in the transaction that records the final outcome of a non-test delivery. */
   outcome?(event: DeliveryOutcomeEvent, trx: Db): Promise<void>;
 }
@@ -115,13 +129,19 @@ export interface DeliveryView {
   delivery_id: string;
   conversation_id: string | null;
   kind: 'event' | 'test';
-  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  /** `skipped`: its owner or target was off (disabled, paused) when the attempt was due. */
+  status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
   method: 'POST' | 'GET';
   url: string;
   created_at: string;
   attempts: AttemptLogEntry[];
   next_attempt_at: string | null;
+  /** Only when asked for (`list(…, { payload: true })`). */
+  payload?: string;
 }
+
+/** The view of an owner with no `skip` hook and only webhooks (handoff): never `skipped`. */
+export type WebhookDeliveryView = DeliveryView & { status: Exclude<DeliveryView['status'], 'skipped'> };
 
 export interface TestSendResult {
   delivery_id: string;
@@ -159,6 +179,7 @@ type Row = {
   owner_id: string;
   conversation_id: string | null;
   kind: 'event' | 'test';
+  channel: string;
   url: string;
   method: 'POST' | 'GET';
   content_type: string | null;
@@ -166,13 +187,14 @@ type Row = {
   payload: string;
   secret: string;
   user_agent: string;
-  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
   attempts: number;
   round_start: number;
 };
 
 export class DeliveryEngine {
   private readonly owners = new Map<string, DeliveryOwner>();
+  private readonly channels = new Map<string, DeliveryChannel>();
   private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -185,6 +207,12 @@ export class DeliveryEngine {
   /** Registers an owner's hooks (before `start`, so jobs left from a previous run find them). */
   owner(kind: string, hooks: DeliveryOwner): void {
     this.owners.set(kind, hooks);
+  }
+
+  /** Registers another way to deliver (before `start`); `http` is built in. */
+  channel(name: string, channel: DeliveryChannel): void {
+    if (name === HTTP_CHANNEL) throw new Error('the http channel is built in');
+    this.channels.set(name, channel);
   }
 
   /** Attempts are made one schedule step at a time, each a job; a crash mid-attempt runs it again. */
@@ -232,7 +260,7 @@ export class DeliveryEngine {
       const id = input.id ?? crypto.randomUUID();
       const inserted = await t
         .insertInto('deliveries')
-        .values({ ...this.rowValues(input, 'event'), id, status: 'pending', next_attempt_at: new Date() })
+        .values({ ...this.rowValues(input, 'event'), id, status: 'pending', next_attempt_at: input.notBefore ?? new Date() })
         .onConflict((oc) => oc.column('dedupe_key').doNothing())
         .returning('id')
         .executeTakeFirst();
@@ -240,7 +268,12 @@ export class DeliveryEngine {
         const existing = await t.selectFrom('deliveries').select('id').where('dedupe_key', '=', input.dedupeKey!).executeTakeFirstOrThrow();
         return { deliveryId: existing.id, created: false };
       }
-      await this.jobs.send(DELIVERY_QUEUE, { deliveryId: id, number: 1 }, { singletonKey: `${id}:1` }, t);
+      await this.jobs.send(
+        DELIVERY_QUEUE,
+        { deliveryId: id, number: 1 },
+        { singletonKey: `${id}:1`, ...(input.notBefore && { startAfter: input.notBefore }) },
+        t,
+      );
       return { deliveryId: id, created: true };
     };
     return trx ? write(trx) : this.db.transaction().execute(write);
@@ -254,8 +287,9 @@ export class DeliveryEngine {
       .values({ ...this.rowValues(input, 'test'), id, status: 'pending' })
       .execute();
     const row = await this.load(id);
-    const result = await this.perform(row!, input.secret);
-    const delivered = verdict(result) === 'delivered';
+    const outcome = await this.perform(row!, input.secret);
+    const result = 'skipped' in outcome ? { statusCode: null, error: `skipped: ${outcome.skipped}`, durationMs: 0, excerpt: null } : outcome;
+    const delivered = !('skipped' in outcome) && outcome.verdict === 'delivered';
     const error = result.error ?? statusError(result.statusCode);
     await this.db.transaction().execute(async (trx) => {
       await this.logAttempt(trx, id, 1, result, error);
@@ -291,19 +325,36 @@ export class DeliveryEngine {
     return (await this.view(owner, deliveryId))!;
   }
 
-  /** An owner's deliveries, newest first, with their attempts. */
-  list(owner: DeliveryOwnerRef, page: { limit: number; offset: number } = { limit: 50, offset: 0 }): Promise<DeliveryView[]> {
-    return this.views(owner, page);
+  /**
+   * The next attempt of a waiting delivery, now (if it is still waiting). For jobs of an owner's
+   * own from before its sends moved here (notifications' `notifications.send`), so none is lost.
+   */
+  async wake(deliveryId: string): Promise<void> {
+    const row = await this.db.selectFrom('deliveries').select(['status', 'attempts', 'kind']).where('id', '=', deliveryId).executeTakeFirst();
+    if (row?.kind !== 'event' || (row.status !== 'pending' && row.status !== 'retrying')) return;
+    const number = row.attempts + 1;
+    await this.jobs.send(DELIVERY_QUEUE, { deliveryId, number }, { singletonKey: `${deliveryId}:${number}` });
   }
 
-  async view(owner: DeliveryOwnerRef, deliveryId: string): Promise<DeliveryView | undefined> {
-    return (await this.views(owner, { limit: 1, offset: 0 }, deliveryId))[0];
+  /** An owner's deliveries, newest first, with their attempts (and, when asked, their payloads). */
+  list(
+    owner: DeliveryOwnerRef,
+    page: { limit: number; offset: number } = { limit: 50, offset: 0 },
+    include: { payload?: boolean } = {},
+  ): Promise<DeliveryView[]> {
+    return this.views(owner, page, undefined, include.payload);
   }
 
-  private async views(owner: DeliveryOwnerRef, page: { limit: number; offset: number }, onlyId?: string): Promise<DeliveryView[]> {
+  async view(owner: DeliveryOwnerRef, deliveryId: string, include: { payload?: boolean } = {}): Promise<DeliveryView | undefined> {
+    return (await this.views(owner, { limit: 1, offset: 0 }, deliveryId, include.payload))[0];
+  }
+
+  private async views(owner: DeliveryOwnerRef, page: { limit: number; offset: number }, onlyId?: string, withPayload = false): Promise<DeliveryView[]> {
     let query = this.db
       .selectFrom('deliveries')
       .select(['id', 'conversation_id', 'kind', 'status', 'method', 'url', 'created_at', 'next_attempt_at'])
+      // Bodies are read only by an owner that shows something from them.
+      .$if(withPayload, (q) => q.select('payload'))
       .where('owner_kind', '=', owner.kind)
       .where('owner_id', '=', owner.id);
     if (onlyId) query = query.where('id', '=', onlyId);
@@ -341,6 +392,7 @@ export class DeliveryEngine {
       created_at: new Date(r.created_at).toISOString(),
       attempts: byDelivery.get(r.id) ?? [],
       next_attempt_at: r.next_attempt_at && (r.status === 'pending' || r.status === 'retrying') ? new Date(r.next_attempt_at).toISOString() : null,
+      ...(r.payload !== undefined && { payload: r.payload }),
     }));
   }
 
@@ -357,6 +409,7 @@ export class DeliveryEngine {
       dedupe_key: input.dedupeKey ?? null,
       conversation_id: input.conversationId ?? null,
       kind,
+      channel: input.channel ?? HTTP_CHANNEL,
       url: input.url,
       method: input.method,
       content_type: input.method === 'POST' ? (input.contentType ?? 'application/json; charset=utf-8') : null,
@@ -372,8 +425,19 @@ export class DeliveryEngine {
     return (await this.db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst()) as Row | undefined;
   }
 
-  /** Signs (now, afresh) and sends one attempt. */
-  private perform(row: Row, secret: string): Promise<AttemptResult> {
+  /** One attempt through the delivery's channel: a webhook is signed (now, afresh) and sent. */
+  private async perform(row: Row, secret: string): Promise<ChannelResult> {
+    if (row.channel !== HTTP_CHANNEL) {
+      const channel = this.channels.get(row.channel);
+      // A server without the channel (e.g. no bot token now): the job fails and is retried by the queue.
+      if (!channel) throw new Error(`no delivery channel ${row.channel} on this server`);
+      return channel.attempt({ deliveryId: row.id, ownerKind: row.owner_kind, ownerId: row.owner_id, target: row.url, payload: row.payload });
+    }
+    const result = await this.performHttp(row, secret);
+    return { ...result, verdict: verdict(result) };
+  }
+
+  private performHttp(row: Row, secret: string): Promise<AttemptResult> {
     const timestamp = Math.floor(Date.now() / 1000);
     const headers: Record<string, string> = {
       ...customHeaders(row.headers),
@@ -416,9 +480,10 @@ export class DeliveryEngine {
   /** The job: attempt `number` of a delivery (skipped when it was already made or the delivery is done). */
   private async runAttempt(deliveryId: string, number: number): Promise<void> {
     const row = await this.load(deliveryId);
-    if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.attempts !== number - 1) return;
+    if (row?.kind !== 'event' || row.status === 'delivered' || row.status === 'failed' || row.status === 'skipped' || row.attempts !== number - 1) return;
     const hooks = this.owners.get(row.owner_kind);
-    const current = hooks?.secret ? await hooks.secret(row.owner_id) : undefined;
+    const off = await hooks?.skip?.(row.owner_id);
+    const current = hooks?.secret && row.channel === HTTP_CHANNEL ? await hooks.secret(row.owner_id) : undefined;
     if (current === null) {
       // The owner was deleted while this waited: nothing to deliver for.
       await this.db
@@ -428,11 +493,21 @@ export class DeliveryEngine {
         .execute();
       return;
     }
-    const result = await this.perform(row, current ?? row.secret);
-    const judged = verdict(result);
+    const result = off === undefined ? await this.perform(row, current ?? row.secret) : { skipped: off };
+    if ('skipped' in result) {
+      await this.db
+        .updateTable('deliveries')
+        .set({ status: 'skipped', last_error: result.skipped, next_attempt_at: null, finished_at: new Date(), updated_at: new Date() })
+        .where('id', '=', deliveryId)
+        .where('attempts', '=', number - 1)
+        .execute();
+      return;
+    }
+    const judged = result.verdict;
     const error = result.error ?? statusError(result.statusCode);
     const inRound = number - row.round_start;
-    const delay = this.settings.retryDelays[inRound - 1];
+    const scheduled = this.settings.retryDelays[inRound - 1];
+    const delay = scheduled === undefined ? undefined : Math.max(scheduled, result.retryAfterSeconds ?? 0);
     const retry = judged === 'retry' && delay !== undefined;
     await this.db.transaction().execute(async (trx) => {
       if (!(await this.logAttempt(trx, deliveryId, number, result, error))) return;
@@ -466,10 +541,11 @@ export class DeliveryEngine {
         trx as unknown as Db,
       );
     });
+    const what = row.channel === HTTP_CHANNEL ? 'webhook delivery' : `${row.channel} delivery`;
     if (judged !== 'delivered')
       this.logger.warn(
         { delivery: deliveryId, attempt: number, status_code: result.statusCode, error, retry },
-        retry ? 'webhook delivery failed; it will be retried' : 'webhook delivery failed',
+        retry ? `${what} failed; it will be retried` : `${what} failed`,
       );
   }
 

@@ -11,7 +11,7 @@ import type { Db } from '../core/db/database.js';
 import type { Jobs, JobsLogger } from '../core/jobs.js';
 import type { EndedConversation } from '../conversation/types.js';
 import type { MissingDetail } from '../brain/engine.js';
-import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type DeliveryView, type TestSendResult } from '../delivery/engine.js';
+import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type TestSendResult, type WebhookDeliveryView } from '../delivery/engine.js';
 import { CONTENT_TYPES, methodFor } from './formats.js';
 import { renderTemplate, sampleValues, type TemplateValues } from './templates.js';
 import { HandoffRules, type Rule } from './rules.js';
@@ -218,15 +218,16 @@ export class Handoff {
     return result;
   }
 
-  async deliveryLog(accountId: number, agentId: number, ruleId: number, page: { limit: number; offset: number }): Promise<DeliveryView[]> {
+  async deliveryLog(accountId: number, agentId: number, ruleId: number, page: { limit: number; offset: number }): Promise<WebhookDeliveryView[]> {
     const rule = await this.rules.get(accountId, agentId, ruleId);
-    return this.deliveries.list({ kind: OWNER_KIND, id: String(rule.id) }, page);
+    // Handoff deliveries are all signed webhooks (the http channel): none is ever skipped.
+    return (await this.deliveries.list({ kind: OWNER_KIND, id: String(rule.id) }, page)) as WebhookDeliveryView[];
   }
 
-  async replay(accountId: number, agentId: number, ruleId: number, deliveryId: string): Promise<DeliveryView> {
+  async replay(accountId: number, agentId: number, ruleId: number, deliveryId: string): Promise<WebhookDeliveryView> {
     const rule = await this.rules.get(accountId, agentId, ruleId);
     try {
-      return await this.deliveries.replay({ kind: OWNER_KIND, id: String(rule.id) }, deliveryId);
+      return (await this.deliveries.replay({ kind: OWNER_KIND, id: String(rule.id) }, deliveryId)) as WebhookDeliveryView;
     } catch (error) {
       if (error instanceof DeliveryNotFound) throw handoffErrors.delivery_not_found();
       if (error instanceof DeliveryNotFailed) throw handoffErrors.delivery_not_failed();

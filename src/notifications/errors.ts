@@ -18,5 +18,4 @@ export const notificationsErrors = errorCatalogue('notifications', {
     message:
       'The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)',
   },
-  webhooks_unavailable: { status: 503, message: 'Webhook deliveries are not available on this server' },
 });

@@ -1,30 +1,21 @@
 /**
- * Sending notifications to destinations. Webhook sends go through the shared delivery engine
- * (signing, schedule, outcomes, log); Telegram sends, and webhook sends held for quiet hours, are
- * durable jobs here on the same schedule (WEBHOOK_RETRY_DELAYS), each attempt logged in
- * `notification_sends`.
+ * Sending notifications to destinations, all through the shared delivery engine (src/delivery),
+ * the service's one retry engine: webhooks signed, Telegram messages as its `telegram` channel
+ * (deliveries.ts), one schedule (WEBHOOK_RETRY_DELAYS), one attempt log, outcome hooks and replay.
+ * A send held for quiet hours is a delivery whose first attempt waits for the window's end. A
+ * send's key makes its delivery id (a re-run of the same send finds the same row).
  */
 import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Db } from '../core/db/database.js';
-import type { Database, SendAttempt } from '../core/db/schema.js';
+import type { Database } from '../core/db/schema.js';
 import type { Jobs } from '../core/jobs.js';
-import type { Destinations, DestinationRow, Logger } from './destinations.js';
+import type { Destinations, DestinationRow } from './destinations.js';
 import type { AlertRules } from './rules.js';
 import type { TelegramBot } from './telegram.js';
 import { telegramText } from './texts.js';
-import {
-  SEND_QUEUE,
-  type DeliveryLogEntry,
-  type NotificationHooks,
-  type NotificationSettings,
-  type TelegramPost,
-  type WebhookDelivery,
-  type WebhookSender,
-} from './types.js';
+import { SEND_QUEUE, type DeliveryLogEntry, type NotificationDeliveries, type NotificationHooks, type TelegramPost, type WebhookDelivery } from './types.js';
 import { notificationsErrors } from './errors.js';
-
-const iso = (d: Date | string) => new Date(d).toISOString();
 
 /** A UUID from a key, so a re-run of the same send finds the same row. */
 function keyedUuid(key: string): string {
@@ -39,17 +30,14 @@ export class Sends {
     private readonly destinations: Destinations,
     private readonly rules: AlertRules,
     private readonly hooks: NotificationHooks,
-    private readonly settings: NotificationSettings,
-    private readonly logger: Logger,
     private readonly bot: TelegramBot | undefined,
-    private readonly webhooks: WebhookSender | undefined,
+    private readonly deliveries: NotificationDeliveries,
   ) {}
 
+  /** Sends queued on this room's own queue before they moved to the engine are handed to it when due. */
   async start(): Promise<void> {
-    await this.jobs.work<{ sendId: string; attempt: number; round?: number }>(
-      SEND_QUEUE,
-      { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 120, concurrency: 2 },
-      (data) => this.runSend(data.sendId, data.attempt, data.round ?? 0),
+    await this.jobs.work<{ sendId: string }>(SEND_QUEUE, { retryLimit: 5, retryDelay: 10, retryBackoff: true, expireInSeconds: 120, concurrency: 2 }, (data) =>
+      this.deliveries.wake(data.sendId),
     );
   }
 
@@ -67,20 +55,19 @@ export class Sends {
   async sendTelegram(post: TelegramPost): Promise<boolean> {
     const destination = await this.telegramDestination(post.accountId, post.destinationId);
     if (!destination) return false;
-    const sendId = keyedUuid(`telegram:${post.accountId}:${post.key}`);
-    await this.db.transaction().execute(async (trx) => {
-      const inserted = await trx
-        .insertInto('notification_sends')
-        .values({ id: sendId, account_id: post.accountId, notification_id: null, destination_id: destination.id, text: post.text.slice(0, 4096) })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (inserted) await this.jobs.send(SEND_QUEUE, { sendId, attempt: 1 }, {}, trx);
-    });
+    const id = keyedUuid(`telegram:${post.accountId}:${post.key}`);
+    await this.db
+      .transaction()
+      .execute((trx) =>
+        this.deliveries.enqueueTelegram(
+          { id, accountId: post.accountId, destinationId: destination.id, conversationId: null, notificationId: null, text: post.text },
+          trx,
+        ),
+      );
     return true;
   }
 
-  /** One send of a notification to a destination, written with the notification. */
+  /** One send of a notification to a destination, written with the notification (held until `hold`, if given). */
   async queue(
     trx: Kysely<Database>,
     destination: DestinationRow,
@@ -88,33 +75,23 @@ export class Sends {
     item: Record<string, unknown> & { title: string; body: string; conversation_id: string | null },
     hold: Date | undefined,
   ): Promise<void> {
-    const payload = { type: 'notification', notification: item };
-    if (destination.type === 'webhook' && !this.webhooks) {
-      // Never a reason to lose the inbox entry (or to fail the ended job for every hook).
-      this.logger.warn({ destination_id: destination.id }, 'webhook deliveries are not available; the notification stays in the inbox only');
+    if (destination.type === 'webhook') {
+      const body = JSON.stringify({ type: 'notification', notification: item });
+      await this.deliveries.enqueueWebhook({ ...this.webhookDelivery(destination, notificationId, item.conversation_id, body), notBefore: hold }, trx);
       return;
     }
-    if (destination.type === 'webhook' && this.webhooks && !hold) {
-      await this.webhooks.enqueue(this.webhookDelivery(destination, notificationId, item.conversation_id, JSON.stringify(payload)), trx);
-      return;
-    }
-    // Telegram sends, and webhook sends held for quiet hours, are jobs here.
-    const sendId = keyedUuid(`notification:${notificationId}:${destination.id}`);
-    const inserted = await trx
-      .insertInto('notification_sends')
-      .values({
-        id: sendId,
-        account_id: destination.account_id,
-        notification_id: notificationId,
-        destination_id: destination.id,
+    await this.deliveries.enqueueTelegram(
+      {
+        id: keyedUuid(`notification:${notificationId}:${destination.id}`),
+        accountId: destination.account_id,
+        destinationId: destination.id,
+        conversationId: item.conversation_id,
+        notificationId,
         text: telegramText(item.title, item.body),
-        payload: JSON.stringify(payload),
-        next_attempt_at: hold ?? null,
-      })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted) await this.jobs.send(SEND_QUEUE, { sendId, attempt: 1 }, hold ? { startAfter: hold } : {}, trx);
+        notBefore: hold,
+      },
+      trx,
+    );
   }
 
   private webhookDelivery(destination: DestinationRow, notificationId: string, conversationId: string | null, body: string): WebhookDelivery {
@@ -130,129 +107,25 @@ export class Sends {
     };
   }
 
-  // ---------- sending ----------
-
-  /** Attempt `attempt` of a send (counted over its life); `round` attempts came before a replay. */
-  private async runSend(sendId: string, attempt: number, round: number): Promise<void> {
-    const send = await this.db.selectFrom('notification_sends').selectAll().where('id', '=', sendId).executeTakeFirst();
-    if (!send || send.status === 'delivered' || send.status === 'failed' || send.status === 'skipped') return;
-    // A job re-run after a crash that had already recorded this attempt (its next one is queued).
-    if (send.attempts.length >= attempt) return;
-    const destination = await this.destinations.byId(send.destination_id);
-    if (!destination?.enabled || destination.state === 'paused') {
-      await this.db.updateTable('notification_sends').set({ status: 'skipped', next_attempt_at: null }).where('id', '=', sendId).execute();
-      return;
-    }
-    if (destination.type === 'webhook') {
-      // Held for quiet hours: now handed to the delivery engine, whose log takes it over.
-      if (!this.webhooks) throw new Error('webhook deliveries are not available');
-      const payload = send.payload as { notification?: { conversation_id?: string | null } };
-      await this.db.transaction().execute(async (trx) => {
-        await this.webhooks!.enqueue(
-          {
-            ...this.webhookDelivery(destination, String(send.notification_id), payload.notification?.conversation_id ?? null, JSON.stringify(send.payload)),
-            id: sendId,
-          },
-          trx,
-        );
-        await trx.deleteFrom('notification_sends').where('id', '=', sendId).execute();
-      });
-      return;
-    }
-    if (!this.bot) throw new Error('TELEGRAM_BOT_TOKEN is not set');
-    const outcome = await this.bot.send(destination.chat_id!, send.text);
-    const record: SendAttempt = {
-      at: new Date().toISOString(),
-      status_code: outcome.statusCode,
-      error: outcome.delivered ? null : outcome.error,
-      duration_ms: outcome.durationMs,
-    };
-    const attempts = [...send.attempts, record];
-    const delays = this.settings.retryDelays;
-    if (outcome.delivered) {
-      await this.db
-        .updateTable('notification_sends')
-        .set({ status: 'delivered', attempts: JSON.stringify(attempts), next_attempt_at: null })
-        .where('id', '=', sendId)
-        .execute();
-      await this.destinations.recordOutcome(destination.id, 'delivered', null);
-      return;
-    }
-    const inRound = attempt - round;
-    if (outcome.retry && inRound <= delays.length) {
-      const wait = Math.max(delays[inRound - 1]!, outcome.retryAfterSeconds ?? 0);
-      const next = new Date(Date.now() + wait * 1000);
-      await this.db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable('notification_sends')
-          .set({ status: 'retrying', attempts: JSON.stringify(attempts), next_attempt_at: next })
-          .where('id', '=', sendId)
-          .execute();
-        await this.jobs.send(SEND_QUEUE, { sendId, attempt: attempt + 1, round }, { startAfter: next }, trx);
-      });
-      return;
-    }
-    await this.db
-      .updateTable('notification_sends')
-      .set({ status: 'failed', attempts: JSON.stringify(attempts), next_attempt_at: null })
-      .where('id', '=', sendId)
-      .execute();
-    await this.destinations.recordOutcome(destination.id, outcome.retry ? 'failed' : 'rejected', outcome.error);
-    this.logger.warn({ send_id: sendId, destination_id: destination.id, error: outcome.error }, 'a Telegram notification could not be delivered');
-  }
-
-  /** The sends of a destination, newest first (its delivery log; a webhook's from the engine). */
+  /** The sends of a destination, newest first (its delivery log, from the engine). */
   async log(accountId: number, destinationId: number, limit = 50): Promise<DeliveryLogEntry[]> {
-    const destination = await this.destinations.get(accountId, destinationId);
-    const rows = await this.db
-      .selectFrom('notification_sends')
-      .selectAll()
-      .where('destination_id', '=', destinationId)
-      .orderBy('created_at', 'desc')
-      .limit(limit)
-      .execute();
-    const own: DeliveryLogEntry[] = rows.map((r) => ({
-      delivery_id: r.id,
-      notification_id: r.notification_id === null ? null : Number(r.notification_id),
-      status: r.status,
-      attempts: r.attempts,
-      next_attempt_at: r.next_attempt_at ? iso(r.next_attempt_at) : null,
-      created_at: iso(r.created_at),
-    }));
-    if (destination.type !== 'webhook' || !this.webhooks) return own;
-    return [...own, ...(await this.webhooks.list(destinationId, limit))].sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, limit);
+    await this.destinations.get(accountId, destinationId);
+    return this.deliveries.list(destinationId, limit);
   }
 
-  /** Deletes a destination (rules stop naming it) and, for a webhook, its delivery log. */
+  /** Deletes a destination (rules stop naming it) and its delivery log. */
   async removeDestination(accountId: number, destinationId: number): Promise<void> {
-    const destination = await this.destinations.get(accountId, destinationId);
+    await this.destinations.get(accountId, destinationId);
     await this.destinations.remove(accountId, destinationId);
-    if (destination.type === 'webhook') await this.webhooks?.forget(destinationId);
+    await this.deliveries.forget(destinationId);
   }
 
   /** A failed send made again from the start of the schedule, with the same delivery id. */
   async replay(accountId: number, destinationId: number, deliveryId: string): Promise<DeliveryLogEntry> {
-    const destination = await this.destinations.get(accountId, destinationId);
-    const missing = () => notificationsErrors.delivery_not_found(`No delivery ${deliveryId} of this destination`);
-    if (destination.type === 'webhook') {
-      if (!this.webhooks) throw missing();
-      const replayed = await this.webhooks.replay(destinationId, deliveryId);
-      if (!replayed) throw missing();
-      return replayed;
-    }
-    const send = await this.db
-      .selectFrom('notification_sends')
-      .selectAll()
-      .where('id', '=', deliveryId)
-      .where('destination_id', '=', destinationId)
-      .executeTakeFirst();
-    if (!send) throw missing();
-    if (send.status !== 'failed') throw notificationsErrors.delivery_not_failed();
-    await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('notification_sends').set({ status: 'pending', next_attempt_at: new Date() }).where('id', '=', deliveryId).execute();
-      await this.jobs.send(SEND_QUEUE, { sendId: deliveryId, attempt: send.attempts.length + 1, round: send.attempts.length }, {}, trx);
-    });
-    return (await this.log(accountId, destinationId, 200)).find((d) => d.delivery_id === deliveryId)!;
+    await this.destinations.get(accountId, destinationId);
+    const replayed = await this.deliveries.replay(destinationId, deliveryId);
+    if (!replayed) throw notificationsErrors.delivery_not_found(`No delivery ${deliveryId} of this destination`);
+    return replayed;
   }
 
   /**
@@ -297,8 +170,7 @@ export class Sends {
       };
       let result: { delivered: boolean; status_code: number | null; error: string | null };
       if (destination.type === 'webhook') {
-        if (!this.webhooks) throw notificationsErrors.webhooks_unavailable();
-        result = await this.webhooks.sendNow({
+        result = await this.deliveries.sendNow({
           accountId,
           destinationId: destination.id,
           url: destination.url!,

@@ -6,9 +6,9 @@
  * durable ended job). It evaluates the agent's enabled rules; each rule that fires makes one inbox
  * notification (keyed by rule and conversation, so a re-run hook adds nothing) and, in the same
  * transaction, one durable send job per destination of the rule, unless the agent's prefs turn the
- * category off; during quiet hours the sends wait for the window's end. Webhook destinations go
- * through the shared delivery engine (signing, schedule, outcomes); Telegram sends are jobs here on
- * the same schedule (WEBHOOK_RETRY_DELAYS).
+ * category off; during quiet hours the sends wait for the window's end. Every send goes through the
+ * shared delivery engine, the one retry engine (webhooks signed; Telegram as its `telegram`
+ * channel; one schedule, log, outcomes and replay: sends.ts, deliveries.ts).
  *
  * For handoff's destinations it offers two small channels (`channels`): a post to the console
  * inbox, and a Telegram message to one of the account's connected chats.
@@ -25,7 +25,7 @@ import { NotificationPrefs } from './prefs.js';
 import { Inbox } from './inbox.js';
 import { Sends } from './sends.js';
 import { notificationText } from './texts.js';
-import type { NotificationChannels, NotificationHooks, NotificationSettings, WebhookSender } from './types.js';
+import type { NotificationChannels, NotificationDeliveries, NotificationHooks, NotificationSettings } from './types.js';
 
 export class NotificationService {
   readonly destinations: Destinations;
@@ -42,13 +42,13 @@ export class NotificationService {
     settings: NotificationSettings,
     logger: Logger,
     bot: TelegramBot | undefined,
-    private readonly webhooks: WebhookSender | undefined,
+    private readonly deliveries: NotificationDeliveries,
   ) {
     this.destinations = new Destinations(db, bot, logger, (url) => this.checkWebhookUrl(url));
     this.rules = new AlertRules(db, hooks, settings);
     this.prefs = new NotificationPrefs(db, hooks);
     this.inbox = new Inbox(db);
-    this.sends = new Sends(db, jobs, this.destinations, this.rules, hooks, settings, logger, bot, webhooks);
+    this.sends = new Sends(db, jobs, this.destinations, this.rules, hooks, bot, deliveries);
     this.channels = {
       postToInbox: (post) => this.inbox.post(post),
       sendTelegram: (post) => this.sends.sendTelegram(post),
@@ -56,8 +56,8 @@ export class NotificationService {
     };
   }
 
-  private async checkWebhookUrl(url: string): Promise<void> {
-    if (this.webhooks) await this.webhooks.checkUrl(url);
+  private checkWebhookUrl(url: string): Promise<void> {
+    return this.deliveries.checkUrl(url);
   }
 
   start(): Promise<void> {

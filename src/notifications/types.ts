@@ -6,6 +6,7 @@ import type { AlertConditions, DetailFinder, Evaluation } from './conditions.js'
 import type { QuietHours } from './quiet-hours.js';
 import type { BuilderLlm } from './builder.js';
 
+/** The queue Telegram sends (and held webhook sends) used before they moved to the delivery engine; drained into it. */
 export const SEND_QUEUE = 'notifications.send';
 
 export const RULE_LIMITS = { rulesPerAgent: 50, keywords: 20, destinationIds: 10, inboxPerAccount: 10_000, categoriesInPrefs: 50 } as const;
@@ -82,16 +83,23 @@ export interface NotificationChannels {
 }
 
 /**
- * The webhook side of the shared delivery engine (src/delivery), as notifications use it: signed,
- * durable deliveries on the interface's schedule, logged per destination (see webhooks.ts).
+ * Notifications' side of the shared delivery engine (src/delivery), the one retry engine: signed
+ * webhooks and Telegram messages, durable on the interface's schedule, logged per destination
+ * (see deliveries.ts).
  */
-export interface WebhookSender {
+export interface NotificationDeliveries {
   /** Refuses a URL the engine would refuse (throws the 422 `private_address`). */
   checkUrl(url: string): Promise<void>;
-  /** Queues a delivery inside `trx` (once per `dedupeKey`). */
-  enqueue(delivery: WebhookDelivery, trx: Kysely<Database>): Promise<void>;
-  /** One attempt now (test sends), logged. */
-  sendNow(delivery: Omit<WebhookDelivery, 'dedupeKey' | 'conversationId'>): Promise<{ delivered: boolean; status_code: number | null; error: string | null }>;
+  /** Queues a webhook delivery inside `trx` (once per `dedupeKey`). */
+  enqueueWebhook(delivery: WebhookDelivery, trx: Kysely<Database>): Promise<void>;
+  /** Queues a Telegram message inside `trx` (once per `id`). */
+  enqueueTelegram(send: TelegramSend, trx: Kysely<Database>): Promise<void>;
+  /** One webhook attempt now (test sends), logged. */
+  sendNow(
+    delivery: Omit<WebhookDelivery, 'dedupeKey' | 'conversationId' | 'notBefore'>,
+  ): Promise<{ delivered: boolean; status_code: number | null; error: string | null }>;
+  /** A send queued on the old `notifications.send` queue, before sends moved to the engine, is due. */
+  wake(deliveryId: string): Promise<void>;
   /** A destination's deliveries, newest first. */
   list(destinationId: number, limit: number): Promise<DeliveryLogEntry[]>;
   /** A failed delivery again from the start of the schedule, same delivery id; undefined if unknown. */
@@ -105,12 +113,24 @@ export interface WebhookDelivery {
   destinationId: number;
   conversationId: string | null;
   dedupeKey: string;
-  /** The delivery id to use: a send held for quiet hours keeps the id its log entry showed. */
-  id?: string;
   url: string;
   secret: string;
   headers: Record<string, string>;
   body: string;
+  /** Held for quiet hours until then. */
+  notBefore?: Date;
+}
+
+export interface TelegramSend {
+  /** The delivery id: a UUID made from the send's key, so a re-run of the same send finds its row. */
+  id: string;
+  accountId: number;
+  destinationId: number;
+  conversationId: string | null;
+  notificationId: string | null;
+  text: string;
+  /** Held for quiet hours until then. */
+  notBefore?: Date;
 }
 
 export interface DeliveryLogEntry {

@@ -149,6 +149,13 @@ forEachEngine('webhook destinations', (engine) => {
     const before = hook.received.length;
     await converse(t, agent, ['while paused'], a.key);
     await until(async () => (await t.request('GET', `/v1/notifications?agent_id=${agent}`, { key: a.key })).body.total === 11);
+    // Its delivery is in the log, skipped (as a Telegram chat's is), with no attempt.
+    const skipped = await until(async () =>
+      (await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key })).body.deliveries.find(
+        (d: any) => d.status === 'skipped',
+      ),
+    );
+    assert.deepEqual(skipped.attempts, []);
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(hook.received.length, before, 'a paused destination receives nothing');
 

@@ -363,6 +363,9 @@ export interface DeliveriesTable {
   dedupe_key: string | null;
   conversation_id: string | null;
   kind: 'event' | 'test';
+  /** `http` (a signed webhook) or a channel a capability registered (`telegram`). */
+  channel: Generated<string>;
+  /** The webhook URL, or another channel's target reference. */
   url: string;
   method: 'POST' | 'GET';
   content_type: string | null;
@@ -370,7 +373,7 @@ export interface DeliveriesTable {
   payload: string;
   secret: string;
   user_agent: string;
-  status: 'pending' | 'retrying' | 'delivered' | 'failed';
+  status: 'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped';
   attempts: Generated<number>;
   round_start: Generated<number>;
   next_attempt_at: Timestamp | null;
@@ -483,26 +486,6 @@ export interface NotificationTelegramLinksTable {
   connected_at: Timestamp | null;
 }
 
-export interface NotificationSendsTable {
-  id: string;
-  account_id: number;
-  notification_id: string | null;
-  destination_id: number;
-  text: string;
-  payload: ColumnType<Record<string, unknown>, string | undefined, string>;
-  status: Generated<'pending' | 'retrying' | 'delivered' | 'failed' | 'skipped'>;
-  attempts: ColumnType<SendAttempt[], string | undefined, string>;
-  next_attempt_at: Timestamp | null;
-  created_at: Generated<Date>;
-}
-
-export interface SendAttempt {
-  at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
 export interface Database {
   settings: SettingsTable;
   accounts: AccountsTable;
@@ -534,7 +517,6 @@ export interface Database {
   notifications: NotificationsTable;
   notification_prefs: NotificationPrefsTable;
   notification_telegram_links: NotificationTelegramLinksTable;
-  notification_sends: NotificationSendsTable;
   deliveries: DeliveriesTable;
   delivery_attempts: DeliveryAttemptsTable;
   handoff_rules: HandoffRulesTable;

@@ -17,6 +17,7 @@ import * as m0026 from './0026_liveavatar.js';
 import * as m0027faces from './0027_faces_per_account.js';
 import * as m0029 from './0029_answer_quality.js';
 import * as m0036 from './0036_nodes.js';
+import * as m0037 from './0037_delivery_channels.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_agents': m0001,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0027_faces_per_account': m0027faces,
   '0029_answer_quality': m0029,
   '0036_nodes': m0036,
+  '0037_delivery_channels': m0037,
 };
