@@ -28,6 +28,7 @@ import { PreviewLinks } from './agents/preview-links.js';
 import { ensureSetting } from './core/settings.js';
 import { SessionService } from './sessions/service.js';
 import { sessionRoutes } from './sessions/routes.js';
+import { SESSION_START_ERRORS } from './sessions/errors.js';
 import { commandRoute } from './realtime/command-route.js';
 import { RealtimeService, type SpeakerFactory } from './realtime/service.js';
 import { registerSessionSockets, type SessionSockets } from './realtime/sockets.js';
@@ -688,6 +689,7 @@ export async function buildApp(options: BuildOptions): Promise<{ app: FastifyIns
     agentByEmbedKey: (key) => agents.findByEmbedKey(key),
     checkVisitor: async (agentId, input) => agents.previewVisitorValues((await agents.byId(agentId))!, input),
     requiredFields: async (agentId) => ((await agents.byId(agentId))?.visitor_values.fields ?? []).filter((f) => f.required).map((f) => f.name),
+    startErrors: SESSION_START_ERRORS,
     start: async (accountId, agentId, visitor) => {
       const { row } = await sessions.start(accountId, { agent_id: agentId, mode: 'conversation' }, visitor);
       return {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { PERMISSIONS } from '../core/auth.js';
 import { DeleteQuery } from '../core/validation.js';
 import type { AccountStore } from './accounts.js';
+import { routeErrors } from '../core/errors.js';
 import { accountsErrors } from './errors.js';
 
 const PermissionList = z.array(z.enum(PERMISSIONS)).min(1).max(4);
@@ -46,6 +47,7 @@ export function keyRoutes(server: FastifyInstance, accounts: AccountStore): void
   app.post(
     '/v1/keys',
     {
+      config: routeErrors(accountsErrors.missing_permission),
       schema: { tags, summary: 'Create an API key: the secret is answered this once', body: CreateApiKeyRequest, response: { 201: CreatedApiKey } },
     },
     async (request, reply) => {
@@ -62,6 +64,7 @@ export function keyRoutes(server: FastifyInstance, accounts: AccountStore): void
   app.delete(
     '/v1/keys/:key_id',
     {
+      config: routeErrors(accountsErrors.key_not_found),
       schema: { tags, summary: 'Revoke an API key: from then on it answers 401', params: KeyParams, querystring: DeleteQuery, response: { 204: z.null() } },
     },
     async (request, reply) => {

@@ -3,8 +3,9 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { validationItem, ValidationFailed } from '../core/errors.js';
+import { routeErrors, validationItem, ValidationFailed } from '../core/errors.js';
 import type { BillingService } from './service.js';
+import { billingErrors } from './errors.js';
 import { monthOf } from '../core/money.js';
 import {
   amountToCents,
@@ -28,13 +29,10 @@ import {
   WalletResponse,
 } from './schemas.js';
 
-const coded = (description: string) => z.object({ detail: z.object({ code: z.string(), message: z.string() }) }).describe(description);
-
 export function billingRoutes(server: FastifyInstance, billing: BillingService): void {
   const app = server.withTypeProvider<ZodTypeProvider>();
   const tags = ['Billing'];
   const month = (m: string | undefined) => m ?? monthOf(new Date());
-  const stripeErrors = { 503: coded('payments_not_configured: STRIPE_SECRET_KEY is unset') };
 
   app.get(
     '/v1/usage/summary',
@@ -109,7 +107,8 @@ export function billingRoutes(server: FastifyInstance, billing: BillingService):
   app.post(
     '/v1/billing/wallet/topup',
     {
-      schema: { tags, summary: 'Open a Stripe Checkout to add money to the wallet', body: TopupRequest, response: { 200: TopupResponse, ...stripeErrors } },
+      config: routeErrors(billingErrors.payments_not_configured),
+      schema: { tags, summary: 'Open a Stripe Checkout to add money to the wallet', body: TopupRequest, response: { 200: TopupResponse } },
     },
     async (request) => {
       const cents = amountToCents(request.body.amount);
@@ -127,11 +126,12 @@ export function billingRoutes(server: FastifyInstance, billing: BillingService):
   app.get(
     '/v1/billing/wallet/topup/confirm',
     {
+      config: routeErrors(billingErrors.checkout_not_found, billingErrors.payments_not_configured),
       schema: {
         tags,
         summary: 'Confirm a top-up: credits the wallet once when the checkout is paid (idempotent)',
         querystring: ConfirmQuery,
-        response: { 200: ConfirmResponse, 404: coded('checkout_not_found'), ...stripeErrors },
+        response: { 200: ConfirmResponse },
       },
     },
     async (request) => billing.confirm(request.principal.accountId, request.query.checkout_session_id),
@@ -139,7 +139,10 @@ export function billingRoutes(server: FastifyInstance, billing: BillingService):
 
   app.post(
     '/v1/billing/wallet/portal',
-    { schema: { tags, summary: "A link to Stripe's customer portal (invoices, payment methods)", response: { 200: PortalResponse, ...stripeErrors } } },
+    {
+      config: routeErrors(billingErrors.payments_not_configured),
+      schema: { tags, summary: "A link to Stripe's customer portal (invoices, payment methods)", response: { 200: PortalResponse } },
+    },
     async (request) => billing.portal(request.principal.accountId),
   );
 
@@ -154,12 +157,12 @@ export function billingRoutes(server: FastifyInstance, billing: BillingService):
     scope.post(
       '/v1/billing/stripe/webhook',
       {
-        config: { public: true },
+        config: { public: true, ...routeErrors(billingErrors.payments_not_configured, billingErrors.webhooks_not_configured, billingErrors.invalid_signature) },
         schema: {
           tags,
           summary: "Stripe's signed webhook (checkout.session.completed credits the wallet once)",
           security: [],
-          response: { 200: z.object({ received: z.literal(true), credited: z.boolean() }), 400: coded('invalid_signature'), ...stripeErrors },
+          response: { 200: z.object({ received: z.literal(true), credited: z.boolean() }) },
         } as object,
       },
       async (request) => {

@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { AgentIdParams } from '../agents/schemas.js';
 import { storableText } from '../knowledge/schemas.js';
 import type { KnowledgeGaps } from './gaps.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { brainErrors } from './errors.js';
 
 const Gap = z
   .object({
@@ -30,6 +33,7 @@ export function gapRoutes(server: FastifyInstance, gaps: KnowledgeGaps): void {
   app.get(
     '/v1/agent/:agent_id/v2/gaps',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'Questions the agent could not answer, most asked first',
@@ -44,6 +48,7 @@ export function gapRoutes(server: FastifyInstance, gaps: KnowledgeGaps): void {
   app.post(
     '/v1/agent/:agent_id/v2/gaps/:gap_id/answer',
     {
+      config: routeErrors(agentsErrors.agent_not_found, brainErrors.gap_not_found),
       schema: {
         tags,
         summary: 'Answer a gap: the agent knows the answer from its next turn',
@@ -58,6 +63,7 @@ export function gapRoutes(server: FastifyInstance, gaps: KnowledgeGaps): void {
   app.post(
     '/v1/agent/:agent_id/v2/gaps/:gap_id/dismiss',
     {
+      config: routeErrors(agentsErrors.agent_not_found, brainErrors.gap_not_found),
       schema: { tags, summary: 'Dismiss a gap', params: GapParams, response: { 200: Gap } },
     },
     async (request) => gaps.dismiss(request.principal.accountId, request.params.agent_id, request.params.gap_id),

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { StudioCatalog } from './catalog.js';
 import { AVATAR_ID_PATTERN, type CustomFaces } from './custom-faces.js';
+import { routeErrors } from '../core/errors.js';
 import { catalogErrors } from './errors.js';
 
 const FaceSchema = z
@@ -114,6 +115,14 @@ export function catalogRoutes(server: FastifyInstance, catalog: StudioCatalog, c
     scope.withTypeProvider<ZodTypeProvider>().post(
       '/v1/avatars',
       {
+        config: routeErrors(
+          catalogErrors.invalid_face,
+          catalogErrors.unsupported_media_type,
+          catalogErrors.invalid_avatar_id,
+          catalogErrors.unknown_voice,
+          catalogErrors.voice_face_mismatch,
+          catalogErrors.avatar_exists,
+        ),
         schema: {
           tags,
           summary: 'Add a face from a GLB or VRM file',
@@ -154,6 +163,7 @@ export function catalogRoutes(server: FastifyInstance, catalog: StudioCatalog, c
   app.delete(
     '/v1/avatars/:avatar_id',
     {
+      config: routeErrors(catalogErrors.avatar_not_found, catalogErrors.avatar_in_use),
       schema: {
         tags,
         summary: "Delete one of this account's own faces",

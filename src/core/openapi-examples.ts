@@ -333,12 +333,12 @@ const errorAnswer = (description: string, example: unknown, schema = 'Error') =>
 
 const VALIDATION_EXAMPLE = { detail: [{ type: 'missing', loc: ['body', 'name'], msg: 'Field required', input: {} }] };
 
-/** One answer per status for catalogued errors, each code named with what it says. */
+/** One answer per status for catalogued errors, each code named with what it says (twice when it says two things here, like the key check's and POST /v1/keys' own `missing_permission`). */
 function catalogueAnswers(entries: CatalogueEntry[]): Map<string, unknown> {
   const byStatus = new Map<number, CatalogueEntry[]>();
   for (const entry of entries) {
     const list = byStatus.get(entry.status) ?? [];
-    if (!list.some((e) => e.code === entry.code)) list.push(entry);
+    if (!list.some((e) => e.code === entry.code && e.summary === entry.summary)) list.push(entry);
     byStatus.set(entry.status, list);
   }
   const out = new Map<string, unknown>();
@@ -349,18 +349,29 @@ function catalogueAnswers(entries: CatalogueEntry[]): Map<string, unknown> {
   return out;
 }
 
+/** An answer the route declares itself (its own schema, e.g. a 503 with a reason) keeps it; the codes are added to its description. */
+function mergeCodes(existing: Schema, answer: Schema): void {
+  const own = String(existing.description ?? '');
+  const added = String(answer.description ?? '')
+    .split('\n\n')
+    .filter((line) => line.startsWith('`') && !own.includes(line.split(':')[0]!));
+  if (added.length) existing.description = [own, ...added].filter(Boolean).join('\n\n');
+}
+
 /**
  * Documents the error answers an operation can give, in the interface's shapes: its own catalogued
  * errors (a route's `config.errors`); the key check's (401/403/429, `core/error-codes.ts`) for routes
  * behind an API key (not the public ones, marked `security: []`) and 400 `confirmation_required` on
- * their DELETEs; else a generic 404 for routes naming a record and 422 for routes taking parameters
- * or a body.
+ * their DELETEs; the framework's: 422 for every /v1 route (each refuses unknown query parameters),
+ * 413 and 415 for routes taking a JSON body, 414 for routes with path parameters (over 100
+ * characters); and a generic 404 for routes naming a record.
  */
 function addErrorAnswers(method: string, path: string, operation: Schema, own: CatalogueEntry[]): void {
   operation.responses ??= {};
-  const answers = operation.responses as Record<string, unknown>;
-  const add = (status: string, answer: unknown) => {
+  const answers = operation.responses as Record<string, Schema>;
+  const add = (status: string, answer: Schema) => {
     if (answers[status] === undefined) answers[status] = answer;
+    else if (Number(status) >= 400) mergeCodes(answers[status], answer);
   };
   const secured = path.startsWith('/v1/') && !(Array.isArray(operation.security) && operation.security.length === 0);
   const entries = [...own];
@@ -368,7 +379,7 @@ function addErrorAnswers(method: string, path: string, operation: Schema, own: C
     entries.push(coreErrors.invalid_api_key, coreErrors.missing_permission, coreErrors.rate_limited);
     if (method === 'delete') entries.push(coreErrors.confirmation_required);
   }
-  const validated = !!operation.requestBody || (operation.parameters ?? []).length > 0;
+  const validated = path.startsWith('/v1/') || !!operation.requestBody || (operation.parameters ?? []).length > 0;
   for (const [status, answer] of catalogueAnswers(entries)) {
     if (status === '422' && validated) {
       // Both shapes: the request's validation items, or a catalogued `{code, message}`.
@@ -382,8 +393,15 @@ function addErrorAnswers(method: string, path: string, operation: Schema, own: C
           },
         },
       });
-    } else add(status, answer);
+    } else add(status, answer as Schema);
   }
-  if (path.includes('{')) add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
+  if (path.includes('{')) {
+    add('404', errorAnswer('No such record (of this account)', { detail: { code: 'agent_not_found', message: 'No agent with id 42' } }));
+    add('414', errorAnswer('A path parameter is longer than 100 characters', { detail: "'aaaa…' is exceeding the max param length" }));
+  }
+  if (operation.requestBody) {
+    add('413', errorAnswer('The request body is over 2 MB', { detail: 'Request body is too large' }));
+    add('415', errorAnswer('The body is not JSON (Content-Type must be application/json)', { detail: 'Content-Type must be application/json' }));
+  }
   if (validated) add('422', errorAnswer('The request is not valid', VALIDATION_EXAMPLE, 'ValidationError'));
 }

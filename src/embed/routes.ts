@@ -19,6 +19,7 @@ import type { VisitorCheck } from '../agents/visitor-values.js';
 import { randomToken } from '../core/secrets.js';
 import { KeyedLimiter } from './limits.js';
 import { WIDGET_SCRIPT } from './widget.js';
+import { routeErrors, type CatalogueEntry } from '../core/errors.js';
 import { embedErrors } from './errors.js';
 
 /** Starts one visitor may make: 5 at once, then one every 30 s. */
@@ -36,6 +37,8 @@ export interface EmbedHooks {
   checkVisitor(agentId: number, input: { values: Record<string, string>; timestamp?: number; signature?: string }): Promise<VisitorCheck>;
   /** The agent's declared visitor fields that are required. */
   requiredFields(agentId: number): Promise<string[]>;
+  /** What `start` can answer (the session start's checks), listed in /openapi.json. */
+  readonly startErrors: readonly CatalogueEntry[];
   /** An ordinary conversation-mode session start for the agent, with its visitor. */
   start(
     accountId: number,
@@ -141,7 +144,7 @@ export function embedRoutes(server: FastifyInstance, hooks: EmbedHooks): { limit
     '/v1/embed/config',
     {
       ...cors,
-      config: { public: true },
+      config: { public: true, ...routeErrors(embedErrors.embed_key_not_found, embedErrors.origin_not_allowed) },
       schema: {
         tags,
         summary: "The widget's public settings for an embed key (no API key; allowed origins only)",
@@ -163,7 +166,16 @@ export function embedRoutes(server: FastifyInstance, hooks: EmbedHooks): { limit
     '/v1/embed/sessions',
     {
       ...cors,
-      config: { public: true },
+      config: {
+        public: true,
+        ...routeErrors(
+          embedErrors.embed_key_not_found,
+          embedErrors.origin_not_allowed,
+          embedErrors.rate_limited,
+          embedErrors.invalid_visitor_values,
+          ...hooks.startErrors,
+        ),
+      },
       schema: {
         tags,
         summary: 'Start a conversation-mode session from a website with the public embed key (201; no API key)',

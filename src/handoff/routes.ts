@@ -11,6 +11,10 @@ import { FORMATS } from './formats.js';
 import { DESTINATION_TYPES } from './rules.js';
 import { DETAIL_KINDS } from './details/spec.js';
 import type { Handoff } from './handoff.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { deliveryErrors } from '../delivery/errors.js';
+import { handoffErrors } from './errors.js';
 
 const DetailIn = z
   .object({
@@ -146,15 +150,29 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
     rules: (await rules.list(agentId)).filter((r) => r.accountId === accountId).map((r) => rules.view(r, showSecret)),
   });
 
-  app.get(base, { schema: { tags, summary: "The agent's data-handoff rules", params: AgentIdParams, response: { 200: RulesResponse } } }, async (request) => {
-    const { accountId, permissions } = request.principal;
-    await deps.agent(accountId, request.params.agent_id);
-    return listOf(accountId, request.params.agent_id, canSee(permissions));
-  });
+  app.get(
+    base,
+    {
+      config: routeErrors(agentsErrors.agent_not_found),
+      schema: { tags, summary: "The agent's data-handoff rules", params: AgentIdParams, response: { 200: RulesResponse } },
+    },
+    async (request) => {
+      const { accountId, permissions } = request.principal;
+      await deps.agent(accountId, request.params.agent_id);
+      return listOf(accountId, request.params.agent_id, canSee(permissions));
+    },
+  );
 
   app.post(
     base,
     {
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        handoffErrors.rule_limit,
+        handoffErrors.destination_unavailable,
+        deliveryErrors.invalid_url,
+        deliveryErrors.private_address,
+      ),
       schema: {
         tags,
         summary: 'Create a data-handoff rule (its template is checked now)',
@@ -174,6 +192,13 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
   app.patch(
     `${base}/:rule_id`,
     {
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        handoffErrors.rule_not_found,
+        handoffErrors.destination_unavailable,
+        deliveryErrors.invalid_url,
+        deliveryErrors.private_address,
+      ),
       schema: {
         tags,
         summary: 'Change a rule; {"rotate_secret": true} replaces its webhook secret',
@@ -192,7 +217,10 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
 
   app.delete(
     `${base}/:rule_id`,
-    { schema: { tags, summary: 'Delete a rule (and its delivery log)', params: RuleParams, response: { 200: RulesResponse } } },
+    {
+      config: routeErrors(agentsErrors.agent_not_found, handoffErrors.rule_not_found),
+      schema: { tags, summary: 'Delete a rule (and its delivery log)', params: RuleParams, response: { 200: RulesResponse } },
+    },
     async (request) => {
       const { accountId, permissions } = request.principal;
       await deps.agent(accountId, request.params.agent_id);
@@ -204,6 +232,7 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
   app.get(
     `${base}/:rule_id/deliveries`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, handoffErrors.rule_not_found),
       schema: {
         tags,
         summary: "The rule's deliveries, newest first, each with its attempts",
@@ -222,6 +251,7 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
   app.post(
     `${base}/:rule_id/test`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, handoffErrors.rule_not_found),
       schema: {
         tags,
         summary: 'Send one delivery now with sample values; a success resumes a paused rule',
@@ -246,6 +276,7 @@ export function handoffRoutes(server: FastifyInstance, deps: HandoffRouteDeps): 
   app.post(
     `${base}/:rule_id/deliveries/:delivery_id/replay`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, handoffErrors.rule_not_found, handoffErrors.delivery_not_found, handoffErrors.delivery_not_failed),
       schema: {
         tags,
         summary: 'Make a failed delivery again (same X-Service-Delivery), from the start of the schedule',

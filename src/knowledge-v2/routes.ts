@@ -8,6 +8,10 @@ import { AgentIdParams } from '../agents/schemas.js';
 import { BrainStatusResponse } from '../knowledge/schemas.js';
 import type { KnowledgeService } from '../knowledge/service.js';
 import { toId, type KnowledgeV2 } from './service.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { knowledgeErrors } from '../knowledge/errors.js';
+import { knowledgeV2Errors } from './errors.js';
 import {
   AnswerRequest,
   BehaviorResponse,
@@ -45,6 +49,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/probe`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'A quick look at a website (reachable, language, kind of business, pages, robots.txt); changes nothing',
@@ -59,6 +64,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/schema/generate`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.no_website, knowledgeErrors.build_in_progress),
       schema: {
         tags,
         summary: 'Generate the questions this business must answer, from its website (a build job: poll brain-status)',
@@ -72,6 +78,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/extract`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.too_many_pages, knowledgeErrors.build_in_progress, knowledgeErrors.page_limit),
       schema: {
         tags,
         summary: 'Extract the facts answering the questions from the pages (a build job: poll brain-status)',
@@ -86,6 +93,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.get(
     `${base}/brain`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'What the agent knows: questions, facts with their sources, review items, completion', params, response: { 200: BrainView } },
     },
     async (request) => v2.brainView(request.principal.accountId, request.params.agent_id),
@@ -94,6 +102,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.get(
     `${base}/completion`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'How many needed questions are answered, and what is missing (most asked first)',
@@ -107,6 +116,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/recompile`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.build_in_progress),
       schema: {
         tags,
         summary: 'Rebuild the instructions from the facts and behavior now (a build job: poll brain-status)',
@@ -120,6 +130,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/answer`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeV2Errors.question_not_found, knowledgeV2Errors.fact_limit),
       schema: {
         tags,
         summary: "The owner's answer to a question (a fact with source owner)",
@@ -134,6 +145,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/questions/state`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeV2Errors.question_not_found),
       schema: { tags, summary: 'Mark a question needed, not applicable or skipped', params, body: QuestionStateRequest, response: { 200: CompletionResponse } },
     },
     async (request) => v2.setState(request.principal.accountId, request.params.agent_id, toId(request.body.question_id), request.body.state),
@@ -142,6 +154,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/knowledge/ops`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeV2Errors.fact_limit),
       schema: { tags, summary: 'Add, change and remove facts in one atomic batch', params, body: KnowledgeOpsRequest, response: { 200: KnowledgeOpsResponse } },
     },
     async (request) => v2.ops(request.principal.accountId, request.params.agent_id, request.body.ops),
@@ -150,6 +163,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/review/resolve`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeV2Errors.review_not_found),
       schema: {
         tags,
         summary: 'Resolve a disagreement: keep one fact, or replace them with your text',
@@ -172,6 +186,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/consolidate`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'Merge facts saying the same thing (their sources kept)', params, response: { 200: ConsolidateResponse } },
     },
     async (request) => v2.consolidate(request.principal.accountId, request.params.agent_id),
@@ -180,6 +195,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/correction`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: "Preview what the owner's sentence changes (nothing changes yet)",
@@ -194,6 +210,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/correction/apply`,
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeV2Errors.preview_not_found),
       schema: {
         tags,
         summary: 'Apply a previewed correction, exactly as previewed (once)',
@@ -208,6 +225,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.get(
     `${base}/behavior`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'How the agent speaks', params, response: { 200: BehaviorResponse } },
     },
     async (request) => v2.behavior(request.principal.accountId, request.params.agent_id),
@@ -216,6 +234,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.patch(
     `${base}/behavior`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'Change how the agent speaks (only the fields sent)', params, body: BehaviorUpdateRequest, response: { 200: BehaviorResponse } },
     },
     async (request) => v2.patchBehavior(request.principal.accountId, request.params.agent_id, request.body),
@@ -224,6 +243,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.get(
     `${base}/dynamic-instructions`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'Instructions filled from the visitor values in each conversation', params, response: { 200: DynamicInstructionsResponse } },
     },
     async (request) => v2.dynamic(request.principal.accountId, request.params.agent_id),
@@ -232,6 +252,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.patch(
     `${base}/dynamic-instructions`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'Set the dynamic instructions ({{visitor.<name>}} placeholders)',
@@ -246,6 +267,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/dynamic-instructions/preview`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'Render dynamic instructions with visitor values (a name without a value renders empty)',
@@ -260,6 +282,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.get(
     `${base}/orphans`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'Facts whose every source is gone (a page deleted, a section removed)', params, response: { 200: OrphansResponse } },
     },
     async (request) => v2.orphans(request.principal.accountId, request.params.agent_id),
@@ -268,6 +291,7 @@ export function knowledgeV2Routes(server: FastifyInstance, knowledge: KnowledgeS
   app.post(
     `${base}/orphans/resolve`,
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: "Keep orphans (they become the owner's) or drop them", params, body: OrphanResolveRequest, response: { 200: OrphansResponse } },
     },
     async (request) => v2.resolveOrphans(request.principal.accountId, request.params.agent_id, request.body.fact_ids, request.body.action),

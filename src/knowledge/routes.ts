@@ -4,6 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AgentIdParams, DeleteQuery } from '../agents/schemas.js';
 import type { KnowledgeService } from './service.js';
+import { routeErrors } from '../core/errors.js';
+import { agentsErrors } from '../agents/errors.js';
+import { knowledgeErrors } from './errors.js';
 import {
   AgentPageResponse,
   BrainStatusResponse,
@@ -27,6 +30,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.get(
     '/v1/agent/:agent_id/extract-links',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.no_website, knowledgeErrors.private_address, knowledgeErrors.website_unreachable),
       schema: { tags, summary: "Find the pages of the agent's website, scored and categorised", params, response: { 200: ExtractLinksResponse } },
     },
     async (request) => {
@@ -38,6 +42,13 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.post(
     '/v1/agent/:agent_id/generate-brain',
     {
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        knowledgeErrors.too_many_pages,
+        knowledgeErrors.build_in_progress,
+        knowledgeErrors.page_limit,
+        knowledgeErrors.no_website,
+      ),
       schema: {
         tags,
         summary: 'Build the brain from the given pages (or the website)',
@@ -52,6 +63,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.get(
     '/v1/agent/:agent_id/brain-status',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: "The brain build's state (and, when complete, the instructions)", params, response: { 200: BrainStatusResponse } },
     },
     async (request) => knowledge.status(request.principal.accountId, request.params.agent_id),
@@ -60,6 +72,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.post(
     '/v1/agent/:agent_id/add-page',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.invalid_url, knowledgeErrors.page_limit),
       schema: { tags, summary: 'Read one more page into the knowledge (in the background)', params, body: PageRequest, response: { 202: AgentPageResponse } },
     },
     async (request, reply) => reply.code(202).send(await knowledge.addPage(request.principal.accountId, request.params.agent_id, request.body)),
@@ -68,6 +81,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.get(
     '/v1/agent/:agent_id/pages/list',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: "The agent's pages", params, response: { 200: z.array(AgentPageResponse) } },
     },
     async (request) => knowledge.listPages(request.principal.accountId, request.params.agent_id),
@@ -76,6 +90,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.get(
     '/v1/agent/:agent_id/pages/:page_id',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.page_not_found),
       schema: { tags, summary: 'One page with its readable text', params: PageParams, response: { 200: AgentPageResponse } },
     },
     async (request) => knowledge.getPage(request.principal.accountId, request.params.agent_id, request.params.page_id),
@@ -84,6 +99,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.patch(
     '/v1/agent/:agent_id/pages/:page_id',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.page_not_found),
       schema: {
         tags,
         summary: "Edit a page: its category, or the owner's own text for it",
@@ -98,6 +114,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.delete(
     '/v1/agent/:agent_id/pages/:page_id',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.page_not_found),
       schema: { tags, summary: 'Delete a page from the knowledge', params: PageParams, querystring: DeleteQuery, response: { 204: z.null() } },
     },
     async (request, reply) => {
@@ -109,6 +126,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.delete(
     '/v1/agent/:agent_id/pages',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: {
         tags,
         summary: 'Clear the pages (optionally only primary or only background ones)',
@@ -127,6 +145,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.get(
     '/v1/agent/:agent_id/kb-sections',
     {
+      config: routeErrors(agentsErrors.agent_not_found),
       schema: { tags, summary: 'Knowledge-base sections', params, response: { 200: KBSectionsResponse } },
     },
     async (request) => knowledge.sections(request.principal.accountId, request.params.agent_id),
@@ -135,6 +154,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.post(
     '/v1/agent/:agent_id/kb-sections',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.section_limit, knowledgeErrors.section_exists),
       schema: {
         tags,
         summary: 'Add a knowledge-base section (its topic is a slug of the title)',
@@ -149,6 +169,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.patch(
     '/v1/agent/:agent_id/kb-sections/:topic',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.section_not_found),
       schema: {
         tags,
         summary: 'Update a knowledge-base section (its topic stays)',
@@ -163,6 +184,7 @@ export function knowledgeRoutes(server: FastifyInstance, knowledge: KnowledgeSer
   app.delete(
     '/v1/agent/:agent_id/kb-sections/:topic',
     {
+      config: routeErrors(agentsErrors.agent_not_found, knowledgeErrors.section_not_found),
       schema: { tags, summary: 'Delete a knowledge-base section', params: TopicParams, querystring: DeleteQuery, response: { 200: KBSectionsResponse } },
     },
     async (request) => knowledge.deleteSection(request.principal.accountId, request.params.agent_id, request.params.topic),

@@ -12,11 +12,19 @@ import { z } from 'zod';
 import type { ApiKeyAuthenticator, Principal } from '../core/auth.js';
 import type { Caller, LiveAvatarService } from './service.js';
 import { Envelope, KeepAliveBody, StartAnswer, StopBody, TokenAnswer, TokenRequest } from './schemas.js';
+import { routeErrors, type CatalogueEntry } from '../core/errors.js';
+import { coreErrors } from '../core/error-codes.js';
+import { SESSION_START_ERRORS } from '../sessions/errors.js';
 import { liveavatarErrors } from './errors.js';
 
 const BROWSER_PATHS = ['/v1/sessions/start', '/v1/sessions/keep-alive', '/v1/sessions/stop', '/v1/sessions'];
 const tags = ['LiveAvatar'];
 const ok = <T>(data: T) => ({ code: 1000 as const, message: 'success', data });
+
+const FRAMEWORK_CODES: Record<number, string> = {
+  413: liveavatarErrors.body_too_large.code,
+  415: liveavatarErrors.unsupported_media_type.code,
+};
 
 /** Presence's `{"detail": …}` error, rewritten as LiveAvatar's envelope (detail kept as {code, message}). */
 function envelopeError(status: number, payload: string): string {
@@ -28,10 +36,13 @@ function envelopeError(status: number, payload: string): string {
   }
   let code = 'error';
   let message = 'The request failed';
-  if (typeof detail === 'string') message = detail;
-  else if (Array.isArray(detail)) {
+  if (typeof detail === 'string') {
+    // A refusal made before the handler (a sentence in `detail`) gets its code here.
+    code = FRAMEWORK_CODES[status] ?? code;
+    message = detail;
+  } else if (Array.isArray(detail)) {
     const first = detail[0] as { loc?: unknown[]; msg?: string } | undefined;
-    code = 'invalid_request';
+    code = liveavatarErrors.invalid_request.code;
     message = first ? `${(first.loc ?? []).slice(1).join('.') || 'body'}: ${first.msg}` : 'The request is not valid';
   } else if (detail && typeof detail === 'object') {
     code = String((detail as { code?: unknown }).code ?? code);
@@ -90,11 +101,18 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
       return bearer;
     };
 
-    const open = { config: { public: true } };
+    /** No API key of the usual check (each route reads its own credential); the errors each can answer. */
+    const open = (...errors: CatalogueEntry[]) => ({ config: { public: true, ...routeErrors(liveavatarErrors.invalid_request, ...errors) } });
+    // The key check of the token route and of a key-holding caller (`keyPrincipal`).
+    const keyErrors = [coreErrors.invalid_api_key, liveavatarErrors.permission_denied];
+    // How a session token is refused (`tokenRow`, `sessionToken`, `caller`).
+    const tokenErrors = [liveavatarErrors.invalid_session_token];
+    // The JSON body's refusals before the handler.
+    const bodyErrors = [liveavatarErrors.body_too_large, liveavatarErrors.unsupported_media_type];
     app.post(
       '/v1/sessions/token',
       {
-        ...open,
+        ...open(...bodyErrors, ...keyErrors, liveavatarErrors.mode_not_supported, liveavatarErrors.agent_not_found),
         schema: {
           tags,
           summary: 'LiveAvatar: mint a session token (API key in X-API-KEY or Bearer; LITE only)',
@@ -111,7 +129,13 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     app.post(
       '/v1/sessions/start',
       {
-        ...open,
+        ...open(
+          ...tokenErrors,
+          liveavatarErrors.session_ended,
+          liveavatarErrors.session_already_started,
+          liveavatarErrors.token_expired,
+          ...SESSION_START_ERRORS,
+        ),
         schema: { tags, summary: 'LiveAvatar: start the session of a session token (Bearer)', response: { 200: Envelope(StartAnswer) } },
       },
       async (request) => {
@@ -122,7 +146,15 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     app.post(
       '/v1/sessions/keep-alive',
       {
-        ...open,
+        ...open(
+          ...bodyErrors,
+          ...tokenErrors,
+          ...keyErrors,
+          liveavatarErrors.session_id_required,
+          liveavatarErrors.session_not_found,
+          liveavatarErrors.session_not_started,
+          liveavatarErrors.session_ended,
+        ),
         schema: {
           tags,
           summary: 'LiveAvatar: the session is in use (restarts its idle clock)',
@@ -139,7 +171,7 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     app.post(
       '/v1/sessions/stop',
       {
-        ...open,
+        ...open(...bodyErrors, ...tokenErrors, ...keyErrors, liveavatarErrors.session_id_required, liveavatarErrors.session_not_found),
         schema: { tags, summary: 'LiveAvatar: stop the session (idempotent)', body: StopBody, response: { 200: Envelope(z.object({})) } },
       },
       async (request) => {
@@ -151,7 +183,7 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
     app.delete(
       '/v1/sessions',
       {
-        ...open,
+        ...open(...tokenErrors),
         schema: { tags, summary: 'LiveAvatar: stop the session of a session token (the same as stop)', response: { 200: Envelope(z.object({})) } },
       },
       async (request) => {
@@ -162,7 +194,7 @@ export async function liveAvatarRoutes(server: FastifyInstance, liveAvatar: Live
 
     // Preflights of the browser-called routes: the request's origin echoed, with credentials.
     for (const path of BROWSER_PATHS) {
-      scope.options(path, { ...open, schema: { hide: true } }, async (request, reply) => {
+      scope.options(path, { ...open(), schema: { hide: true } }, async (request, reply) => {
         corsHeaders(request, reply);
         return reply
           .header('Access-Control-Allow-Methods', 'POST, DELETE, OPTIONS')

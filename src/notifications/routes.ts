@@ -14,6 +14,7 @@ import { ruleView } from './texts.js';
 import { RULE_LIMITS } from './types.js';
 import { routeErrors } from '../core/errors.js';
 import { agentsErrors } from '../agents/errors.js';
+import { deliveryErrors } from '../delivery/errors.js';
 import { notificationsErrors } from './errors.js';
 
 const tags = ['Notifications'];
@@ -260,7 +261,13 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.post(
     '/v1/notifications/rules/:agent_id/test-delivery',
     {
-      config: routeErrors(agentsErrors.agent_not_found),
+      config: routeErrors(
+        agentsErrors.agent_not_found,
+        notificationsErrors.rule_not_found,
+        notificationsErrors.destination_not_found,
+        notificationsErrors.webhooks_unavailable,
+        notificationsErrors.telegram_not_configured,
+      ),
       schema: { tags, summary: "Send a test notification to a destination or a rule's destinations now", params: AgentIdParams, body: DeliveryTest },
     },
     async (request) => notifications.sends.testDelivery(request.principal.accountId, request.params.agent_id, request.body),
@@ -276,7 +283,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.post(
     '/v1/notifications/rules/:agent_id/test',
     {
-      config: routeErrors(agentsErrors.agent_not_found),
+      config: routeErrors(agentsErrors.agent_not_found, notificationsErrors.conversation_not_found),
       schema: { tags, summary: 'Would a rule fire for a sample or past conversation?', params: AgentIdParams, body: RuleTest },
     },
     async (request) => notifications.rules.test(request.principal.accountId, request.params.agent_id, request.body),
@@ -295,7 +302,15 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   );
   app.post(
     '/v1/notifications/destinations/telegram/connect',
-    { schema: { tags, summary: 'A one-time Telegram deep link; opening it and pressing Start connects the chat' } },
+    {
+      config: routeErrors(
+        notificationsErrors.telegram_not_configured,
+        notificationsErrors.telegram_webhook_set,
+        notificationsErrors.telegram_unavailable,
+        notificationsErrors.destination_limit,
+      ),
+      schema: { tags, summary: 'A one-time Telegram deep link; opening it and pressing Start connects the chat' },
+    },
     async (request) => destinations.connectTelegram(request.principal.accountId),
   );
   app.get(
@@ -316,7 +331,7 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.post(
     '/v1/notifications/destinations/webhook',
     {
-      config: routeErrors(notificationsErrors.destination_limit),
+      config: routeErrors(notificationsErrors.destination_limit, deliveryErrors.invalid_url, deliveryErrors.private_address),
       schema: { tags, summary: 'Add a signed webhook destination (its whsec_ secret is in the answer)', body: WebhookDestinationIn },
     },
     async (request, reply) => {
@@ -351,7 +366,12 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
   app.patch(
     '/v1/notifications/destinations/:destination_id',
     {
-      config: routeErrors(notificationsErrors.destination_not_found),
+      config: routeErrors(
+        notificationsErrors.destination_not_found,
+        notificationsErrors.not_a_webhook,
+        deliveryErrors.invalid_url,
+        deliveryErrors.private_address,
+      ),
       schema: {
         tags,
         summary: 'Rename, enable or disable, change the URL or headers, or rotate the secret',

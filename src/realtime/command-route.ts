@@ -11,6 +11,8 @@ import type { SessionService, SessionRow } from '../sessions/service.js';
 import { SessionIdParams } from '../sessions/schemas.js';
 import { HttpCommand } from './protocol.js';
 import type { RealtimeService } from './service.js';
+import { routeErrors } from '../core/errors.js';
+import { sessionsErrors } from '../sessions/errors.js';
 import { realtimeErrors } from './errors.js';
 
 /** What the commands route hands to a live conversation (conversation mode). */
@@ -39,6 +41,7 @@ export function commandRoute(
   app.post(
     '/v1/sessions/:session_id/commands',
     {
+      config: routeErrors(sessionsErrors.session_not_found, realtimeErrors.session_ended, realtimeErrors.wrong_mode),
       schema: {
         tags,
         summary: 'Direct a session with one render-protocol command (both modes), or visitor.message (conversation mode); 202',

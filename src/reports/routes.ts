@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ReportsService } from './service.js';
+import { routeErrors } from '../core/errors.js';
+import { reportsErrors } from './errors.js';
 import {
   AccountReportResponse,
   AgentsReportResponse,
@@ -61,6 +63,7 @@ export function reportRoutes(server: FastifyInstance, reports: ReportsService): 
   app.get(
     '/v1/reports/conversations/:conversation_id',
     {
+      config: routeErrors(reportsErrors.conversation_not_found),
       schema: {
         tags,
         summary: 'One conversation with its transcript and latency waterfall',
@@ -95,6 +98,7 @@ export function reportRoutes(server: FastifyInstance, reports: ReportsService): 
   app.get(
     '/v1/reports/export/conversations/:conversation_id',
     {
+      config: routeErrors(reportsErrors.conversation_not_found),
       schema: {
         tags,
         summary: 'One conversation as a readable transcript (text/plain attachment)',

@@ -4,8 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../core/config.js';
 import { routeErrors } from '../core/errors.js';
-import { agentsErrors } from '../agents/errors.js';
-import { sessionsErrors } from './errors.js';
+import { SESSION_START_ERRORS, sessionsErrors } from './errors.js';
 import type { SessionService, SessionRow } from './service.js';
 import { SessionCreateRequest, SessionIdParams, SessionListQuery, SessionRecord, SessionResponse } from './schemas.js';
 
@@ -34,22 +33,7 @@ export function sessionRoutes(server: FastifyInstance, sessions: SessionService,
   app.post(
     '/v1/sessions',
     {
-      // In the order the start checks them (docs/decisions.md, "Session start checks").
-      config: routeErrors(
-        agentsErrors.agent_not_found,
-        sessionsErrors.agent_inactive,
-        agentsErrors.unknown_avatar,
-        agentsErrors.paid_feature,
-        agentsErrors.unknown_voice,
-        agentsErrors.voice_face_mismatch,
-        agentsErrors.invalid_look,
-        sessionsErrors.insufficient_balance,
-        sessionsErrors.free_minutes_exhausted,
-        sessionsErrors.agent_building,
-        sessionsErrors.free_concurrency,
-        sessionsErrors.concurrency_limit,
-        sessionsErrors.no_capacity,
-      ),
+      config: routeErrors(...SESSION_START_ERRORS),
       schema: { tags, summary: 'Start a live session (201)', body: SessionCreateRequest, response: { 201: SessionResponse } },
     },
     async (request, reply) => {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiError } from '../core/errors.js';
+import { routeErrors, type ApiError } from '../core/errors.js';
 import { PROVIDERS } from './voices/catalog.js';
 import { SpeechError } from './errors.js';
 import type { SpeechService } from './synthesis.js';
@@ -58,6 +58,7 @@ export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): Prev
   app.get(
     '/v1/voices/:provider',
     {
+      config: routeErrors(speechErrors.unknown_provider),
       schema: { tags, summary: 'List the voices of a provider', params: ProviderParams, querystring: ListQuery, response: { 200: z.array(VoiceSchema) } },
     },
     async (request) => {
@@ -83,6 +84,7 @@ export function voiceRoutes(server: FastifyInstance, deps: VoiceRouteDeps): Prev
   app.get(
     '/v1/voices/:provider/:voice_id/preview',
     {
+      config: routeErrors(speechErrors.unknown_provider, speechErrors.unknown_voice, speechErrors.tts_error),
       schema: {
         tags,
         summary: 'A short spoken sample of a voice (audio/wav), in the requested language where the voice speaks it',

@@ -32,3 +32,27 @@ test('an abort that settles first ends the wait with undefined', async () => {
   abort('aborted');
   assert.equal(await waiting, undefined);
 });
+
+test('the first error wins: a socket error followed by its close or a second error still rejects with the first', async () => {
+  const queue = new AsyncQueue<string>();
+  queue.fail(new Error('connection reset'));
+  queue.fail(new Error('closed the socket'));
+  queue.close();
+  queue.push('late'); // after the failure: dropped
+  await assert.rejects(queue.next(never), /connection reset/);
+});
+
+test('nextWithin hands over an item that comes in time, and rejects with the idle error when none does', async () => {
+  const queue = new AsyncQueue<string>();
+  const waiting = queue.nextWithin(5_000, () => new Error('silent'));
+  queue.push('word');
+  assert.equal(await waiting, 'word');
+  await assert.rejects(
+    queue.nextWithin(20, () => new Error('provider sent nothing for 20 ms')),
+    /sent nothing for 20 ms/,
+  );
+  queue.push('after the timeout');
+  assert.equal(await queue.nextWithin(20, () => new Error('silent')), 'after the timeout', 'a timed-out wait leaves the queue usable');
+  queue.close();
+  assert.equal(await queue.nextWithin(20, () => new Error('silent')), undefined);
+});

@@ -144,5 +144,118 @@ forEachEngine('errors on the wire and in /openapi.json', (engine) => {
 
     const embedStart = document.paths['/v1/embed/sessions'].post.responses;
     assert.equal(embedStart['401'], undefined, 'a public route lists no key errors');
+    // The embed's and LiveAvatar's starts are session starts: they list its checks too.
+    for (const responses of [embedStart, document.paths['/v1/sessions/start'].post.responses]) {
+      assert.match(codesOf(responses['402']), /`insufficient_balance`/);
+      assert.match(codesOf(responses['503']), /`no_capacity`/);
+    }
+  });
+
+  it('every operation lists the errors every route of its kind can answer', () => {
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        const label = `${method.toUpperCase()} ${path}`;
+        const answers = operation.responses ?? {};
+        const expect = (status: string, code?: string) => {
+          if (!answers[status]) missing.push(`${label}: ${status}`);
+          else if (code && !codesOf(answers[status]).includes(`\`${code}\``)) missing.push(`${label}: ${status} ${code}`);
+        };
+        // Every /v1 route refuses an unknown query parameter (and a bad body or parameter) with 422.
+        if (path.startsWith('/v1/')) expect('422');
+        const keyed = path.startsWith('/v1/') && !(Array.isArray(operation.security) && operation.security.length === 0);
+        if (keyed) {
+          expect('401', 'invalid_api_key');
+          expect('403', 'missing_permission');
+          expect('429', 'rate_limited');
+          if (method === 'delete') expect('400', 'confirmation_required');
+        }
+        if (path.includes('{')) expect('404'), expect('414');
+        if (operation.requestBody?.content?.['application/json']) expect('413'), expect('415');
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  it('every operation names its own errors, or is one that has none but the shared ones', () => {
+    // Reads and writes of the whole account: no record named, no limit, nothing but the shared
+    // answers (the key check, 422, 413/415). POST /v1/keys refuses with the key check's own code.
+    const SHARED_ONLY = new Set([
+      'GET /v1/keys',
+      'POST /v1/keys',
+      'GET /v1/avatars',
+      'GET /v1/backdrops',
+      'GET /v1/agent/list',
+      'GET /v1/agent/has-agents',
+      'GET /v1/usage/summary',
+      'GET /v1/billing/summary',
+      'GET /v1/billing/by-agent',
+      'GET /v1/billing/voice',
+      'GET /v1/billing/monthly',
+      'GET /v1/billing/line-items',
+      'GET /v1/billing/export/line-items',
+      'GET /v1/billing/wallet',
+      'GET /v1/billing/plan',
+      'GET /v1/reports/me',
+      'GET /v1/reports/agents',
+      'GET /v1/reports/conversations',
+      'GET /v1/reports/stats',
+      'GET /v1/reports/export/conversations',
+      'GET /v1/notifications',
+      'GET /v1/notifications/unread-count',
+      'POST /v1/notifications/read',
+      'GET /v1/notifications/destinations',
+      'GET /v1/sessions',
+    ]);
+    const shared = new Set(['invalid_api_key', 'missing_permission', 'rate_limited', 'confirmation_required']);
+    const unnamed: string[] = [];
+    const namedButShared: string[] = [];
+    for (const [path, operations] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        const label = `${method.toUpperCase()} ${path}`;
+        const codes = Object.values<any>(operation.responses ?? {}).flatMap((a) => [...codesOf(a).matchAll(/`(\w+)`/g)].map((m) => m[1]!));
+        const own = codes.filter((c) => !shared.has(c));
+        if (!own.length && !SHARED_ONLY.has(label)) unnamed.push(label);
+        if (own.length && SHARED_ONLY.has(label)) namedButShared.push(label);
+      }
+    }
+    assert.deepEqual(unnamed, [], 'a route that can answer a catalogued error names it (routeErrors), or joins SHARED_ONLY');
+    assert.deepEqual(namedButShared, [], 'SHARED_ONLY holds only routes that name nothing of their own');
+  });
+
+  it('every catalogued error an API route can raise is listed by some operation', async () => {
+    for (const file of CATALOGUES) await import(path.join(src, file));
+    const listed = new Set<string>();
+    for (const operations of Object.values<any>(document.paths))
+      for (const operation of Object.values<any>(operations))
+        for (const answer of Object.values<any>(operation.responses ?? {})) for (const line of codesOf(answer).split('\n\n')) listed.add(line);
+    // Raised only off the documented API: the operator's CLI and /internal/admin (accounts, and
+    // catalog's face upload for an account), and the console's sign-in and cookie check (its routes
+    // are hidden).
+    const OFF_API = new Set([
+      'accounts.account_not_found',
+      'accounts.invalid_arguments',
+      'accounts.invalid_balance',
+      'accounts.invalid_permissions',
+      'accounts.unavailable',
+      'accounts.unknown_command',
+      'catalog.account_not_found',
+      'console.invalid_api_key',
+      'console.invalid_link',
+      'console.not_signed_in',
+      'console.origin_not_allowed',
+    ]);
+    const unlisted = catalogueEntries()
+      .filter((e) => ![...listed].some((line) => line.endsWith(`\`${e.code}\`: ${e.summary}`)))
+      .map((e) => `${e.capability}.${e.code}`);
+    assert.deepEqual(
+      unlisted.filter((c) => !OFF_API.has(c)),
+      [],
+    );
+    assert.deepEqual(
+      [...OFF_API].filter((c) => !unlisted.includes(c)),
+      [],
+      'OFF_API holds only codes no operation lists',
+    );
   });
 });

@@ -5,12 +5,14 @@
  * `{"detail": …}` shape, never a 500. Routes and fields come from the document, so a new route is
  * probed without touching this file.
  */
-import { after, before, test } from 'node:test';
+import { after, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
+import { unlistedAnswer } from '../support/openapi-errors.js';
 
-type Probe = { method: string; path: string; query?: string; body?: string | Buffer; what: string };
+/** `op` is the operation probed, as /openapi.json names it (`GET /v1/agent/{agent_id}`). */
+type Probe = { op: string; method: string; path: string; query?: string; body?: string | Buffer; what: string };
 
 const LIVEAVATAR_ROUTES = new Set([
   'POST /v1/sessions/token',
@@ -67,11 +69,27 @@ forEachEngine('every route probed with hostile input', (engine) => {
   });
   after(() => t?.close());
 
+  /** The answers /openapi.json does not list for their operation (status, or catalogued code). */
+  const unlisted = new Set<string>();
+  beforeEach(() => unlisted.clear());
+  const listedOrNot = (probe: Probe, answer: { status: number; body: string }) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.body);
+    } catch {
+      return; // not JSON: the shape check reports it
+    }
+    const [method, template] = [probe.op.slice(0, probe.op.indexOf(' ')), probe.op.slice(probe.op.indexOf(' ') + 1)];
+    const why = unlistedAnswer(document, method, template, answer.status, body);
+    if (why) unlisted.add(`${probe.op} (${probe.what}): ${why}`);
+  };
+
   test('no answer is a 500 or outside the {"detail": …} shape', async () => {
     const probes: Probe[] = [];
     for (const [template, operations] of Object.entries<any>(document.paths)) {
       for (const [method, operation] of Object.entries<any>(operations)) {
         if (method === 'delete' || template.includes('webhook')) continue;
+        const op = `${method.toUpperCase()} ${template}`;
         const params = (operation.parameters ?? []) as any[];
         const fill = (id: unknown) =>
           template.replace(/\{([^}]+)\}/g, (_m, name) =>
@@ -82,17 +100,18 @@ forEachEngine('every route probed with hostile input', (engine) => {
         const baseQuery = new URLSearchParams(query.filter((p) => p.required).map((p) => [p.name, String(p.example)])).toString();
         // Path: an id beyond int32, and bad percent-encoding.
         if (template.includes('{')) {
-          probes.push({ method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '2147483648'), query: baseQuery, what: 'path id 2147483648' });
-          probes.push({ method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '%zz'), query: baseQuery, what: 'path %zz' });
+          probes.push({ op, method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '2147483648'), query: baseQuery, what: 'path id 2147483648' });
+          probes.push({ op, method: method.toUpperCase(), path: template.replace(/\{([^}]+)\}/g, '%zz'), query: baseQuery, what: 'path %zz' });
         }
         // Query: each parameter spoiled.
         for (const parameter of query) {
           const spoiled = new URLSearchParams(baseQuery);
           const bad = parameter.schema?.type === 'integer' || parameter.schema?.type === 'number' ? '2147483648' : 'a\u0000b';
           spoiled.set(parameter.name, bad);
-          probes.push({ method: method.toUpperCase(), path, query: spoiled.toString(), what: `query ${parameter.name}=${JSON.stringify(bad)}` });
+          probes.push({ op, method: method.toUpperCase(), path, query: spoiled.toString(), what: `query ${parameter.name}=${JSON.stringify(bad)}` });
           // Bad percent-encoding in the value (kept as written by the query parser, then validated).
           probes.push({
+            op,
             method: method.toUpperCase(),
             path,
             query: `${baseQuery ? `${baseQuery}&` : ''}${parameter.name}=%zz%E0%A4`,
@@ -106,6 +125,7 @@ forEachEngine('every route probed with hostile input', (engine) => {
           const last = String(leaf.at[leaf.at.length - 1] ?? '');
           if (typeof leaf.value === 'string') {
             probes.push({
+              op,
               method: method.toUpperCase(),
               path,
               query: baseQuery,
@@ -113,6 +133,7 @@ forEachEngine('every route probed with hostile input', (engine) => {
               what: `body ${leaf.at.join('.')} with NUL`,
             });
             probes.push({
+              op,
               method: method.toUpperCase(),
               path,
               query: baseQuery,
@@ -121,6 +142,7 @@ forEachEngine('every route probed with hostile input', (engine) => {
             });
           } else if (typeof leaf.value === 'number' && (last === 'id' || last.endsWith('_id'))) {
             probes.push({
+              op,
               method: method.toUpperCase(),
               path,
               query: baseQuery,
@@ -130,6 +152,7 @@ forEachEngine('every route probed with hostile input', (engine) => {
           }
         }
         probes.push({
+          op,
           method: method.toUpperCase(),
           path,
           query: baseQuery,
@@ -156,8 +179,10 @@ forEachEngine('every route probed with hostile input', (engine) => {
         failures.push(`${probe.method} ${probe.path} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
       if (answer.status < 300 && /NUL|surrogate/.test(probe.what))
         failures.push(`${probe.method} ${probe.path} (${probe.what}): accepted with ${answer.status}`);
+      listedOrNot(probe, answer);
     }
     assert.deepEqual(failures, []);
+    assert.deepEqual([...unlisted], [], 'every error answered is one /openapi.json lists for its operation');
   });
 
   /**
@@ -173,6 +198,7 @@ forEachEngine('every route probed with hostile input', (engine) => {
       if (!template.startsWith('/v1/') || template.includes('webhook')) continue;
       for (const [method, operation] of Object.entries<any>(byMethod)) {
         operations++;
+        const op = `${method.toUpperCase()} ${template}`;
         const params = (operation.parameters ?? []) as any[];
         const query = params.filter((p) => p.in === 'query');
         const baseQuery = new URLSearchParams(query.filter((p) => p.required).map((p) => [p.name, String(p.example)])).toString();
@@ -186,10 +212,10 @@ forEachEngine('every route probed with hostile input', (engine) => {
             const spoiled = fill((name) =>
               name === parameter.name ? loose : name === 'agent_id' ? String(target) : String(params.find((p) => p.name === name)?.example ?? '1'),
             );
-            probes.push({ method: M, path: spoiled, query: baseQuery, what: `path ${parameter.name}=${loose}` });
+            probes.push({ op, method: M, path: spoiled, query: baseQuery, what: `path ${parameter.name}=${loose}` });
           }
         }
-        probes.push({ method: M, path, query: `${baseQuery ? `${baseQuery}&` : ''}isPrimary=true`, what: 'unknown query parameter isPrimary' });
+        probes.push({ op, method: M, path, query: `${baseQuery ? `${baseQuery}&` : ''}isPrimary=true`, what: 'unknown query parameter isPrimary' });
         const example = operation.requestBody?.content?.['application/json']?.example;
         if (example !== undefined) {
           const text = JSON.stringify(example);
@@ -198,11 +224,12 @@ forEachEngine('every route probed with hostile input', (engine) => {
             at > 0
               ? Buffer.concat([Buffer.from(text.slice(0, at + 3)), Buffer.from([0xc3, 0x28]), Buffer.from(text.slice(at + 3))])
               : Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff]), Buffer.from('"}')]);
-          probes.push({ method: M, path, query: baseQuery, body: bytes, what: 'a body that is not UTF-8' });
+          probes.push({ op, method: M, path, query: baseQuery, body: bytes, what: 'a body that is not UTF-8' });
           for (const leaf of leaves(example)) {
             const list = leaf.at[leaf.at.length - 2];
             if (typeof leaf.value === 'number' && typeof list === 'string' && list.endsWith('_ids')) {
               probes.push({
+                op,
                 method: M,
                 path,
                 query: baseQuery,
@@ -222,8 +249,10 @@ forEachEngine('every route probed with hostile input', (engine) => {
       const answer = await raw(port, t.key, probe);
       if (answer.status < 400 || answer.status >= 500)
         failures.push(`${probe.method} ${probe.path}${probe.query ? `?${probe.query}` : ''} (${probe.what}): ${answer.status} ${answer.body.slice(0, 160)}`);
+      listedOrNot(probe, answer);
     }
     assert.deepEqual(failures, []);
+    assert.deepEqual([...unlisted], [], 'every error answered is one /openapi.json lists for its operation');
     // Nothing the refused DELETEs named went: the target agent still has its record.
     assert.equal((await t.request('GET', `/v1/agent/${agentId}`)).status, 200);
   });

@@ -80,6 +80,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -160,7 +184,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `missing_permission`: This API key lacks the permission this call needs */
+                /**
+                 * @description `missing_permission`: A key cannot make a key with a permission it does not have itself: this one lacks "…".
+                 *
+                 *     `missing_permission`: This API key lacks the permission this call needs
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -170,8 +198,36 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "missing_permission",
-                         *         "message": "This API key lacks the permission this call needs"
+                         *         "message": "A key cannot make a key with a permission it does not have itself: this one lacks \"…\"."
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -310,7 +366,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `key_not_found`: API key … not found */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -319,9 +375,23 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "key_not_found",
+                         *         "message": "API key … not found"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -453,6 +523,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -562,7 +656,51 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `avatar_exists`: A face with this avatar_id exists (built-in, operator or the account's own); choose another */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "avatar_exists",
+                         *         "message": "A face with this avatar_id exists (built-in, operator or the account's own); choose another"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Send the GLB/VRM file itself as the body with a GLB or VRM Content-Type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "Send the GLB/VRM file itself as the body with a GLB or VRM Content-Type"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_face`: The face file cannot be used: …
+                 *
+                 *     `invalid_avatar_id`: avatar_id "…" must match …
+                 *
+                 *     `unknown_voice`: No kokoro voice "…"; a face's default_voice_id is a kokoro voice (GET /v1/voices/kokoro)
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit a face of gender "…"; pass … kokoro voice
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -583,7 +721,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -685,6 +823,30 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -798,7 +960,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `avatar_not_found`: No face "…" of this account; built-in and operator faces cannot be deleted through the API */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -807,9 +969,40 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "avatar_not_found",
+                         *         "message": "No face \"…\" of this account; built-in and operator faces cannot be deleted through the API"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `avatar_in_use`: The face is used by an agent or on stage in a session */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "avatar_in_use",
+                         *         "message": "The face is used by an agent or on stage in a session"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -1002,6 +1195,34 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /**
                  * @description The request is not valid (validation items), or:
                  *
@@ -1153,6 +1374,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -1245,6 +1490,30 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -1384,6 +1653,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -1515,6 +1798,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -1732,6 +2029,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /**
                  * @description The request is not valid (validation items), or:
                  *
@@ -1916,6 +2255,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -2077,6 +2430,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -2219,6 +2586,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -2380,6 +2761,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -2520,6 +2943,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -2666,6 +3103,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -2821,6 +3272,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -2967,6 +3432,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -3133,6 +3612,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -3265,6 +3786,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -3384,6 +3919,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -3557,6 +4106,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -3685,7 +4276,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3695,14 +4286,36 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `no_website`: The agent has no website_url to read
+                 *
+                 *     `private_address`: private address
+                 *
+                 *     `website_unreachable`: The website … could not be read: …
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3723,7 +4336,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -3860,7 +4473,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -3870,14 +4483,81 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `build_in_progress`: A build of this agent is already running; poll brain-status until it is complete or failed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "build_in_progress",
+                         *         "message": "A build of this agent is already running; poll brain-status until it is complete or failed"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `too_many_pages`: A build reads at most … pages (CRAWL_MAX_PAGES); … were given
+                 *
+                 *     `page_limit`: An agent holds at most … pages; delete some first
+                 *
+                 *     `no_website`: The agent has no website_url to read
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -3898,7 +4578,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -4017,7 +4697,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4027,8 +4707,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -4178,7 +4872,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4188,14 +4882,62 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_url`: url must be an http(s) URL of a web page
+                 *
+                 *     `page_limit`: An agent holds at most … pages; delete some first
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -4216,7 +4958,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -4327,7 +5069,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4337,8 +5079,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -4478,7 +5234,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `page_not_found`: No page with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4488,8 +5248,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -4616,7 +5390,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `page_not_found`: No page with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4626,8 +5404,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -4764,7 +5556,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `page_not_found`: No page with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4774,8 +5570,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -4915,7 +5753,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -4925,8 +5763,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -5057,7 +5909,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5067,8 +5919,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -5198,7 +6064,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5208,14 +6074,77 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `section_exists`: A section with topic "…" exists; update it with PATCH …/kb-sections/… */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "section_exists",
+                         *         "message": "A section with topic \"…\" exists; update it with PATCH …/kb-sections/…"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `section_limit`: An agent holds at most … knowledge-base sections
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5236,7 +6165,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -5366,7 +6295,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `section_not_found`: No knowledge-base section "…" for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5376,8 +6309,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -5510,7 +6457,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `section_not_found`: No knowledge-base section "…" for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5520,8 +6471,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -5663,7 +6656,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5673,8 +6666,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -5822,7 +6857,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -5832,14 +6867,49 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `build_in_progress`: A build of this agent is already running; poll brain-status until it is complete or failed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "build_in_progress",
+                         *         "message": "A build of this agent is already running; poll brain-status until it is complete or failed"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `no_website`: The agent has no website_url to read
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -5860,7 +6930,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -5995,7 +7065,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6005,14 +7075,79 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `build_in_progress`: A build of this agent is already running; poll brain-status until it is complete or failed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "build_in_progress",
+                         *         "message": "A build of this agent is already running; poll brain-status until it is complete or failed"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `too_many_pages`: A build reads at most … pages (CRAWL_MAX_PAGES); … were given
+                 *
+                 *     `page_limit`: An agent holds at most … pages; delete some first
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6033,7 +7168,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -6181,7 +7316,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6191,8 +7326,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -6327,7 +7476,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6337,8 +7486,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -6466,7 +7629,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6476,8 +7639,39 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `build_in_progress`: A build of this agent is already running; poll brain-status until it is complete or failed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "build_in_progress",
+                         *         "message": "A build of this agent is already running; poll brain-status until it is complete or failed"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -6622,7 +7816,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `question_not_found`: No question with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6632,14 +7830,60 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `fact_limit`: An agent holds at most … facts; remove or consolidate some first
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6660,7 +7904,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -6778,7 +8022,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `question_not_found`: No question with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6788,8 +8036,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -6934,7 +8224,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -6944,14 +8234,60 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `fact_limit`: An agent holds at most … facts; remove or consolidate some first
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -6972,7 +8308,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -7108,7 +8444,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `review_not_found`: No review item with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7118,8 +8458,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7253,7 +8635,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7263,8 +8645,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7412,7 +8808,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7422,8 +8818,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7564,7 +9002,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `preview_not_found`: No correction preview … to apply (unknown, already applied or expired)
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7574,8 +9016,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7704,7 +9188,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7714,8 +9198,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7851,7 +9349,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7861,8 +9359,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -7984,7 +9524,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -7994,8 +9534,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8122,7 +9676,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8132,8 +9686,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8269,7 +9865,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8279,8 +9875,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8420,7 +10058,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8430,8 +10068,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8587,7 +10239,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8597,8 +10249,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8735,7 +10429,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8745,8 +10439,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -8891,7 +10599,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `gap_not_found`: No knowledge gap with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -8901,8 +10613,50 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -9036,7 +10790,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `gap_not_found`: No knowledge gap with id … for this agent
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -9046,8 +10804,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -9175,6 +10947,30 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -10080,6 +11876,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -10188,6 +12008,34 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -10229,7 +12077,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
+                /** @description `payments_not_configured`: Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10238,17 +12086,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "payments_not_configured",
+                         *         "message": "Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -10333,7 +12176,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description checkout_not_found */
+                /** @description `checkout_not_found`: No such top-up checkout in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -10342,17 +12185,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "checkout_not_found",
+                         *         "message": "No such top-up checkout in this account"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description The request is not valid */
@@ -10396,7 +12234,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
+                /** @description `payments_not_configured`: Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10405,17 +12243,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "payments_not_configured",
+                         *         "message": "Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -10495,6 +12328,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -10512,7 +12369,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
+                /** @description `payments_not_configured`: Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance` */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -10521,17 +12378,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "payments_not_configured",
+                         *         "message": "Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -10624,6 +12476,30 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -10780,6 +12656,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -10931,6 +12831,30 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -11484,7 +13408,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description conversation_not_found: unknown, or another account's */
+                /**
+                 * @description conversation_not_found: unknown, or another account's
+                 *
+                 *     `conversation_not_found`: No conversation … in this account
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11505,6 +13433,20 @@ export interface paths {
                                 message: string;
                             };
                         };
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description The request is not valid */
@@ -11766,7 +13708,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description conversation_not_found: unknown, or another account's */
+                /**
+                 * @description conversation_not_found: unknown, or another account's
+                 *
+                 *     `conversation_not_found`: No conversation … in this account
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -11779,6 +13725,20 @@ export interface paths {
                                 message: string;
                             };
                         };
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description The request is not valid */
@@ -12137,6 +14097,34 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -12259,6 +14247,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -12394,6 +14396,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -12517,6 +14561,20 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -12662,6 +14720,48 @@ export interface paths {
                          *         "code": "rule_limit",
                          *         "message": "An agent has at most … alert rules; delete one first"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -12814,6 +14914,48 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -12955,6 +15097,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -13076,7 +15232,13 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `agent_not_found`: No agent with id … in this account */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: No alert rule with id … for this agent
+                 *
+                 *     `destination_not_found`: No notification destination with id … in this account
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13088,6 +15250,48 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -13128,6 +15332,27 @@ export interface paths {
                          *       "detail": {
                          *         "code": "rate_limited",
                          *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `webhooks_unavailable`: Webhook deliveries are not available on this server
+                 *
+                 *     `telegram_not_configured`: Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)
+                 */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "webhooks_unavailable",
+                         *         "message": "Webhook deliveries are not available on this server"
                          *       }
                          *     }
                          */
@@ -13233,6 +15458,48 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -13380,7 +15647,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description `agent_not_found`: No agent with id … in this account */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `conversation_not_found`: No ended conversation with id … in this account
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -13392,6 +15663,48 @@ export interface paths {
                          *         "code": "agent_not_found",
                          *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -13504,6 +15817,30 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -13591,6 +15928,51 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /**
+                 * @description `telegram_webhook_set`: The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)
+                 *
+                 *     `destination_limit`: An account has at most … notification destinations; delete one first
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "telegram_webhook_set",
+                         *         "message": "The Telegram bot delivers its updates to a webhook, so Presence cannot read the /start message: give Presence a bot of its own, or remove the webhook (deleteWebhook)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
                 429: {
                     headers: {
@@ -13602,6 +15984,40 @@ export interface paths {
                          *       "detail": {
                          *         "code": "rate_limited",
                          *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `telegram_unavailable`: The Telegram Bot API did not answer: … */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "telegram_unavailable",
+                         *         "message": "The Telegram Bot API did not answer: …"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `telegram_not_configured`: Telegram is not set up on this server (TELEGRAM_BOT_TOKEN) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "telegram_not_configured",
+                         *         "message": "Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)"
                          *       }
                          *     }
                          */
@@ -13689,6 +16105,20 @@ export interface paths {
                          *         "code": "connect_token_not_found",
                          *         "message": "No Telegram connect link with this token in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -13836,7 +16266,41 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_url`: The webhook URL is not an http(s) URL, or carries credentials
+                 *
+                 *     `private_address`: … is a loopback or private-network address (…); webhooks must be on the public internet
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -13857,7 +16321,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -13958,6 +16422,20 @@ export interface paths {
                          *         "code": "destination_not_found",
                          *         "message": "No notification destination with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -14117,6 +16595,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -14267,6 +16759,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -14398,7 +16904,57 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `not_a_webhook`: url, headers and rotate_secret apply to webhook destinations only
+                 *
+                 *     `invalid_url`: The webhook URL is not an http(s) URL, or carries credentials
+                 *
+                 *     `private_address`: … is a loopback or private-network address (…); webhooks must be on the public internet
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -14419,7 +16975,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -14542,7 +17098,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -14552,8 +17108,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -14715,7 +17285,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `agent_not_found`: No agent with id … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -14725,14 +17295,66 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `rule_limit`: An agent has at most … handoff rules
+                 *
+                 *     `destination_unavailable`: The chat-messenger (Telegram) destination is not available on this deployment yet
+                 *
+                 *     `invalid_url`: The webhook URL is not an http(s) URL, or carries credentials
+                 *
+                 *     `private_address`: … is a loopback or private-network address (…); webhooks must be on the public internet
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -14753,7 +17375,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -14902,7 +17524,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: Rule not found
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -14912,8 +17538,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -15088,7 +17728,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: Rule not found
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -15098,14 +17742,64 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `destination_unavailable`: The chat-messenger (Telegram) destination is not available on this deployment yet
+                 *
+                 *     `invalid_url`: The webhook URL is not an http(s) URL, or carries credentials
+                 *
+                 *     `private_address`: … is a loopback or private-network address (…); webhooks must be on the public internet
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -15126,7 +17820,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -15247,7 +17941,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: Rule not found
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -15257,8 +17955,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -15391,7 +18103,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: Rule not found
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -15401,8 +18117,22 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -15551,7 +18281,13 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `agent_not_found`: No agent with id … in this account
+                 *
+                 *     `rule_not_found`: Rule not found
+                 *
+                 *     `delivery_not_found`: Delivery not found
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -15561,8 +18297,39 @@ export interface paths {
                          * @example {
                          *       "detail": {
                          *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "message": "No agent with id … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `delivery_not_failed`: Only a failed delivery can be replayed */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "delivery_not_failed",
+                         *         "message": "Only a failed delivery can be replayed"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -15899,6 +18666,34 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /**
                  * @description The request is not valid (validation items), or:
                  *
@@ -16000,6 +18795,51 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `invalid_session_token`: Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_session_token",
+                         *         "message": "Missing or invalid session token. Send \"Authorization: Bearer <session_token>\" from POST /v1/sessions/token."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_request`: The request is not valid: its first problem, as `field: message`
+                 */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
             };
         };
         options?: never;
@@ -16099,6 +18939,20 @@ export interface paths {
                          *         "code": "session_not_found",
                          *         "message": "No session … in this account"
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -16254,6 +19108,20 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description The request is not valid */
                 422: {
                     headers: {
@@ -16341,7 +19209,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description invalid_signature */
+                /** @description `invalid_signature`: The Stripe-Signature does not verify: … */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -16350,20 +19218,43 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "invalid_signature",
+                         *         "message": "The Stripe-Signature does not verify: …"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description payments_not_configured: STRIPE_SECRET_KEY is unset */
+                /** @description The request is not valid */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"];
+                    };
+                };
+                /**
+                 * @description `payments_not_configured`: Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`
+                 *
+                 *     `webhooks_not_configured`: STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are not accepted
+                 */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -16372,17 +19263,12 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "payments_not_configured",
+                         *         "message": "Payments are not configured on this deployment (STRIPE_SECRET_KEY is unset); an operator credits wallets with `presence accounts set --balance`"
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            detail: {
-                                code: string;
-                                message: string;
-                            };
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -16459,7 +19345,98 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...". */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_api_key",
+                         *         "message": "Missing or invalid API key. Send \"Authorization: Bearer sk_live_...\"."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `permission_denied`: This API key lacks the "sessions" permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "permission_denied",
+                         *         "message": "This API key lacks the \"sessions\" permission"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `agent_not_found`: No agent with id or liveavatar_avatar_id … in this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id or liveavatar_avatar_id … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `body_too_large`: Request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "body_too_large",
+                         *         "message": "Request body is too large"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Content-Type must be application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "Content-Type must be application/json"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_request`: The request is not valid: its first problem, as `field: message`
+                 *
+                 *     `mode_not_supported`: mode not supported
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -16480,7 +19457,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
             };
@@ -16539,6 +19516,149 @@ export interface paths {
                                 player_url: string;
                             };
                         };
+                    };
+                };
+                /**
+                 * @description `invalid_session_token`: Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.
+                 *
+                 *     `token_expired`: A session token starts its session within … seconds of being made; make a new one
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_session_token",
+                         *         "message": "Missing or invalid session token. Send \"Authorization: Bearer <session_token>\" from POST /v1/sessions/token."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `paid_feature`: The voice is premium; the free plan speaks with kokoro voices
+                 *
+                 *     `insufficient_balance`: The wallet balance is used up; top up to start sessions
+                 *
+                 *     `free_minutes_exhausted`: The free plan's … session minutes for this month are used up
+                 *
+                 *     `free_concurrency`: The free plan runs one session at a time; stop the running one first
+                 */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "paid_feature",
+                         *         "message": "The voice is premium; the free plan speaks with kokoro voices"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `agent_not_found`: No agent with id … in this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_not_found",
+                         *         "message": "No agent with id … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `session_ended`: This session has ended; make a new session token
+                 *
+                 *     `session_already_started`: This session token has already started its session
+                 *
+                 *     `agent_inactive`: Agent … is inactive; PATCH its status to active to start sessions
+                 *
+                 *     `agent_building`: The agent's knowledge is being built; try again when brain-status is complete
+                 *
+                 *     `concurrency_limit`: Agent … already has … session(s) running (its concurrency_limit)
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "session_ended",
+                         *         "message": "This session has ended; make a new session token"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_request`: The request is not valid: its first problem, as `field: message`
+                 *
+                 *     `unknown_avatar`: No face "…"; GET /v1/avatars lists them
+                 *
+                 *     `unknown_voice`: No … voice "…"; GET /v1/voices/… lists them
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit face "…"; pass a voice_id with … voice (e.g. …)
+                 *
+                 *     `invalid_look`: The look names a backdrop or camera that does not exist (GET /v1/backdrops lists backdrops; cameras are far, mid, close)
+                 */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": [
+                         *         {
+                         *           "type": "missing",
+                         *           "loc": [
+                         *             "body",
+                         *             "name"
+                         *           ],
+                         *           "msg": "Field required",
+                         *           "input": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description `no_capacity`: No avatar is free, or this node is draining; try again shortly (Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "no_capacity",
+                         *         "message": "No avatar is free, or this node is draining; try again shortly (Retry-After)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -16601,7 +19721,123 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request is not valid */
+                /**
+                 * @description `invalid_session_token`: Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.
+                 *
+                 *     `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...".
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_session_token",
+                         *         "message": "Missing or invalid session token. Send \"Authorization: Bearer <session_token>\" from POST /v1/sessions/token."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `permission_denied`: This API key lacks the "sessions" permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "permission_denied",
+                         *         "message": "This API key lacks the \"sessions\" permission"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `session_not_found`: No session … in this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "session_not_found",
+                         *         "message": "No session … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `session_not_started`: The session has not started yet; call /v1/sessions/start first
+                 *
+                 *     `session_ended`: This session has ended; make a new session token
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "session_not_started",
+                         *         "message": "The session has not started yet; call /v1/sessions/start first"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `body_too_large`: Request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "body_too_large",
+                         *         "message": "Request body is too large"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Content-Type must be application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "Content-Type must be application/json"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_request`: The request is not valid: its first problem, as `field: message`
+                 *
+                 *     `session_id_required`: With an API key, send {"session_id": …} in the body
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -16622,7 +19858,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
             };
@@ -16687,7 +19923,102 @@ export interface paths {
                         };
                     };
                 };
-                /** @description The request is not valid */
+                /**
+                 * @description `invalid_session_token`: Missing or invalid session token. Send "Authorization: Bearer <session_token>" from POST /v1/sessions/token.
+                 *
+                 *     `invalid_api_key`: Missing or invalid API key. Send "Authorization: Bearer sk_live_...".
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "invalid_session_token",
+                         *         "message": "Missing or invalid session token. Send \"Authorization: Bearer <session_token>\" from POST /v1/sessions/token."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `permission_denied`: This API key lacks the "sessions" permission */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "permission_denied",
+                         *         "message": "This API key lacks the \"sessions\" permission"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `session_not_found`: No session … in this account */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "session_not_found",
+                         *         "message": "No session … in this account"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `body_too_large`: Request body is too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "body_too_large",
+                         *         "message": "Request body is too large"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `unsupported_media_type`: Content-Type must be application/json */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "Content-Type must be application/json"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_request`: The request is not valid: its first problem, as `field: message`
+                 *
+                 *     `session_id_required`: With an API key, send {"session_id": …} in the body
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -16708,7 +20039,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
             };
@@ -16803,7 +20134,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `session_not_found`: No session … in this account */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -16812,15 +20143,78 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "session_not_found",
+                         *         "message": "No session … in this account"
                          *       }
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The request is not valid */
+                /** @description `session_ended`: Session … has ended (…) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "session_ended",
+                         *         "message": "Session … has ended (…)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `wrong_mode`: visitor.message is for conversation-mode sessions; in render mode your own agent answers the visitor
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -16841,7 +20235,7 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
                     };
                 };
                 /** @description `rate_limited`: Too many requests for this API key; retry later. */
@@ -16954,7 +20348,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /** @description `unknown_provider`: Unknown voice provider "…". Known providers: …. */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -16963,9 +20357,23 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "unknown_provider",
+                         *         "message": "Unknown voice provider \"…\". Known providers: …."
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -17091,7 +20499,11 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such record (of this account) */
+                /**
+                 * @description `unknown_provider`: Unknown voice provider "…". Known providers: ….
+                 *
+                 *     `unknown_voice`: Provider "…" has no voice "…".
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -17100,9 +20512,23 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "agent_not_found",
-                         *         "message": "No agent with id 42"
+                         *         "code": "unknown_provider",
+                         *         "message": "Unknown voice provider \"…\". Known providers: …."
                          *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A path parameter is longer than 100 characters */
+                414: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "'aaaa…' is exceeding the max param length"
                          *     }
                          */
                         "application/json": components["schemas"]["Error"];
@@ -17143,6 +20569,23 @@ export interface paths {
                          *       "detail": {
                          *         "code": "rate_limited",
                          *         "message": "Too many requests for this API key; retry later."
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `tts_error`: The … voice could not be synthesised: … */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "tts_error",
+                         *         "message": "The … voice could not be synthesised: …"
                          *       }
                          *     }
                          */
@@ -17196,6 +20639,40 @@ export interface paths {
                          *     }
                          */
                         "application/json": components["schemas"]["EmbedPublicConfig"];
+                    };
+                };
+                /** @description `origin_not_allowed`: The page's origin is not one of this agent's allowed origins */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "origin_not_allowed",
+                         *         "message": "The page's origin is not one of this agent's allowed origins"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `embed_key_not_found`: No agent has this embed key (it may have been regenerated) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "embed_key_not_found",
+                         *         "message": "No agent has this embed key (it may have been regenerated)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description The request is not valid */
@@ -17287,7 +20764,133 @@ export interface paths {
                         "application/json": components["schemas"]["EmbedStartResponse"];
                     };
                 };
-                /** @description The request is not valid */
+                /**
+                 * @description `paid_feature`: The voice is premium; the free plan speaks with kokoro voices
+                 *
+                 *     `insufficient_balance`: The wallet balance is used up; top up to start sessions
+                 *
+                 *     `free_minutes_exhausted`: The free plan's … session minutes for this month are used up
+                 *
+                 *     `free_concurrency`: The free plan runs one session at a time; stop the running one first
+                 */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "paid_feature",
+                         *         "message": "The voice is premium; the free plan speaks with kokoro voices"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `origin_not_allowed`: The page's origin is not one of this agent's allowed origins */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "origin_not_allowed",
+                         *         "message": "The page's origin is not one of this agent's allowed origins"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `embed_key_not_found`: No agent has this embed key (it may have been regenerated)
+                 *
+                 *     `agent_not_found`: No agent with id … in this account
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "embed_key_not_found",
+                         *         "message": "No agent has this embed key (it may have been regenerated)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description `agent_inactive`: Agent … is inactive; PATCH its status to active to start sessions
+                 *
+                 *     `agent_building`: The agent's knowledge is being built; try again when brain-status is complete
+                 *
+                 *     `concurrency_limit`: Agent … already has … session(s) running (its concurrency_limit)
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "agent_inactive",
+                         *         "message": "Agent … is inactive; PATCH its status to active to start sessions"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The request body is over 2 MB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Request body is too large"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type must be application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": "Content-Type must be application/json"
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description The request is not valid (validation items), or:
+                 *
+                 *     `invalid_visitor_values`: Visitor values refused, or values the agent needs are missing
+                 *
+                 *     `unknown_avatar`: No face "…"; GET /v1/avatars lists them
+                 *
+                 *     `unknown_voice`: No … voice "…"; GET /v1/voices/… lists them
+                 *
+                 *     `voice_face_mismatch`: Voice "…" does not suit face "…"; pass a voice_id with … voice (e.g. …)
+                 *
+                 *     `invalid_look`: The look names a backdrop or camera that does not exist (GET /v1/backdrops lists backdrops; cameras are far, mid, close)
+                 */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -17308,7 +20911,41 @@ export interface paths {
                          *       ]
                          *     }
                          */
-                        "application/json": components["schemas"]["ValidationError"];
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description `rate_limited`: Too many conversations started; try again shortly */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "rate_limited",
+                         *         "message": "Too many conversations started; try again shortly"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description `no_capacity`: No avatar is free, or this node is draining; try again shortly (Retry-After) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "detail": {
+                         *         "code": "no_capacity",
+                         *         "message": "No avatar is free, or this node is draining; try again shortly (Retry-After)"
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };

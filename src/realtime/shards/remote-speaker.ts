@@ -6,6 +6,7 @@ import type { Speaker } from '../session.js';
 import type { SpeechPiece } from '../../speech/piece.js';
 import type { SpeakerFactory } from '../service.js';
 import type { FromShard, ToShard } from './messages.js';
+import { AsyncQueue } from '../../core/async-queue.js';
 
 type SpeechMessage = Extract<ToShard, { type: 'speech' }>;
 
@@ -34,25 +35,23 @@ export class RemoteSpeech {
   ): AsyncIterable<SpeechPiece> {
     if (typeof text !== 'string') throw new Error('a shard voices whole texts only (streamed answers are conversation mode, which runs in the main process)');
     const id = this.next++;
-    const queue: SpeechMessage[] = [];
-    let wake: () => void = () => {};
     // Bounded by the text: speak_text takes at most MAX_QUEUED_TEXT_CHARS, and the session reads
     // pieces as they come (it queues them for the clock at once).
-    this.waiting.set(id, (message) => {
-      queue.push(message);
-      wake();
-    });
+    const queue = new AsyncQueue<SpeechMessage>();
+    this.waiting.set(id, (message) => queue.push(message));
+    let stop: () => void = () => {};
+    const aborted = new Promise<void>((resolve) => (stop = resolve));
     const abort = () => {
       this.send({ type: 'speak_abort', id });
-      wake();
+      stop();
     };
     signal.addEventListener('abort', abort, { once: true });
     try {
       this.send({ type: 'speak', id, voice, text, sampleRate });
       for (;;) {
-        while (!queue.length && !signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
         if (signal.aborted) return;
-        const message = queue.shift()!;
+        const message = await queue.next(aborted);
+        if (!message || signal.aborted) return;
         if (message.error) throw new Error(message.error);
         if (message.done) return;
         if (message.piece) yield message.piece;

@@ -12,7 +12,8 @@ import WebSocket from 'ws';
 import { SpeechError, codeForStatus } from '../errors.js';
 import { pcmFromBytes, providerFetch, readBody } from './http.js';
 import { PREMIUM_RATE, type PremiumOptions } from './premium.js';
-import { Inbox, socketError, wsUrl } from './socket.js';
+import { AsyncQueue } from '../../core/async-queue.js';
+import { silentProvider, socketError, wsUrl } from './socket.js';
 import type { EngineAudio, EngineRequest, SpeechEngine, WordTiming } from './types.js';
 
 export const CARTESIA_VERSION = '2025-04-16';
@@ -64,7 +65,7 @@ export class CartesiaWebSocketEngine implements SpeechEngine {
   readonly name = 'cartesia';
   private socket: WebSocket | undefined;
   private opening: Promise<WebSocket> | undefined;
-  private contexts = new Map<string, Inbox<CartesiaMessage>>();
+  private contexts = new Map<string, AsyncQueue<CartesiaMessage>>();
   private readonly base: string;
 
   constructor(private readonly options: PremiumOptions & { modelId?: string }) {
@@ -116,7 +117,7 @@ export class CartesiaWebSocketEngine implements SpeechEngine {
   async *synthesize(request: EngineRequest): AsyncIterable<EngineAudio> {
     const socket = await this.connect();
     const contextId = crypto.randomUUID();
-    const inbox = new Inbox<CartesiaMessage>();
+    const inbox = new AsyncQueue<CartesiaMessage>();
     this.contexts.set(contextId, inbox);
     const onAbort = () => {
       inbox.fail(new SpeechError('aborted', 'synthesis was cancelled', 'cartesia'));
@@ -137,7 +138,7 @@ export class CartesiaWebSocketEngine implements SpeechEngine {
         }),
       );
       for (;;) {
-        const message = await inbox.next(this.timeout, 'cartesia');
+        const message = await inbox.nextWithin(this.timeout, silentProvider('cartesia', this.timeout));
         if (!message) break;
         if (message.type === 'error') {
           const status = message.status_code ?? 0;

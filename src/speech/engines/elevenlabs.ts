@@ -11,7 +11,8 @@ import WebSocket from 'ws';
 import { SpeechError } from '../errors.js';
 import { pcmFromBytes, providerFetch, readBody } from './http.js';
 import { PREMIUM_RATE, type PremiumOptions } from './premium.js';
-import { Inbox, socketError, wsUrl } from './socket.js';
+import { AsyncQueue } from '../../core/async-queue.js';
+import { silentProvider, socketError, wsUrl } from './socket.js';
 import type { EngineAudio, EngineRequest, SpeechEngine, WordTiming } from './types.js';
 
 /** ElevenLabs: POST /v1/text-to-speech/{voice_id}/stream?output_format=pcm_24000, header xi-api-key. */
@@ -96,7 +97,7 @@ export class ElevenLabsWebSocketEngine implements SpeechEngine {
     const params = new URLSearchParams({ model_id: this.modelId, output_format: `pcm_${PREMIUM_RATE}` });
     if (this.name === 'elevenlabs-flash' && request.language) params.set('language_code', request.language);
     const url = wsUrl(this.base, `/v1/text-to-speech/${encodeURIComponent(request.voiceId)}/stream-input?${params}`);
-    const inbox = new Inbox<ElevenLabsMessage>();
+    const inbox = new AsyncQueue<ElevenLabsMessage>();
     const socket = new WebSocket(url, { headers: { 'xi-api-key': this.options.apiKey }, handshakeTimeout: timeout });
     socket.on('message', (data) => {
       try {
@@ -106,7 +107,7 @@ export class ElevenLabsWebSocketEngine implements SpeechEngine {
       }
     });
     socket.on('error', (error) => inbox.fail(socketError(this.name, error)));
-    socket.on('close', () => inbox.end());
+    socket.on('close', () => inbox.close());
     socket.on('open', () => {
       socket.send(JSON.stringify({ text: ' ' }));
       socket.send(JSON.stringify({ text: `${request.text} `, flush: true }));
@@ -120,7 +121,7 @@ export class ElevenLabsWebSocketEngine implements SpeechEngine {
     try {
       let seconds = 0;
       for (;;) {
-        const message = await inbox.next(timeout, this.name);
+        const message = await inbox.nextWithin(timeout, silentProvider(this.name, timeout));
         if (!message) break;
         if (message.error || (message.message && !message.audio)) {
           throw new SpeechError('provider_error', `${this.name}: ${message.message ?? message.error}`, this.name);

@@ -1,48 +1,13 @@
 /**
  * What the premium providers' WebSocket clients share (word timings for lip-sync, no per-sentence
- * HTTP setup): an inbox read by one generator with an idle timeout, and socket failures as
- * SpeechError exactly as for the HTTP clients.
+ * HTTP setup): socket failures and silence as SpeechError exactly as for the HTTP clients (each
+ * socket's messages reach its reader through core's AsyncQueue, read with an idle timeout).
  */
 import { SpeechError, codeForStatus } from '../errors.js';
 
-/** A queue fed by socket events, read by one async generator, with an idle timeout. */
-export class Inbox<T> {
-  private items: T[] = [];
-  private error: SpeechError | undefined;
-  private ended = false;
-  private wake: (() => void) | undefined;
-
-  push(item: T) {
-    this.items.push(item);
-    this.poke();
-  }
-  fail(error: SpeechError) {
-    this.error ??= error;
-    this.poke();
-  }
-  end() {
-    this.ended = true;
-    this.poke();
-  }
-  private poke() {
-    const w = this.wake;
-    this.wake = undefined;
-    w?.();
-  }
-  async next(timeoutMs: number, provider: string): Promise<T | undefined> {
-    for (;;) {
-      if (this.items.length) return this.items.shift();
-      if (this.error) throw this.error;
-      if (this.ended) return undefined;
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = await new Promise<boolean>((resolve) => {
-        this.wake = () => resolve(false);
-        timer = setTimeout(() => resolve(true), timeoutMs);
-      });
-      clearTimeout(timer);
-      if (timedOut) throw new SpeechError('timeout', `${provider} sent nothing for ${timeoutMs} ms`, provider);
-    }
-  }
+/** A silent provider: nothing arrived on its socket within `timeoutMs` (for `AsyncQueue.nextWithin`). */
+export function silentProvider(provider: string, timeoutMs: number): () => SpeechError {
+  return () => new SpeechError('timeout', `${provider} sent nothing for ${timeoutMs} ms`, provider);
 }
 
 export function socketError(provider: string, error: Error & { code?: string }): SpeechError {
