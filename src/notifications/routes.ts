@@ -265,7 +265,6 @@ export function notificationRoutes(server: FastifyInstance, notifications: Notif
         agentsErrors.agent_not_found,
         notificationsErrors.rule_not_found,
         notificationsErrors.destination_not_found,
-        notificationsErrors.webhooks_unavailable,
         notificationsErrors.telegram_not_configured,
       ),
       schema: { tags, summary: "Send a test notification to a destination or a rule's destinations now", params: AgentIdParams, body: DeliveryTest },

@@ -15338,11 +15338,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /**
-                 * @description `webhooks_unavailable`: Webhook deliveries are not available on this server
-                 *
-                 *     `telegram_not_configured`: Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)
-                 */
+                /** @description `telegram_not_configured`: Telegram is not set up on this server (TELEGRAM_BOT_TOKEN) */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -15351,8 +15347,8 @@ export interface paths {
                         /**
                          * @example {
                          *       "detail": {
-                         *         "code": "webhooks_unavailable",
-                         *         "message": "Webhook deliveries are not available on this server"
+                         *         "code": "telegram_not_configured",
+                         *         "message": "Telegram is not set up on this server (TELEGRAM_BOT_TOKEN)"
                          *       }
                          *     }
                          */
