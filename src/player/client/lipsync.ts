@@ -81,7 +81,7 @@ export class LipSync {
   /** Closes the mouth from `at` on like `interrupt`, keeping what followed for `resume`. */
   pause(at: number): void {
     this.held = this.tracks.filter((tr) => tr.end > at).map((tr) => ({ ...tr, t: Math.max(tr.t, at) }));
-    this.interrupt(at);
+    this.cut(at);
   }
 
   /** What `pause` kept plays `shift` seconds later. */
@@ -101,7 +101,11 @@ export class LipSync {
 
   /** Drop every track from `at` on; truncate the one playing. */
   interrupt(at: number): void {
-    if (this.held.length) this.held = [];
+    this.held = [];
+    this.cut(at);
+  }
+
+  private cut(at: number): void {
     this.tracks = this.tracks.filter((tr) => tr.t < at);
     for (const tr of this.tracks) if (tr.end > at) tr.end = at;
   }
