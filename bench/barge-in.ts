@@ -16,8 +16,20 @@
  *   it paused the agent, and how long the agent stayed silent before resuming.
  * Times are on the clock of the audio pushed (the VAD's decisions depend on the audio only), so
  * machine load does not change them; `--runs` repeats everything to show it.
+ *
+ * `--live N` adds the whole path on a real server (PGlite, the offline voice, the real player
+ * channel), N trials each way, alternated: a page streams a quiet room and then the visitor (no
+ * echo: headphones) in 20 ms microphone frames at real time while the agent talks; measured on the
+ * page's wall clock from the moment the visitor's onset sample was captured to the `pause` (now) or
+ * `interrupt` (before) message arriving at the page, and to the `interrupt` (turn taken). The
+ * page's own stop (its next render quantum; the mouth closes on the next animation frame) is
+ * measured in test/player/player.test.ts.
  */
 import os from 'node:os';
+import WebSocket from 'ws';
+import { startTestApp } from '../test/support/app.js';
+import type { ListenerOptions } from '../src/conversation/listening/index.js';
+import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import { speechConfig } from '../src/core/config.js';
@@ -31,6 +43,8 @@ if (!testdataInstalled()) {
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 1;
+const liveArg = process.argv.indexOf('--live');
+const LIVE = liveArg > 0 ? Number(process.argv[liveArg + 1]) : 0;
 const CHUNK = 320;
 /** A back-channel's length ("mm-hm"): what must pause the agent at most briefly and never interrupt it. */
 const BURST_MS = 250;
@@ -171,3 +185,82 @@ for (let round = 1; round <= RUNS; round++) {
   console.log('');
 }
 await speech.close();
+
+if (LIVE > 0) await live(LIVE);
+
+/** The whole path on a real server; see the header. */
+async function live(trials: number): Promise<void> {
+  const t = await startTestApp('pglite', { STT_ENGINE: 'pocketsphinx', RATE_LIMIT_PER_SECOND: '100000' });
+  try {
+    await t.context.speech.start();
+    const agentId = (await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', concurrency_limit: 100 } })).body.id;
+    const lead = 2500;
+    const voice = concat(silence(lead), visitor.pcm, silence(1500));
+    const mic = Int16Array.from(voice, (v, i) => Math.max(-32768, Math.min(32767, v + 3 * roomNoise[i % roomNoise.length])));
+    const onsetSample = (lead + onsetMs) * 16;
+    const results = { before: { stop: [] as number[], turn: [] as number[] }, now: { stop: [] as number[], turn: [] as number[] } };
+    console.log(`## Live (real server, page frames of ${MIC_CHUNK / 16} ms at real time, no echo), load average ${os.loadavg()[0].toFixed(2)}\n`);
+    for (let i = 0; i < trials * 2; i++) {
+      const pausing = i % 2 === 1;
+      const started = await t.request('POST', '/v1/sessions', { body: { agent_id: agentId } });
+      const id = started.body.session_id as string;
+      const socket = new WebSocket(`${started.body.player_url.replace(/^http/, 'ws')}/ws`);
+      const messages: Array<{ at: number; type: string; state?: string }> = [];
+      await new Promise<void>((resolve, reject) => {
+        socket.once('error', reject);
+        socket.on('message', (data: Buffer, binary: boolean) => {
+          if (binary) return;
+          const m = JSON.parse(data.toString());
+          messages.push({ at: performance.now(), type: m.type, state: m.state });
+          if (m.type === 'hello') resolve();
+        });
+      });
+      const conversation = t.context.conversationLoop.get(id)! as unknown as { deps: { listenerOptions?: ListenerOptions } };
+      if (!pausing) conversation.deps.listenerOptions = { ...conversation.deps.listenerOptions, pauseAfterMs: 0 };
+      await t.request('POST', `/v1/sessions/${id}/commands`, { body: { type: 'agent.speak_text', text: `${TEXT} ${TEXT}` } });
+      for (const deadline = Date.now() + 20_000; !messages.some((m) => m.state === 'talking') && Date.now() < deadline; ) await sleep(10);
+      // The microphone at real time, 20 ms frames; when the onset sample was captured, on this clock.
+      let onsetAt = 0;
+      const began = performance.now();
+      let seq = 0;
+      for (let k = 0; k < mic.length; k += MIC_CHUNK) {
+        const piece = mic.subarray(k, Math.min(mic.length, k + MIC_CHUNK));
+        const due = began + ((k + piece.length) / 16000) * 1000;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        const bytes = Buffer.alloc(4 + piece.length * 2);
+        bytes.writeUInt32LE(seq++, 0);
+        Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).copy(bytes, 4);
+        socket.send(bytes, { binary: true });
+        if (!onsetAt && k + piece.length > onsetSample) onsetAt = performance.now() - ((k + piece.length - onsetSample) / 16000) * 1000;
+      }
+      await sleep(300);
+      socket.close();
+      const first = (type: string) => messages.find((m) => m.type === type && m.at > onsetAt)?.at;
+      const turn = first('interrupt');
+      const stop = pausing ? first('pause') : turn;
+      const r = results[pausing ? 'now' : 'before'];
+      if (stop !== undefined) r.stop.push(stop - onsetAt);
+      if (turn !== undefined) r.turn.push(turn - onsetAt);
+      console.error(
+        `trial ${i + 1} (${pausing ? 'pause' : 'before'}): voice stops ${stop === undefined ? '—' : Math.round(stop - onsetAt)} ms, turn ${turn === undefined ? '—' : Math.round(turn - onsetAt)} ms; load ${os.loadavg()[0].toFixed(2)}`,
+      );
+    }
+    const median = (v: number[]) => (v.length ? Math.round([...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]) : NaN);
+    const range = (v: number[]) => (v.length ? `${Math.round(Math.min(...v))}–${Math.round(Math.max(...v))}` : '—');
+    console.log("| from the visitor's onset to the page getting | before (no pause): median, range | now: median, range |");
+    console.log('|---|---|---|');
+    console.log(
+      `| the voice stopping (\`interrupt\` before, \`pause\` now) | ${median(results.before.stop)} ms, ${range(results.before.stop)} (${results.before.stop.length}/${trials}) | ${median(results.now.stop)} ms, ${range(results.now.stop)} (${results.now.stop.length}/${trials}) |`,
+    );
+    console.log(
+      `| the turn taken (\`interrupt\`) | ${median(results.before.turn)} ms, ${range(results.before.turn)} | ${median(results.now.turn)} ms, ${range(results.now.turn)} |`,
+    );
+  } finally {
+    await t.close();
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
