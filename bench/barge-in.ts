@@ -128,7 +128,8 @@ async function run(gain: number, voice: Int16Array, pauseAfterMs?: number): Prom
       mic[k] = Math.max(-32768, Math.min(32767, Math.round(echo + (voice[at] ?? 0) + noiseAt(at))));
     }
     listener.push(mic, clock);
-    if ((i / CHUNK) % 8 === 0) await listener.idle();
+    // Every chunk through the VAD before the next: an event is stamped with the clock of the audio that caused it.
+    await listener.idle();
   }
   await listener.idle();
   listener.close();
