@@ -10,7 +10,9 @@
  * The agent greets first (`welcome_message`, in `languages.main`) once a page is open, or before
  * its first answer when none is. A visitor who speaks over the agent long enough (barge-in), or
  * sends a new turn, interrupts it: voice and lips stop together and the answer being generated is
- * aborted. A thinking sound plays when the answer's first audio is not ready after `fillerAfterMs`.
+ * aborted. The agent's voice already pauses at the first frames of the visitor's voice over it, so
+ * the visitor is not talked over while the barge-in is decided; when it was none (a back-channel,
+ * a cough) the voice goes on where it paused. A thinking sound plays when the answer's first audio is not ready after `fillerAfterMs`.
  *
  * Preemptive generation: when the listener tells the turn's words before the turn has ended (the
  * live decoder closed its phrase at the visitor's pause), the answer is prepared from them at once,
@@ -60,6 +62,12 @@ export interface LiveTiming {
 }
 
 export const LIVE_TIMING_DEFAULTS: LiveTiming = { fillerAfterMs: 700, idleMs: 120_000, visitorLeftGraceMs: 30_000 };
+
+/**
+ * Longest pause of the agent's voice for a barge-in not decided yet. The listener decides within
+ * about half a second; this only bounds a pause whose decision never came.
+ */
+export const MAX_BARGE_IN_PAUSE_MS = 2500;
 
 /** The longest visitor turn kept (typed text beyond it is cut). */
 export const MAX_VISITOR_TEXT = 2000;
@@ -137,6 +145,8 @@ export class LiveConversation implements VisitorInput {
   private recording = false;
   /** Visitor turns received whose answer has not begun yet. */
   private turnsStarting = 0;
+  /** The agent's voice is paused for a barge-in being decided; the timer takes the pause back at its bound. */
+  private bargeInPause?: NodeJS.Timeout;
 
   constructor(private readonly deps: LiveConversationDeps) {
     this.id = deps.sessionId;
@@ -195,6 +205,7 @@ export class LiveConversation implements VisitorInput {
       this.discardPrepared('other');
       this.listener?.close();
       this.listener = undefined;
+      this.resumeAgent();
       this.deps.session.stopListening();
     } else {
       this.deps.session.startListening();
@@ -244,6 +255,7 @@ export class LiveConversation implements VisitorInput {
     this.discardPrepared('other');
     this.listener?.close();
     this.listener = undefined;
+    this.clearBargeInPause();
     this.clearIdle();
     if (this.leftTimer) clearTimeout(this.leftTimer);
     this.deps.session.onAudioOut = undefined;
@@ -263,7 +275,9 @@ export class LiveConversation implements VisitorInput {
       {
         speechStarted: () => this.clearIdle(),
         partial: (text) => this.deps.session.showVisitorWords(text, false),
+        bargeInStarted: () => this.pauseAgent(),
         bargeIn: () => this.interrupt(),
+        bargeInDropped: () => this.resumeAgent(),
         tentative: (turn) => {
           try {
             this.prepare(turn);
@@ -357,6 +371,7 @@ export class LiveConversation implements VisitorInput {
    * being generated is cancelled too, so the model stops writing and no thinking sound follows.
    */
   interrupted(): void {
+    this.clearBargeInPause();
     this.answer?.controller.abort();
     this.discardPrepared('other');
   }
@@ -365,9 +380,29 @@ export class LiveConversation implements VisitorInput {
   private interrupt(): void {
     const session = this.deps.session;
     const speaking = session.queue.items.length > 0;
+    this.clearBargeInPause();
     this.answer?.controller.abort();
     this.discardPrepared('other');
     if (speaking) session.interrupt(`evt_${crypto.randomUUID()}`);
+  }
+
+  /** The visitor's voice began over the agent: its voice holds (and the mouth closes) until the barge-in is decided. */
+  private pauseAgent(): void {
+    if (this.closed || this.bargeInPause || !this.deps.session.pause()) return;
+    this.bargeInPause = setTimeout(() => this.resumeAgent(), MAX_BARGE_IN_PAUSE_MS);
+    this.bargeInPause.unref?.();
+  }
+
+  /** It was no barge-in: the agent goes on where it paused. */
+  private resumeAgent(): void {
+    if (!this.bargeInPause) return;
+    this.clearBargeInPause();
+    if (!this.closed) this.deps.session.resume();
+  }
+
+  private clearBargeInPause(): void {
+    if (this.bargeInPause) clearTimeout(this.bargeInPause);
+    this.bargeInPause = undefined;
   }
 
   // ------------------------------------------------------------------ preemptive generation

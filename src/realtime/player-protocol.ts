@@ -100,6 +100,24 @@ export interface InterruptMessage {
   type: 'interrupt';
   t: number;
 }
+/**
+ * The agent's voice holds (conversation mode: the visitor may be speaking over it): the page stops
+ * its audio and closes the mouth from `t` (or what it hears now, if sooner), keeping what it had
+ * not played yet for `resume`.
+ */
+export interface PauseMessage {
+  type: 'pause';
+  t: number;
+}
+/**
+ * The voice goes on where it held: what the page kept at `pause` plays `shift` seconds later than
+ * it was timed, then the audio that follows (timed after the pause already).
+ */
+export interface ResumeMessage {
+  type: 'resume';
+  t: number;
+  shift: number;
+}
 export interface EndedMessage {
   type: 'ended';
   reason?: string;
@@ -134,6 +152,8 @@ export type PlayerMessage =
   | StateMessage
   | UtteranceEndMessage
   | InterruptMessage
+  | PauseMessage
+  | ResumeMessage
   | EndedMessage
   | CaptionMessage
   | VisitorTranscriptMessage

@@ -123,6 +123,8 @@ export class RealtimeSession {
   private actionTimer?: NodeJS.Timeout;
   private actionTimerAt = Infinity;
   private closed = false;
+  /** Session time the agent's voice was paused at (`pause`), while it is. */
+  private pausedAt?: number;
   /** Memory for the caller's audio as it is queued (slab.ts; pieces give it back as they finish playing). */
   private readonly pcmSlab = new Slab(8 * 1024);
   private readonly origin = performance.now();
@@ -400,9 +402,54 @@ export class RealtimeSession {
     }
   }
 
+  /** Whether the agent's voice is paused (`pause`) and waits for `resume` or `interrupt`. */
+  get paused(): boolean {
+    return this.pausedAt !== undefined;
+  }
+
+  /**
+   * Holds the agent's voice where it is (conversation mode: the visitor may be speaking over it):
+   * the clock stops releasing the playing utterance, the page stops its audio and closes the mouth
+   * (`pause`), and everything stays queued for `resume` or `interrupt`. Only a voice that is playing
+   * pauses; returns whether it did.
+   */
+  pause(): boolean {
+    if (this.closed || this.pausedAt !== undefined || !this.queue.head?.started) return false;
+    const now = this.now();
+    this.pausedAt = now;
+    this.player.json({ type: 'pause', t: now });
+    this.dueAt = Infinity;
+    return true;
+  }
+
+  /**
+   * The voice goes on exactly where it paused: the playing utterance, its timed actions and the
+   * page's kept audio all move later by the length of the pause, so nothing is lost or said twice.
+   */
+  resume(): void {
+    const pausedAt = this.pausedAt;
+    if (pausedAt === undefined) return;
+    this.pausedAt = undefined;
+    const now = this.now();
+    const shift = Math.max(0, now - pausedAt);
+    const head = this.queue.head;
+    if (head?.started) {
+      head.cursor += shift;
+      head.startedAt! += shift;
+    }
+    this.lastEnd += shift;
+    this.timed.shift(shift);
+    this.player.json({ type: 'resume', t: now, shift });
+    this.dueAt = 0;
+    this.wake();
+  }
+
   /** agent.interrupt: drop everything queued, voice and lips together. */
   interrupt(eventId: string): void {
     const now = this.now();
+    // A paused voice was last heard when it paused.
+    const heardUntil = this.pausedAt ?? now;
+    this.pausedAt = undefined;
     const current = this.queue.head?.started ? this.queue.head : undefined;
     const dropped = this.queue.clear();
     this.carry = undefined;
@@ -414,7 +461,7 @@ export class RealtimeSession {
     this.player.json({ type: 'interrupt', t: now });
     if (current) {
       const released = current.releasedSamples / current.sampleRate;
-      const played = Math.min(released, Math.max(0, now - current.startedAt!));
+      const played = Math.min(released, Math.max(0, heardUntil - current.startedAt!));
       this.event('agent.speak_interrupted', {
         source_event_id: current.id,
         played_seconds: round3(played),
@@ -563,6 +610,11 @@ export class RealtimeSession {
 
   /** Releases every frame that is due, emitting events as audio leaves. Called by the hub's timer. */
   tick(now = this.now()): void {
+    if (this.pausedAt !== undefined) {
+      // Held: nothing leaves and no timed action falls due until `resume` (which wakes the clock).
+      this.dueAt = Infinity;
+      return;
+    }
     if (this.timed.size) this.runTimedActions(now);
     for (;;) {
       const u = this.queue.head;
@@ -707,6 +759,7 @@ export class RealtimeSession {
 
   /** Drops everything queued and every timer (after a fault; close() when the session ends). */
   reset(): void {
+    this.pausedAt = undefined;
     for (const u of this.queue.clear()) u.abort?.abort();
     this.carry = undefined;
     this.clearTimedActions();

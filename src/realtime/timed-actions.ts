@@ -60,6 +60,11 @@ export class TimedActions {
     return { at: top.at, action: top.action };
   }
 
+  /** Moves every action `seconds` later (a paused utterance's actions wait with its audio); the order stays. */
+  shift(seconds: number): void {
+    for (const entry of this.heap) entry.at += seconds;
+  }
+
   clear(): void {
     this.heap.length = 0;
   }

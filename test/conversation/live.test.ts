@@ -3,14 +3,24 @@
  * the offline speech engine voices, the real-time path plays to a real player channel; recorded
  * speech goes through the real Silero VAD and pocketsphinx. Welcome first, typed turns and
  * `visitor.message`, captions and states, the latency waterfall in the record, recorded speech
- * heard as a turn, barge-in over the agent, language switching on typed text, and the existing
+ * heard as a turn, barge-in over the agent (its voice paused at once, then cut, or resumed after a
+ * back-channel), language switching on typed text, and the existing
  * commands steering a live conversation.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
-import { librivox, silence, concat, testdataInstalled } from '../recognition/recordings.js';
+import { librivox, silence, concat, mix, speechSpan, testdataInstalled } from '../recognition/recordings.js';
 import { talkingAgent, startConversation, TalkingPage, turnsOf, waitForTurns } from './support.js';
+
+/** A quiet room's noise (about -45 dBFS peak), deterministic. */
+function roomNoise(ms: number): Int16Array {
+  let seed = 11;
+  return Int16Array.from({ length: ms * 16 }, () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return ((seed / 0x7fffffff) * 2 - 1) * 300;
+  });
+}
 
 forEachEngine('live conversation', (engine) => {
   let t: TestApp;
@@ -220,6 +230,11 @@ forEachEngine('live conversation', (engine) => {
     await page.waitFor(() => page.of('state').at(-1)?.state !== 'talking', 10_000, 'the agent stops talking');
     const messages = page.player.messages.map((m) => m.event);
     const cut = messages.findIndex((m) => m.type === 'interrupt');
+    // The voice paused at the visitor's first words, then the barge-in was confirmed: no resume between.
+    const paused = messages.findIndex((m) => m.type === 'pause');
+    assert.ok(paused >= 0 && paused < cut, 'paused before the interrupt');
+    assert.equal(messages.slice(paused, cut).filter((m) => m.type === 'resume').length, 0, 'not resumed before the interrupt');
+    assert.equal(messages.slice(paused, cut).filter((m) => m.type === 'track').length, 0, 'nothing of the voice left between the pause and the interrupt');
     const spokenBefore = messages.slice(0, cut).filter((m) => m.type === 'track' && m.utterance === 'long-talk');
     const spokenAfter = messages.slice(cut).filter((m) => m.type === 'track' && m.utterance === 'long-talk');
     assert.ok(spokenBefore.length > 10, 'the agent had been talking');
@@ -231,6 +246,47 @@ forEachEngine('live conversation', (engine) => {
       turns.slice(0, 1).map((x) => [x.role, (x.details as any).source]),
       [['agent', 'command']],
     );
+    page.close();
+  });
+
+  test('a short sound over the agent (a back-channel) pauses its voice, which then goes on where it paused: nothing lost or said twice', {
+    skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed',
+  }, async () => {
+    const agent = await talkingAgent(t);
+    const { id, playerUrl } = await startConversation(t, agent);
+    const page = await TalkingPage.open(playerUrl);
+    const text = 'We bake bread every morning before dawn. Our cakes are made with butter and fresh eggs, and we sell coffee and tea.';
+    await t.request('POST', `/v1/sessions/${id}/commands`, { body: { type: 'agent.speak_text', event_id: 'talk', text } });
+    await page.waitFor(() => page.of('state').some((s) => s.state === 'talking'), 20_000, 'the agent talking');
+    // A room's quiet noise for 2 s (the echo guard learns that the microphone does not carry the
+    // agent's voice), a quarter of a second of a real voice ("mm-hm" is about that long), quiet again.
+    const clip = librivox()[4];
+    const onset = speechSpan(clip.pcm).startMs * 16;
+    const burst = clip.pcm.subarray(onset, onset + 250 * 16);
+    await page.speak(mix(roomNoise(2000 + 250 + 1500), concat(silence(2000), burst)));
+    await page.waitFor(() => page.of('utterance_end').some((m) => m.utterance === 'talk'), 30_000, 'the talk heard to its end');
+    const messages = page.player.messages.map((m) => m.event);
+    const paused = messages.findIndex((m) => m.type === 'pause');
+    const resumed = messages.findIndex((m) => m.type === 'resume');
+    assert.ok(paused >= 0, 'the voice paused');
+    assert.ok(resumed > paused, 'and resumed');
+    assert.equal(page.of('interrupt').length, 0, 'never interrupted');
+    // The talk's audio is continuous on the session clock except for one step: the pause.
+    const tracks = messages.filter((m) => m.type === 'track' && m.utterance === 'talk');
+    const shift = messages[resumed].shift as number;
+    assert.ok(shift > 0.05 && shift < 2, `paused for ${shift} s`);
+    let steps = 0;
+    for (let i = 1; i < tracks.length; i++) {
+      const gap = tracks[i].t - (tracks[i - 1].t + tracks[i - 1].duration);
+      if (Math.abs(gap) < 1e-3) continue;
+      steps++;
+      assert.ok(Math.abs(gap - shift) < 1e-3, `a step of ${gap} s between frames ${i - 1} and ${i}, the pause was ${shift} s`);
+    }
+    assert.equal(steps, 1, 'one step in the talk, at the pause');
+    const before = messages.slice(0, paused).filter((m) => m.type === 'track' && m.utterance === 'talk').length;
+    assert.ok(before > 5 && before < tracks.length, 'paused mid-talk');
+    const turns = await turnsOf(t, id);
+    assert.equal(turns.filter((x) => x.role === 'visitor').length, 0, 'the sound was no turn');
     page.close();
   });
 });

@@ -12,6 +12,15 @@ import { wordErrorRate } from '../../src/speech/recognition/wer.js';
 import { listen } from './support/listen.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
 
+/** A quiet room's noise (about -47 dBFS peak), deterministic. */
+function roomNoise(ms: number): Int16Array {
+  let seed = 7;
+  return Int16Array.from({ length: ms * 16 }, () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return ((seed / 0x7fffffff) * 2 - 1) * 150;
+  });
+}
+
 describe('listener on recorded speech', { skip: !testdataInstalled() && 'pocketsphinx-testdata is not installed' }, () => {
   let clips: Recording[];
   before(() => {
@@ -69,6 +78,10 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     const voiceStart = 1000 + lead + speechSpan(visitor.pcm).startMs;
     const after = heard.bargeIns[0] - voiceStart;
     assert.ok(after >= 300 && after < 1200, `barge-in ${after} ms after the visitor started`);
+    // The voice paused first (what the visitor hears stops), and stayed paused until the barge-in.
+    assert.equal(heard.pauses.length, 1);
+    assert.ok(heard.pauses[0] > voiceStart && heard.pauses[0] < heard.bargeIns[0], `paused at ${heard.pauses[0] - voiceStart} ms`);
+    assert.equal(heard.resumes.length, 0);
     assert.equal(heard.turns.length, 1);
     assert.ok(wordErrorRate(visitor.text, heard.turns[0].text) < 0.8, heard.turns[0].text);
   });
@@ -84,6 +97,29 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     listener.close();
     assert.equal(heard.bargeIns.length, 0);
     assert.equal(heard.turns.length, 0);
+    // Any pause it caused was taken back.
+    assert.equal(heard.resumes.length, heard.pauses.length);
+  });
+
+  test('"mm-hm" once the echo path is known pauses the agent, and the pause is taken back soon after it', async () => {
+    const { listener, heard, play } = listen();
+    listener.setAgentTalking(true);
+    const voice = clips[1].pcm;
+    const start = (speechSpan(voice).startMs + 100) * 16;
+    const ack = voice.slice(start, start + 250 * 16);
+    // 3 s of the agent talking with a quiet room at the microphone: the guard learns there is no echo.
+    const lead = 3000;
+    const agent = concat(clips[0].pcm, clips[3].pcm);
+    await play(mix(roomNoise(lead + 2000), concat(silence(lead), ack)), agent);
+    listener.close();
+    assert.equal(heard.bargeIns.length, 0, 'interrupted');
+    assert.equal(heard.turns.length, 0);
+    assert.equal(heard.pauses.length, 1, 'not paused');
+    assert.equal(heard.resumes.length, 1, 'not resumed');
+    const ackStart = 1000 + lead;
+    assert.ok(heard.pauses[0] > ackStart && heard.resumes[0] > heard.pauses[0]);
+    // Resumed once the voice stopped (192 ms of silence), well before the back-channel itself is dropped.
+    assert.ok(heard.resumes[0] < ackStart + 250 + 600, `resumed ${heard.resumes[0] - ackStart} ms after the sound began`);
   });
 
   for (const [delayMs, gain] of [
@@ -101,6 +137,7 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
       await play(silence(1500));
       listener.close();
       assert.equal(heard.bargeIns.length, 0, 'the echo interrupted the agent');
+      assert.equal(heard.pauses.length, 0, 'the echo paused the agent');
       assert.equal(heard.turns.length, 0, `the echo became a turn: ${heard.turns.map((t) => t.text).join(' | ')}`);
     });
   }

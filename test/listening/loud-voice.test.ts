@@ -70,6 +70,7 @@ describe('barge-in and echo with a loud, long agent voice', { skip, timeout: 180
       await play(concat(silence(200), roomNoise(1500 * 16)).subarray(0, 1700 * 16));
       listener.close();
       assert.equal(heard.bargeIns.length, 0, 'the echo interrupted the agent');
+      assert.equal(heard.pauses.length, 0, 'the echo paused the agent');
       assert.equal(heard.turns.length, 0, `the echo became a turn: ${heard.turns.map((t) => t.text).join(' | ')}`);
     });
   }
@@ -91,6 +92,7 @@ describe('barge-in and echo with a loud, long agent voice', { skip, timeout: 180
       await play(mix(echo, voice, roomNoise(agent.length)), agent);
       listener.close();
       assert.equal(heard.bargeIns.length, 1, 'the visitor did not interrupt the agent');
+      assert.ok(heard.pauses.length >= 1 && heard.pauses[0] <= heard.bargeIns[0], 'the voice paused no later than the barge-in');
       const onset = 1000 + startMs + speechSpan(visitor.pcm).startMs;
       assert.ok(heard.bargeIns[0] > onset, 'interrupted before the visitor spoke');
     });

@@ -2,13 +2,13 @@
 /**
  * The player page in a real browser (Debian's Chromium, software GL) against a fake player
  * channel: loads and goes live, lips follow speech in sync with the audio, interrupt closes the
- * mouth, camera messages, reconnects, ended and invalid links. Screenshots go to test-artifacts/.
+ * mouth, pause closes it and resume plays what was kept, camera messages, reconnects, ended and invalid links. Screenshots go to test-artifacts/.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { artifact, hasChromium, launch } from './support/browser.js';
-import { FakeChannel } from './support/fake-channel.js';
+import { FakeChannel, LEAD } from './support/fake-channel.js';
 import { facesDir } from './support/faces.js';
 import { synthSpeech, type Speech } from './support/speech.js';
 
@@ -25,6 +25,7 @@ type Presence = {
   faceLight: number;
   reconnects: number;
   lastInterrupt: { received: number | null; closed: number | null };
+  lastPause: { received: number | null; closed: number | null; resumed: number | null };
   detail: { level: 'full' | 'light'; software: boolean; meshes: { mesh: string; before: number; after: number }[] };
   morphs(): Record<string, number>;
   audioTime(): number;
@@ -295,6 +296,50 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
     const late = levels.filter(([t]) => t > interruptAt! + 0.1);
     assert.ok(late.length > 10, 'audio output observed after the interrupt');
     assert.ok(Math.max(...late.map(([, l]) => l)) < 0.002, 'no voice after the interrupt');
+  });
+
+  test('pause closes the mouth and stops the voice at once; resume plays what the page kept, mouth moving again', async () => {
+    const page = await open(browser, fake);
+    await sleep(300);
+    const speech = synthSpeech(24000, [4, 4, 4, 4, 4], 0.2, 11);
+    void fake.speak(speech);
+    await page.waitForFunction(() => (window.presence.morphs().jawOpen ?? 0) > 0.3, null, { timeout: 10_000, polling: 5 });
+    // The server holds the voice: the page gets `pause` (timed at what it sent last: this fake sends
+    // LEAD ahead), and no more audio until `resume`.
+    const pausedAt = fake.now();
+    fake.send({ type: 'pause', t: pausedAt + LEAD });
+    fake.stopAudio();
+    await page.waitForFunction(() => window.presence.lastPause.closed !== null, null, { timeout: 3_000, polling: 20 });
+    const { received, closed } = await page.evaluate(() => window.presence.lastPause);
+    const fps = await page.evaluate(() => window.presence.fps());
+    /** Loudest heard audio and widest jaw over `ms`, sampled every 10 ms. */
+    const watch = async (ms: number) => {
+      let level = 0;
+      let jaw = 0;
+      for (const end = Date.now() + ms; Date.now() < end; ) {
+        const [l, j] = await page.evaluate(() => [window.presence.audioLevel(), window.presence.morphs().jawOpen ?? 0]);
+        level = Math.max(level, l);
+        jaw = Math.max(jaw, j);
+        await sleep(10);
+      }
+      return { level, jaw };
+    };
+    await sleep(100);
+    const paused = await watch(500);
+    const resumedAt = fake.now();
+    fake.send({ type: 'resume', t: resumedAt, shift: resumedAt - pausedAt });
+    const resumed = await watch(600);
+    await page.close();
+    const took = closed! - received!;
+    console.log(
+      `mouth closed ${took.toFixed(0)} ms after the pause arrived (${fps} fps); paused: level ${paused.level.toFixed(4)}, jaw ${paused.jaw.toFixed(2)}; resumed: level ${resumed.level.toFixed(4)}, jaw ${resumed.jaw.toFixed(2)}`,
+    );
+    assert.ok(took <= Math.max(100, 1000 / Math.max(1, fps) + 20), `mouth closed in ${took.toFixed(0)} ms at ${fps} fps`);
+    assert.ok(paused.jaw < 0.05, `closed while paused (${paused.jaw})`);
+    assert.ok(paused.level < 0.002, `no voice while paused (${paused.level})`);
+    // What the page held at the pause (the audio it had not played yet) is heard after the resume.
+    assert.ok(resumed.level > 0.01, `the kept voice plays after the resume (${resumed.level})`);
+    assert.ok(resumed.jaw > 0.1, `the mouth moves again (${resumed.jaw})`);
   });
 
   test('camera messages change the shot; screenshots of each camera', async () => {

@@ -8,7 +8,10 @@
  * opened), and ends after a silence that EndOfTurn picks from the visitor's pauses, the words heard
  * so far and the pitch at the end of the last voiced stretch (pitch.ts, on voiced frames only).
  * While the agent talks, the visitor's voice must last `bargeInMs` to interrupt (`bargeIn`); shorter
- * speech over the agent ("mm-hm") is a back-channel and is dropped. For engines without streaming the turn is recognised speculatively
+ * speech over the agent ("mm-hm") is a back-channel and is dropped. So that the visitor is not
+ * talked over meanwhile, `pauseAfterMs` of unbroken visitor voice over the agent already pauses it
+ * (`bargeInStarted`); a pause that does not become a barge-in (the voice stops for 192 ms first: a
+ * back-channel, a cough) is taken back (`bargeInDropped`) and the agent goes on where it paused. For engines without streaming the turn is recognised speculatively
  * once the silence reaches `speculateAfterMs`, so the transcript is often ready when the turn ends;
  * a voiced frame cancels that work. When the words look final before the turn has ended (the live
  * decoder closed its phrase, or the speculative recognition finished, during the silence), they are
@@ -41,6 +44,8 @@ export interface ListenerOptions {
   minSpeechMs?: number;
   /** Visitor voice over the agent that interrupts it. */
   bargeInMs?: number;
+  /** Unbroken visitor voice over the agent that pauses it until the barge-in is decided; 0 turns pausing off. */
+  pauseAfterMs?: number;
   /** Extra voice needed while the agent is audible and the echo path is not known yet. */
   bargeInUnknownEchoMs?: number;
   /** Silence after which a turn is recognised speculatively (engines without streaming); 0 turns it off. */
@@ -59,6 +64,7 @@ const DEFAULTS = {
   silenceProbability: 0.35,
   minSpeechMs: 160,
   bargeInMs: 400,
+  pauseAfterMs: 96,
   bargeInUnknownEchoMs: 200,
   speculateAfterMs: 250,
   prerollMs: 320,
@@ -69,6 +75,11 @@ const DEFAULTS = {
 const MAX_PENDING_FRAMES = Math.ceil(3000 / FRAME_MS);
 /** Silence that drops a segment that never became speech, or a back-channel over the agent. */
 const DISCARD_SILENCE_MS = 300;
+/**
+ * Silence after which a pause for a barge-in not decided yet is taken back: the agent goes on
+ * while the segment may still be dropped (a back-channel) or become a turn (which interrupts).
+ */
+const RESUME_SILENCE_MS = 192;
 
 interface Segment {
   /** The listener's number for the turn. */
@@ -77,10 +88,14 @@ interface Segment {
   samples: number;
   voicedMs: number;
   voicedOverAgentMs: number;
+  /** Voice over the agent since the last silent frame. */
+  voicedOverAgentRunMs: number;
   silenceMs: number;
   lastVoicedEndMs: number;
   started: boolean;
   bargedIn: boolean;
+  /** The agent was paused for this segment (`bargeInStarted`) and neither interrupted nor resumed yet. */
+  pausedAgent: boolean;
   stream?: RecognitionStream;
   partialText?: string;
   /** The visitor spoke again after the latest partial text: it no longer tells how the turn ends. */
@@ -236,10 +251,12 @@ export class VisitorListener implements Listener {
         samples: frames.length * VAD_FRAME,
         voicedMs: 0,
         voicedOverAgentMs: 0,
+        voicedOverAgentRunMs: 0,
         silenceMs: 0,
         lastVoicedEndMs: endMs,
         started: false,
         bargedIn: false,
+        pausedAgent: false,
         ...(this.usePitch && { pitch: new PitchTrack() }),
       };
     }
@@ -270,7 +287,10 @@ export class VisitorListener implements Listener {
     segment.pitch?.push(pcm);
     segment.voicedMs += FRAME_MS;
     segment.lastVoicedEndMs = endMs;
-    if (this.agentTalking) segment.voicedOverAgentMs += FRAME_MS;
+    if (this.agentTalking) {
+      segment.voicedOverAgentMs += FRAME_MS;
+      segment.voicedOverAgentRunMs += FRAME_MS;
+    }
 
     if (!segment.started && segment.voicedMs >= this.options.minSpeechMs) {
       segment.started = true;
@@ -278,16 +298,30 @@ export class VisitorListener implements Listener {
       this.openStream(segment);
     }
     if (this.agentTalking && !segment.bargedIn) {
-      const needed = this.options.bargeInMs + (agentAudible && !this.guard.echoKnown() ? this.options.bargeInUnknownEchoMs : 0);
-      if (segment.voicedOverAgentMs >= needed) {
+      // Until the guard knows the echo's path, a loud agent's echo can pass for the visitor: more voice is needed.
+      const unsure = agentAudible && !this.guard.echoKnown() ? this.options.bargeInUnknownEchoMs : 0;
+      if (segment.voicedOverAgentMs >= this.options.bargeInMs + unsure) {
         segment.bargedIn = true;
+        segment.pausedAgent = false;
         this.events.bargeIn?.();
+      } else if (!segment.pausedAgent && this.options.pauseAfterMs > 0 && segment.voicedOverAgentRunMs >= this.options.pauseAfterMs + unsure) {
+        segment.pausedAgent = true;
+        this.events.bargeInStarted?.();
       }
     }
   }
 
+  /** The agent paused for `segment` goes on: its voice was no barge-in after all. */
+  private takeBackPause(segment: Segment): void {
+    if (!segment.pausedAgent) return;
+    segment.pausedAgent = false;
+    this.events.bargeInDropped?.();
+  }
+
   private onSilence(segment: Segment): void {
     segment.silenceMs += FRAME_MS;
+    segment.voicedOverAgentRunMs = 0;
+    if (segment.silenceMs >= RESUME_SILENCE_MS) this.takeBackPause(segment);
     const backChannel = !segment.bargedIn && segment.voicedOverAgentMs > segment.voicedMs / 2;
     if ((!segment.started || backChannel) && segment.silenceMs >= DISCARD_SILENCE_MS) {
       this.dropSegment();
@@ -349,6 +383,7 @@ export class VisitorListener implements Listener {
       segment.stream?.abort();
       segment.speculation?.controller.abort();
       this.dropTentative(segment);
+      this.takeBackPause(segment);
       this.events.error?.(new Error('speech recognition is behind: a visitor turn was dropped'));
       return;
     }
@@ -369,6 +404,7 @@ export class VisitorListener implements Listener {
         if (this.closed) return;
         if (!text) {
           this.dropTentative(segment);
+          this.takeBackPause(segment);
           return;
         }
         const turn: VisitorTurnHeard = {
@@ -383,6 +419,7 @@ export class VisitorListener implements Listener {
       } catch (error) {
         if (!this.closed) {
           this.dropTentative(segment);
+          this.takeBackPause(segment);
           this.events.error?.(error as Error);
         }
       } finally {
@@ -398,6 +435,7 @@ export class VisitorListener implements Listener {
     segment.stream?.abort();
     segment.speculation?.controller.abort();
     this.dropTentative(segment);
+    this.takeBackPause(segment);
   }
 
   /** Tells the turn's words as tentative (once per change of words). */

@@ -4,7 +4,7 @@
  * barge-in, and a guard against the agent's own voice leaking back through the microphone.
  *
  *   mic PCM ─▶ Listener.push() ─▶ VAD ─▶ end of turn ─▶ Recognizer ─▶ 'turn' event
- *                                   └──▶ 'barge_in' while the agent talks
+ *                                   └──▶ while the agent talks: pause ─▶ 'barge_in' (or resume)
  */
 import type { Transcript } from '../../speech/recognition/types.js';
 
@@ -42,8 +42,15 @@ export interface ListenerEvents {
   speechStarted?(): void;
   /** Growing text of the turn, from streaming engines. */
   partial?(text: string): void;
+  /**
+   * The visitor's voice has just begun over the agent (a few frames the echo guard gives to the
+   * visitor): pause the agent until `bargeIn` confirms it or `bargeInDropped` takes it back.
+   */
+  bargeInStarted?(): void;
   /** The visitor spoke over the agent long enough to mean it (not "mm-hm", not the agent's echo). */
   bargeIn?(): void;
+  /** What paused the agent was no barge-in (a back-channel, a cough, no words): the agent goes on. */
+  bargeInDropped?(): void;
   /**
    * The turn's words look final before the turn has ended: the live recogniser closed its phrase at
    * the visitor's pause (or the speculative recognition finished) and the visitor has been silent

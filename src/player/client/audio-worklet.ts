@@ -18,7 +18,12 @@ declare class AudioWorkletProcessor {
   constructor();
 }
 
-type Incoming = { type: 'chunk'; start: number; rate: number; samples: Float32Array } | { type: 'clear'; from: number } | { type: 'volume'; value: number };
+type Incoming =
+  | { type: 'chunk'; start: number; rate: number; samples: Float32Array }
+  | { type: 'clear'; from: number }
+  | { type: 'hold'; from: number }
+  | { type: 'release'; at: number }
+  | { type: 'volume'; value: number };
 
 const RING_SECONDS = 20;
 const REPORT_EVERY = 2; // blocks (about 5 ms at 48 kHz)
@@ -37,6 +42,8 @@ class RingPlayer extends AudioWorkletProcessor {
   private energyCount = 0;
   private late = 0;
   private volume = 1;
+  /** Audio taken out at `hold` (written but not played yet), kept for `release`. */
+  private held: Float32Array | null = null;
 
   constructor() {
     super();
@@ -45,7 +52,11 @@ class RingPlayer extends AudioWorkletProcessor {
 
   private receive(msg: Incoming): void {
     if (msg.type === 'chunk') this.write(msg.start, msg.rate, msg.samples);
-    else if (msg.type === 'clear') this.clear(msg.from);
+    else if (msg.type === 'clear') {
+      this.held = null;
+      this.clear(msg.from);
+    } else if (msg.type === 'hold') this.hold(msg.from);
+    else if (msg.type === 'release') this.release(msg.at);
     else if (msg.type === 'volume') this.volume = msg.value;
   }
 
@@ -83,6 +94,30 @@ class RingPlayer extends AudioWorkletProcessor {
     // Fade the few frames right before the cut to avoid a click.
     const fade = Math.min(64, start - currentFrame);
     for (let k = 1; k <= fade; k++) this.ring[(start - k) % this.size] *= (k - 1) / fade;
+  }
+
+  /** Takes what is written from context time `from` on out of the ring (it stops being heard) and keeps it. */
+  private hold(from: number): void {
+    const start = Math.max(Math.ceil(from * sampleRate), currentFrame);
+    const length = Math.max(0, this.dataEnd - start);
+    const held = new Float32Array(length);
+    for (let k = 0; k < length; k++) held[k] = this.ring[(start + k) % this.size];
+    this.held = held;
+    this.clear(from);
+  }
+
+  /** Writes the kept audio back from context time `at` (faded in), continued by the chunks that follow. */
+  private release(at: number): void {
+    const held = this.held;
+    this.held = null;
+    const start = Math.max(Math.round(at * sampleRate), currentFrame);
+    if (!held) return;
+    const fade = Math.min(64, held.length);
+    const limit = currentFrame + this.size - 256;
+    for (let k = 0; k < held.length && start + k < limit; k++) this.ring[(start + k) % this.size] = held[k] * (k < fade ? k / fade : 1);
+    this.lastEndFrame = start + held.length;
+    this.lastSample = held.length ? held[held.length - 1] : 0;
+    this.dataEnd = Math.max(this.dataEnd, Math.min(start + held.length, limit));
   }
 
   process(_inputs: Float32Array[][], outputs: Float32Array[][]): boolean {

@@ -144,12 +144,48 @@ export class AudioOut {
     const now = this.clock.now() ?? t;
     const from = Math.min(t, now);
     this.scheduledEnd = Math.min(this.scheduledEnd, from);
+    this.pausedFrom = null;
     // Clear from the render position: what is already in the device buffer cannot be recalled.
     this.node?.port.postMessage({ type: 'clear', from: Math.min(this.clock.toCtx(from), this.renderCtx()) });
   }
 
+  /** Session time the audio was paused at (`pause`), while it is. */
+  private pausedFrom: number | null = null;
+
+  /**
+   * Stops the audio from session time `t` (or now, if sooner) and keeps what was scheduled after it
+   * for `resume`. Returns the session time it stopped at.
+   */
+  pause(t: number): number {
+    const now = this.clock.now() ?? t;
+    const from = Math.min(t, now);
+    this.pausedFrom = from;
+    this.scheduledEnd = Math.min(this.scheduledEnd, from);
+    this.node?.port.postMessage({ type: 'hold', from: Math.min(this.clock.toCtx(from), this.renderCtx()) });
+    return from;
+  }
+
+  /**
+   * Plays what `pause` kept, `shift` seconds later than it was timed: where the server's next audio
+   * (timed after the pause) continues it. Kept audio due too soon to be rendered whole moves the
+   * page's mapping a little later instead, so no sample is skipped.
+   */
+  resume(shift: number): void {
+    const from = this.pausedFrom;
+    this.pausedFrom = null;
+    if (from === null) return;
+    const at = from + shift;
+    const render = this.renderCtx();
+    if (this.clock.offset === null || this.clock.toCtx(at) < render + LATE_MARGIN) {
+      this.clock.anchorCtx(at, render + LATE_MARGIN);
+      this.reanchors++;
+    }
+    this.node?.port.postMessage({ type: 'release', at: this.clock.toCtx(at) });
+  }
+
   /** Forget everything scheduled (reconnect). */
   reset(): void {
+    this.pausedFrom = null;
     this.node?.port.postMessage({ type: 'clear', from: 0 });
     this.scheduledEnd = -Infinity;
     this.anchoredOnAudio = false;

@@ -2,7 +2,8 @@
  * Lip sync: samples the server's animation track (visemes + mouth openness, session clock) at the
  * session time being heard, and turns it into speech-layer morph weights. Visemes are keyframes
  * that peak at their time and cross-fade into the next (coarticulation); long gaps fade to rest.
- * `interrupt` drops the future and closes the mouth at once.
+ * `interrupt` drops the future and closes the mouth at once; `pause` does too, keeping the future
+ * for `resume`, which plays it later by the pause's length.
  */
 import type { TrackMessage } from './protocol.js';
 
@@ -74,13 +75,43 @@ export class LipSync {
     if (this.tracks.length > 64) this.tracks.splice(0, this.tracks.length - 64);
   }
 
+  /** Tracks (what is left of them) taken out at `pause`. */
+  private held: Track[] = [];
+
+  /** Closes the mouth from `at` on like `interrupt`, keeping what followed for `resume`. */
+  pause(at: number): void {
+    this.held = this.tracks.filter((tr) => tr.end > at).map((tr) => ({ ...tr, t: Math.max(tr.t, at) }));
+    this.cut(at);
+  }
+
+  /** What `pause` kept plays `shift` seconds later. */
+  resume(shift: number): void {
+    for (const tr of this.held) {
+      this.tracks.push({
+        ...tr,
+        t: tr.t + shift,
+        end: tr.end + shift,
+        t0: tr.t0 + shift,
+        keys: tr.keys.map((k) => ({ ...k, t: k.t + shift })),
+      });
+    }
+    this.held = [];
+    this.tracks.sort((a, b) => a.t - b.t);
+  }
+
   /** Drop every track from `at` on; truncate the one playing. */
   interrupt(at: number): void {
+    this.held = [];
+    this.cut(at);
+  }
+
+  private cut(at: number): void {
     this.tracks = this.tracks.filter((tr) => tr.t < at);
     for (const tr of this.tracks) if (tr.end > at) tr.end = at;
   }
 
   clear(): void {
+    this.held = [];
     this.tracks = [];
   }
 

@@ -60,6 +60,8 @@ let speech = 0;
 let fastCloseUntil = 0;
 /** When the last interrupt arrived and when the mouth was first seen closed after it (ms, performance.now). */
 const lastInterrupt: { received: number | null; closed: number | null } = { received: null, closed: null };
+/** The same for the last pause (the visitor began speaking over the agent), and when the voice resumed. */
+const lastPause: { received: number | null; closed: number | null; resumed: number | null } = { received: null, closed: null, resumed: null };
 let peak = 0;
 let lastSpeech = -Infinity;
 let fps = 0;
@@ -81,6 +83,8 @@ if (stillEl && typeof PerformanceObserver === 'function' && PerformanceObserver.
 }
 /** Timed stage changes waiting for their moment on the session clock. */
 let timed: { t: number; run: () => void }[] = [];
+/** Stage changes timed after a pause's moment, kept for `resume`. */
+let heldTimed: { t: number; run: () => void }[] = [];
 
 const sessionNow = () => audio.clock.now();
 const nowSec = () => performance.now() / 1000;
@@ -165,6 +169,7 @@ function onHello(h: HelloMessage): void {
   audio.anchorFromHello(h.now);
   lips.clear();
   timed = [];
+  heldTimed = [];
   const studio = h.studio ?? { backdrop: null, cameras: ['mid'], face_light: 1 };
   stage.setFaceLight(studio.face_light ?? 1);
   stage.setSkinTone(h.face?.look?.skin);
@@ -243,8 +248,30 @@ function onMessage(m: PlayerMessage): void {
       lastInterrupt.received = performance.now();
       lastInterrupt.closed = null;
       timed = timed.filter((x) => x.t < from);
+      heldTimed = [];
       conv.showAgent('');
       captionUtterance = null;
+      return;
+    }
+    case 'pause': {
+      // As an interrupt, except that what was to come is kept: the voice may go on (resume).
+      const from = audio.pause(m.t);
+      lips.pause(from);
+      fastCloseUntil = nowSec() + 0.3;
+      lastPause.received = performance.now();
+      lastPause.closed = null;
+      lastPause.resumed = null;
+      heldTimed = timed.filter((x) => x.t >= from);
+      timed = timed.filter((x) => x.t < from);
+      return;
+    }
+    case 'resume': {
+      audio.resume(m.shift);
+      lips.resume(m.shift);
+      for (const x of heldTimed) timed.push({ t: x.t + m.shift, run: x.run });
+      timed.sort((a, b) => a.t - b.t);
+      heldTimed = [];
+      lastPause.resumed = performance.now();
       return;
     }
     case 'ended':
@@ -373,6 +400,7 @@ function frame(): void {
   renderMs += (t2 - t1 - renderMs) * 0.05;
 
   if (lastInterrupt.received !== null && lastInterrupt.closed === null && mixer.value('jawOpen') < 0.05) lastInterrupt.closed = performance.now();
+  if (lastPause.received !== null && lastPause.closed === null && mixer.value('jawOpen') < 0.05) lastPause.closed = performance.now();
   if (firstFrame === null) firstFrame = performance.now();
   // The live face's first frame counts once the GPU has finished it (not when its commands were issued).
   if (faceFrame === null && faceReady && !faceDrawn) faceDrawn = stage.drawn();
@@ -481,6 +509,9 @@ const presence = Object.freeze({
   },
   get lastInterrupt() {
     return { ...lastInterrupt };
+  },
+  get lastPause() {
+    return { ...lastPause };
   },
   /** The still picture under the canvas: its URL (null: none), when it painted and when the live head replaced it (ms since navigation start). */
   get still() {

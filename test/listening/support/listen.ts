@@ -1,7 +1,7 @@
 /**
  * A real listener (Silero VAD, the end-of-turn rule, a recogniser) fed recorded audio in 20 ms
  * chunks (what the player page sends) on a virtual clock, faster than real time, with what it
- * reported: turns, barge-ins, speech starts, errors.
+ * reported: turns, barge-ins (and the pauses that precede them, and resumes), speech starts, errors.
  */
 import { VisitorListener, type ListenerOptions } from '../../../src/conversation/listening/index.js';
 import type { VisitorTurnHeard } from '../../../src/conversation/listening/types.js';
@@ -13,18 +13,23 @@ export const CHUNK = 320; // 20 ms
 interface Heard {
   turns: VisitorTurnHeard[];
   bargeIns: number[];
+  /** When the agent was paused (`bargeInStarted`) and resumed (`bargeInDropped`), on the virtual clock. */
+  pauses: number[];
+  resumes: number[];
   started: number;
   errors: Error[];
 }
 
 export function listen(options: ListenerOptions = {}, recognizer: Recognizer = new PocketsphinxRecognizer()) {
-  const heard: Heard = { turns: [], bargeIns: [], started: 0, errors: [] };
+  const heard: Heard = { turns: [], bargeIns: [], pauses: [], resumes: [], started: 0, errors: [] };
   let clock = 1000;
   const listener = new VisitorListener(
     recognizer,
     {
       speechStarted: () => heard.started++,
       bargeIn: () => heard.bargeIns.push(clock),
+      bargeInStarted: () => heard.pauses.push(clock),
+      bargeInDropped: () => heard.resumes.push(clock),
       turn: (turn) => heard.turns.push(turn),
       error: (error) => heard.errors.push(error),
     },
