@@ -59,15 +59,14 @@ export interface LiveTiming {
   idleMs: number;
   /** The last page went away and none came back within this: end `visitor_left`. */
   visitorLeftGraceMs: number;
+  /**
+   * Longest pause of the agent's voice for a barge-in not decided yet. The listener decides within
+   * about half a second; this only bounds a pause whose decision never came.
+   */
+  maxBargeInPauseMs: number;
 }
 
-export const LIVE_TIMING_DEFAULTS: LiveTiming = { fillerAfterMs: 700, idleMs: 120_000, visitorLeftGraceMs: 30_000 };
-
-/**
- * Longest pause of the agent's voice for a barge-in not decided yet. The listener decides within
- * about half a second; this only bounds a pause whose decision never came.
- */
-export const MAX_BARGE_IN_PAUSE_MS = 2500;
+export const LIVE_TIMING_DEFAULTS: LiveTiming = { fillerAfterMs: 700, idleMs: 120_000, visitorLeftGraceMs: 30_000, maxBargeInPauseMs: 2500 };
 
 /** The longest visitor turn kept (typed text beyond it is cut). */
 export const MAX_VISITOR_TEXT = 2000;
@@ -389,7 +388,7 @@ export class LiveConversation implements VisitorInput {
   /** The visitor's voice began over the agent: its voice holds (and the mouth closes) until the barge-in is decided. */
   private pauseAgent(): void {
     if (this.closed || this.bargeInPause || !this.deps.session.pause()) return;
-    this.bargeInPause = setTimeout(() => this.resumeAgent(), MAX_BARGE_IN_PAUSE_MS);
+    this.bargeInPause = setTimeout(() => this.resumeAgent(), this.deps.timing.maxBargeInPauseMs);
     this.bargeInPause.unref?.();
   }
 

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
-import { LiveConversation, LIVE_TIMING_DEFAULTS } from '../../src/conversation/live.js';
+import { LiveConversation, LIVE_TIMING_DEFAULTS, type LiveTiming } from '../../src/conversation/live.js';
 import { PreemptiveStats } from '../../src/conversation/preemptive-stats.js';
 import type { TurnInput } from '../../src/conversation/records.js';
 import type { AnswerEngine, AnswerEvent, AnswerRequest } from '../../src/brain/engine.js';
@@ -132,7 +132,7 @@ afterEach(() => {
   for (const t of timers.splice(0)) clearInterval(t);
 });
 
-function setup(options: { preparesSpeech?: boolean; languages?: { main: string; also?: string[] } } = {}) {
+function setup(options: { preparesSpeech?: boolean; languages?: { main: string; also?: string[] }; timing?: Partial<LiveTiming> } = {}) {
   const session = new RealtimeSession({
     sessionId: 'sess_preempt',
     sampleRate: 16000,
@@ -183,7 +183,7 @@ function setup(options: { preparesSpeech?: boolean; languages?: { main: string; 
     recognizer,
     listenerOptions: { vad },
     endSession: async () => {},
-    timing: { ...LIVE_TIMING_DEFAULTS, idleMs: 600_000, visitorLeftGraceMs: 600_000 },
+    timing: { ...LIVE_TIMING_DEFAULTS, idleMs: 600_000, visitorLeftGraceMs: 600_000, ...options.timing },
     preemptiveStats,
     ...(options.preparesSpeech === false && { preparesSpeech: () => false }),
     log: { warn: () => {}, error: () => {} },
@@ -389,6 +389,25 @@ test('with a billed voice only the text is prepared ahead: the speech starts whe
   assert.equal(s.speeches.length, 1);
   assert.equal(s.engine.calls.length, 1, 'the prepared text was used');
   await until('both turns recorded', () => s.turns.length === 2, 10_000);
+});
+
+test('a pause of the agent for a barge-in that is never decided ends at its bound: the voice goes on, nothing is interrupted', async () => {
+  for (const maxBargeInPauseMs of [150, LIVE_TIMING_DEFAULTS.maxBargeInPauseMs]) {
+    const s = setup({ timing: { maxBargeInPauseMs } });
+    s.session.speak({ text: 'We have fresh bread today, and cakes, and coffee, and many other things for you to try.', eventId: 'evt_talk' });
+    await until('talking', () => s.session.state === 'talking');
+    // Voice over the agent, long enough to pause it, too short to be a barge-in; then no more
+    // microphone frames at all (a page that stalled): the listener never decides.
+    await s.mic('voice', 320);
+    const types = () => s.page.messages.map((m) => m.type);
+    await until('paused', () => types().includes('pause'));
+    await settle(400);
+    const resumed = types().indexOf('resume') > types().indexOf('pause');
+    assert.equal(resumed, maxBargeInPauseMs < 400, `bound ${maxBargeInPauseMs} ms: resumed after 400 ms is ${resumed}`);
+    assert.ok(!types().includes('interrupt'), 'nothing interrupted');
+    assert.equal(s.session.state, 'talking');
+    for (const c of conversations.splice(0)) c.close();
+  }
 });
 
 test('no answer is prepared while the agent is talking, nor more than one at a time', async () => {
