@@ -4,6 +4,12 @@
  *
  *   node --import tsx bench/memory.ts [sessions]          (default 50)
  *   BENCH_SECONDS=15 BENCH_SETTLE=10 node --import tsx bench/memory.ts 50
+ *   BENCH_STARTS=compiled,tsx,semi2 BENCH_LONG_IDLE=0 node --import tsx bench/memory.ts 50
+ *
+ * BENCH_STARTS: how the server runs, each a whole sequence of the phases below, in this one run so
+ * their figures compare: `compiled` (default; bin/presence.js as `npm start` runs it, the sources
+ * compiled to build/server/), `tsx` (PRESENCE_TSX=1: through tsx's loader, as before issue 27's
+ * item 3), `semi2` (compiled, NODE_OPTIONS=--max-semi-space-size=2: V8's young generation at 2 MB).
  *
  * Phases, each a fresh `presence serve` process (bin/presence.js, as `npm start` runs it):
  *   1. first start: a new DATA_DIR (the database is created), idle BENCH_SETTLE s after /readyz;
@@ -13,7 +19,7 @@
  *   4. the same process BENCH_SETTLE s after every session stopped;
  *   5. the same process BENCH_LONG_IDLE s (default 660; 0 skips it) after that: past the offline
  *      voice's last worker's idle time (10 minutes), so what a server nobody talks to holds.
- * Then, in this process, the offline voice's first sentence with its worker warm, with none (the
+ * Then (unless BENCH_SENTENCE=0), in this process, the offline voice's first sentence with its worker warm, with none (the
  * worker ended), and with none but a session's prewarm started 1 s before it (what a visitor's
  * first sentence after a quiet spell waits).
  * Speech engines as configured in the environment (here: flite and pocketsphinx when installed;
@@ -55,12 +61,18 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(dataDir: string): Promise<Server> {
+const STARTS: Record<string, Record<string, string>> = {
+  compiled: {},
+  tsx: { PRESENCE_TSX: '1' },
+  semi2: { NODE_OPTIONS: '--max-semi-space-size=2' },
+};
+
+async function startServer(dataDir: string, start: string): Promise<Server> {
   const port = await freePort();
   const began = Date.now();
   const child = spawn(process.execPath, ['bin/presence.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, ...BENCH_SERVER_ENV, DATA_DIR: dataDir, PORT: String(port) },
+    env: { ...process.env, ...BENCH_SERVER_ENV, ...STARTS[start], DATA_DIR: dataDir, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.once('exit', () => child.kill('SIGKILL'));
@@ -152,15 +164,36 @@ async function withSessions(server: Server, key: string): Promise<Row> {
 }
 
 async function main() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-memory-'));
   const rows: Row[] = [];
+  const starts = (process.env.BENCH_STARTS ?? 'compiled').split(',');
+  for (const start of starts) {
+    if (!STARTS[start]) throw new Error(`BENCH_STARTS: unknown start ${start} (${Object.keys(STARTS).join(', ')})`);
+    const before = rows.length;
+    await phases(start, rows);
+    if (starts.length > 1) for (const row of rows.slice(before)) row.phase = `${start}: ${row.phase}`;
+  }
+  const mb = (n: number) => n.toFixed(0).padStart(8);
+  console.log(`\nServer memory (MB), embedded database, ${os.availableParallelism()} cores, Node ${process.version}`);
+  console.log(`${'phase'.padEnd(34)}${'RSS'.padStart(8)}${'peak'.padStart(8)}${'JS heap'.padStart(9)}  note`);
+  for (const r of rows) console.log(`${r.phase.padEnd(34)}${mb(r.rssMb)}${mb(r.peakMb)}${mb(r.heapMb).padStart(9)}  ${r.note}`);
+  if (process.env.BENCH_SENTENCE !== '0') await firstSentence();
+  console.log(
+    `(load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  );
+}
+
+async function phases(start: string, rows: Row[]): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'presence-memory-'));
   try {
-    let server = await startServer(dataDir);
+    let server = await startServer(dataDir, start);
     const key = server.key;
     if (!key) throw new Error('the first start printed no API key');
     rows.push(await idle(server, 'first start, idle', `new DATA_DIR; ready in ${(server.readyMs / 1000).toFixed(1)} s; ${SETTLE} s after /readyz`));
     await server.stop();
-    server = await startServer(dataDir);
+    server = await startServer(dataDir, start);
     rows.push(await idle(server, 'restart, idle', `same DATA_DIR; ready in ${(server.readyMs / 1000).toFixed(1)} s; ${SETTLE} s after /readyz`));
     rows.push(await withSessions(server, key));
     rows.push(await idle(server, 'after the sessions', `${SETTLE} s after every session stopped`));
@@ -172,17 +205,6 @@ async function main() {
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
-  const mb = (n: number) => n.toFixed(0).padStart(8);
-  console.log(`\nServer memory (MB), embedded database, ${os.availableParallelism()} cores, Node ${process.version}`);
-  console.log(`${'phase'.padEnd(24)}${'RSS'.padStart(8)}${'peak'.padStart(8)}${'JS heap'.padStart(9)}  note`);
-  for (const r of rows) console.log(`${r.phase.padEnd(24)}${mb(r.rssMb)}${mb(r.peakMb)}${mb(r.heapMb).padStart(9)}  ${r.note}`);
-  await firstSentence();
-  console.log(
-    `(load average ${os
-      .loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' ')})`,
-  );
 }
 
 /** The offline voice's first sentence (ms to its first audio), warm, cold, and cold with a prewarm 1 s ahead; medians of 3. */

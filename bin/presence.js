@@ -1,9 +1,21 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx's loader (cached after the first run), so there is no
-// separate build step between `npm install` and `npm start`.
-import { register } from 'tsx/esm/api';
+// Runs the server as plain JavaScript compiled from src/ into build/server/ (bin/compile-server.js:
+// only what changed since the last start), so no TypeScript loader sits in the process.
+// PRESENCE_TSX=1 runs the sources through tsx's loader instead (stack traces with TypeScript lines).
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+let main;
+if (process.env.PRESENCE_TSX === '1') {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../src/cli/main.ts'));
+} else {
+  const { compileServer, COMPILED_DIR } = await import('./compile-server.js');
+  await compileServer();
+  // Workers and shard processes that start from src/*.mjs import the compiled modules from here.
+  process.env.PRESENCE_COMPILED = COMPILED_DIR;
+  ({ main } = await import(pathToFileURL(path.join(COMPILED_DIR, 'cli', 'main.js')).href));
+}
 const code = await main(process.argv.slice(2));
 if (code >= 0) process.exit(code);

@@ -4,11 +4,10 @@
 // another on the stamp file.
 import fs from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
+import { importSource } from '../core/import-source.mjs';
 
-register();
-const { buildFace } = await import('./build.ts');
-const { renderStill } = await import('./still.ts');
+const { buildFace } = await importSource(import.meta.url, './build.ts');
+const { renderStill } = await importSource(import.meta.url, './still.ts');
 const own = (bytes) => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice());
 parentPort.on('message', async ({ face, build, file }) => {
   try {

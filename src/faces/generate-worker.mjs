@@ -3,10 +3,9 @@
 // event loop would stall every live session and even the handling of SIGTERM. One face at a time,
 // in this thread only, so the server keeps a core for its sessions.
 import { parentPort, workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
+import { importSource } from '../core/import-source.mjs';
 
-register();
-const { ensureFaces } = await import('./index.ts');
+const { ensureFaces } = await importSource(import.meta.url, './index.ts');
 parentPort?.on('message', async ({ id }) => {
   try {
     await ensureFaces(workerData.outDir, [id], { workers: 1 });

@@ -1,6 +1,5 @@
-// A shard process's entry (forked by pool.ts): the TypeScript sources run through tsx's loader,
-// as bin/presence.js runs the main process.
-import { register } from 'tsx/esm/api';
+// A shard process's entry (forked by pool.ts): the server's modules run as its parent runs them,
+// compiled (bin/presence.js) or through tsx's loader.
+import { importSource } from '../../core/import-source.mjs';
 
-register();
-await import('./shard.ts');
+await importSource(import.meta.url, './shard.ts');

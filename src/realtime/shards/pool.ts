@@ -76,7 +76,8 @@ class Shard {
   start(): Promise<void> {
     this.startedAt = Date.now();
     this.restartTimer = undefined;
-    // No inspector or test-runner flags: a shard is a plain Node process running tsx.
+    // No inspector or test-runner flags: a shard is a plain Node process (running the compiled
+    // modules when its parent does: PRESENCE_COMPILED is in the environment it inherits).
     const child = fork(ENTRY, [], {
       serialization: 'advanced',
       execArgv: SHARD_V8_FLAGS,
