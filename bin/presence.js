@@ -12,7 +12,11 @@ if (process.env.PRESENCE_TSX === '1') {
   ({ main } = await import('../src/cli/main.ts'));
 } else {
   const { compileServer, COMPILED_DIR } = await import('./compile-server.js');
-  await compileServer();
+  const started = performance.now();
+  const compiled = await compileServer();
+  // Said only when something was compiled (a first start without `npm install`'s step, or edited sources).
+  if (compiled)
+    console.error(`presence: compiled ${compiled} changed server module(s) into build/server/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   // Workers and shard processes that start from src/*.mjs import the compiled modules from here.
   process.env.PRESENCE_COMPILED = COMPILED_DIR;
   ({ main } = await import(pathToFileURL(path.join(COMPILED_DIR, 'cli', 'main.js')).href));
