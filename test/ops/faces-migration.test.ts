@@ -2,31 +2,17 @@
  * The faces-per-account migration on a database that already holds uploaded faces: each face gets
  * its own unguessable file token, and afterwards ids are unique per owner only. Both engines.
  */
-import { after, describe, test } from 'node:test';
+import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, type Kysely } from 'kysely';
-import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
+import type { Kysely } from 'kysely';
+import type { OpenedDatabase } from '../../src/core/db/database.js';
 import { migrateToLatest } from '../../src/core/db/migrate.js';
-import { migrations } from '../../src/core/db/migrations/index.js';
-import { cleanup, freshPostgres, tempDataDir } from '../cli/support/process.js';
+import { cleanup } from '../cli/support/process.js';
+import { describeMigration, migrateBefore } from '../support/migration.js';
 
 after(cleanup);
 
 const MIGRATION = '0027_faces_per_account';
-
-/** Every migration but this one, as a database from before it was. */
-async function migrateAllBut(db: Kysely<any>): Promise<void> {
-  const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name !== MIGRATION));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => earlier },
-    migrationTableName: 'schema_migrations',
-    migrationLockTableName: 'schema_migrations_lock',
-    allowUnorderedMigrations: true,
-  });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}
 
 const face = (avatarId: string, accountId: number | null) => ({
   avatar_id: avatarId,
@@ -44,7 +30,7 @@ const face = (avatarId: string, accountId: number | null) => ({
 async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
   const before = await open(false);
   try {
-    await migrateAllBut(before.db);
+    await migrateBefore(before.db, MIGRATION);
     const db = before.db as Kysely<any>;
     const account = await db.insertInto('accounts').values({ name: 'a', plan: 'free', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
     const other = await db.insertInto('accounts').values({ name: 'b', plan: 'free', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
@@ -88,14 +74,4 @@ async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
   }
 }
 
-describe(`migration ${MIGRATION}`, () => {
-  test('embedded database: existing faces get tokens; ids unique per owner', async () => {
-    const dataDir = tempDataDir('faces-migration');
-    await check((migrate) => openDatabase({ dataDir, migrate }));
-  });
-
-  test('PostgreSQL: the same', { skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async () => {
-    const databaseUrl = await freshPostgres();
-    await check((migrate) => openDatabase({ databaseUrl, migrate }));
-  });
-});
+describeMigration(MIGRATION, 'existing faces get tokens; ids unique per owner', check);

@@ -5,32 +5,18 @@
  * chat, no token), a webhook send held for quiet hours as a signed delivery waiting for the
  * window's end; the old table goes. Both engines.
  */
-import { after, describe, test } from 'node:test';
+import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Migrator, sql, type Kysely } from 'kysely';
-import { openDatabase, type OpenedDatabase } from '../../src/core/db/database.js';
+import { sql, type Kysely } from 'kysely';
+import type { OpenedDatabase } from '../../src/core/db/database.js';
 import { migrateToLatest } from '../../src/core/db/migrate.js';
-import { migrations } from '../../src/core/db/migrations/index.js';
 import { DeliveryEngine } from '../../src/delivery/engine.js';
-import { cleanup, freshPostgres, tempDataDir } from '../cli/support/process.js';
+import { cleanup } from '../cli/support/process.js';
+import { describeMigration, migrateBefore } from '../support/migration.js';
 
 after(cleanup);
 
 const MIGRATION = '0037_delivery_channels';
-
-/** The migrations before this one, as a database from before it was. */
-async function migrateBefore(db: Kysely<any>): Promise<void> {
-  const earlier = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION));
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => earlier },
-    migrationTableName: 'schema_migrations',
-    migrationLockTableName: 'schema_migrations_lock',
-    allowUnorderedMigrations: true,
-  });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error;
-}
 
 const ids = {
   delivered: '11111111-1111-5111-8111-111111111111',
@@ -43,7 +29,7 @@ const conversationId = '0f0f0f0f-0000-4000-8000-000000000001';
 async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
   const opened = await open(false);
   try {
-    await migrateBefore(opened.db);
+    await migrateBefore(opened.db, MIGRATION);
     const db = opened.db as Kysely<any>;
     const account = await db.insertInto('accounts').values({ name: 'a', plan: 'paid', balance_cents: 0 }).returning('id').executeTakeFirstOrThrow();
     const chat = await db
@@ -159,14 +145,4 @@ async function check(open: (migrate: boolean) => Promise<OpenedDatabase>) {
   }
 }
 
-describe(`migration ${MIGRATION}`, () => {
-  test('embedded database: notification sends move into the delivery log', async () => {
-    const dataDir = tempDataDir('sends-migration');
-    await check((migrate) => openDatabase({ dataDir, migrate }));
-  });
-
-  test('PostgreSQL: the same', { skip: process.env.TEST_DATABASE_URL ? false : 'TEST_DATABASE_URL is not set' }, async () => {
-    const databaseUrl = await freshPostgres();
-    await check((migrate) => openDatabase({ databaseUrl, migrate }));
-  });
-});
+describeMigration(MIGRATION, 'notification sends move into the delivery log', check);
