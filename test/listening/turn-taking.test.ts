@@ -1,3 +1,4 @@
+// @timed: the listeners hear the recordings in real time, side by side, and their waits are compared
 /**
  * Turn-taking on the cut-off corpus (corpus/turn-taking.json): recordings no one here wrote, with
  * pauses where the speaker goes on and points where the turn is over. Real listeners (Silero VAD,
