@@ -15,7 +15,7 @@ import { DeliveryNotFailed, DeliveryNotFound, type DeliveryEngine, type Delivery
 import type { ChannelResult, DeliveryChannel } from '../delivery/channels.js';
 import type { Destinations } from './destinations.js';
 import type { TelegramBot } from './telegram.js';
-import type { DeliveryLogEntry, NotificationDeliveries } from './types.js';
+import type { DeliveryLogEntry, NotificationDeliveries, WebhookDelivery } from './types.js';
 import { notificationsErrors } from './errors.js';
 
 export const OWNER_KIND = 'notification';
@@ -68,6 +68,21 @@ function telegramChannel(bot: TelegramBot, destinations: () => Destinations): De
   };
 }
 
+/** What every webhook send of a destination is: a signed JSON POST from notifications. */
+function signedPost(delivery: Omit<WebhookDelivery, 'dedupeKey' | 'conversationId' | 'notBefore'>) {
+  return {
+    accountId: delivery.accountId,
+    owner: owner(delivery.destinationId),
+    url: delivery.url,
+    method: 'POST' as const,
+    contentType: 'application/json; charset=utf-8',
+    headers: delivery.headers,
+    payload: delivery.body,
+    secret: delivery.secret,
+    userAgent: USER_AGENT,
+  };
+}
+
 /**
  * Registers the notification owner, and the Telegram channel when the server has a bot, on the
  * engine (before it starts), and answers what notifications send through.
@@ -95,20 +110,7 @@ export function notificationDeliveries(engine: DeliveryEngine, destinations: () 
     checkUrl: (url) => engine.checkUrl(url),
     async enqueueWebhook(delivery, trx) {
       await engine.enqueue(
-        {
-          accountId: delivery.accountId,
-          owner: owner(delivery.destinationId),
-          conversationId: delivery.conversationId,
-          dedupeKey: delivery.dedupeKey,
-          url: delivery.url,
-          method: 'POST',
-          contentType: 'application/json; charset=utf-8',
-          headers: delivery.headers,
-          payload: delivery.body,
-          secret: delivery.secret,
-          userAgent: USER_AGENT,
-          notBefore: delivery.notBefore,
-        },
+        { ...signedPost(delivery), conversationId: delivery.conversationId, dedupeKey: delivery.dedupeKey, notBefore: delivery.notBefore },
         trx,
       );
     },
@@ -133,17 +135,7 @@ export function notificationDeliveries(engine: DeliveryEngine, destinations: () 
       );
     },
     async sendNow(delivery) {
-      const result = await engine.sendNow({
-        accountId: delivery.accountId,
-        owner: owner(delivery.destinationId),
-        url: delivery.url,
-        method: 'POST',
-        contentType: 'application/json; charset=utf-8',
-        headers: delivery.headers,
-        payload: delivery.body,
-        secret: delivery.secret,
-        userAgent: USER_AGENT,
-      });
+      const result = await engine.sendNow(signedPost(delivery));
       return { delivered: result.delivered, status_code: result.status_code, error: result.error };
     },
     wake: (deliveryId) => engine.wake(deliveryId),
