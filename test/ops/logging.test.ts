@@ -6,7 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bannerKeys, cleanup, runCli, singleJson, startServer, migratedDataDir, tempDataDir, type ServerProcess } from '../cli/support/process.js';
+import { until } from '../support/until.js';
+import { bannerKeys, cleanup, runCli, singleJson, startServer, migratedDataDir, type ServerProcess } from '../cli/support/process.js';
 
 after(cleanup);
 
@@ -47,7 +48,9 @@ describe('structured logs [embedded database]', () => {
     assert.ok(ownId);
     const echoed = await server.request('GET', '/v1/agent/list', { key, headers: { 'X-Request-Id': 'ops-trace-7' } });
     assert.equal(echoed.headers.get('x-request-id'), 'ops-trace-7');
-    await new Promise((r) => setTimeout(r, 200)); // let the log lines flush
+    // The lines come through the child's stdout: wait for them, not for a guess of how long that takes.
+    const completedFor = (id: string) => server.logs().some((l) => l.reqId === id && l.msg === 'request completed');
+    await until(() => completedFor(ownId) && completedFor('ops-trace-7'), 10_000, 'both requests logged');
 
     for (const id of [ownId, 'ops-trace-7']) {
       const lines = server.logs().filter((l) => l.reqId === id);
@@ -78,8 +81,9 @@ describe('structured logs [embedded database]', () => {
     await server.request('GET', '/v1/agent/list', { headers: { authorization: `Basic ${Buffer.from(`user:${key}`).toString('base64')}` } });
     await server.request('GET', '/v1/agent/list', { headers: { authorization: `Bearer ${key}x` } });
     const minted = singleJson(await runCli(['keys', 'create', '--account', '1', '--permissions', 'read'], { DATA_DIR: server.dataDir }));
-    assert.equal((await server.request('GET', '/v1/agent/list', { key: minted.key })).status, 200);
-    await new Promise((r) => setTimeout(r, 300)); // let the log lines flush
+    assert.equal((await server.request('GET', '/v1/agent/list', { key: minted.key, headers: { 'X-Request-Id': 'secrets-last' } })).status, 200);
+    // Everything above is logged once the last request's line is (one stdout, in order).
+    await until(() => server.logs().some((l) => l.reqId === 'secrets-last' && l.msg === 'request completed'), 10_000, 'the last request logged');
 
     const output = server.stdout() + server.stderr();
     const bannerStart = output.indexOf('Presence API key');
