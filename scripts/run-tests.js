@@ -6,7 +6,7 @@
 // handle left open cannot hold the suite; a file still running after TEST_FILE_TIMEOUT seconds
 // (default 600) has its process group killed and counts as failed, with the output so far.
 // Files run side by side within a CPU budget of TEST_CONCURRENCY cores (default 2), at most
-// TEST_MAX_FILES at once (default 4): many files mostly wait (retry schedules, timers, a browser
+// TEST_MAX_FILES at once (default 3): many files mostly wait (retry schedules, timers, a browser
 // idling), so two at a time left the cores half idle. Each file's share of a core is what
 // test/durations.json recorded (its CPU seconds, its children's included, over its wall seconds;
 // unknown files count as a whole core). The files that measure real time (marked with a
@@ -23,7 +23,7 @@ import path from 'node:path';
 
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT ?? 600) * 1000;
 const CPU_BUDGET = Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 2));
-const MAX_FILES = Math.max(1, Number(process.env.TEST_MAX_FILES ?? 4));
+const MAX_FILES = Math.max(1, Number(process.env.TEST_MAX_FILES ?? 3));
 
 function find(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
