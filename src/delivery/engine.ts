@@ -507,7 +507,10 @@ export class DeliveryEngine {
     const error = result.error ?? statusError(result.statusCode);
     const inRound = number - row.round_start;
     const scheduled = this.settings.retryDelays[inRound - 1];
-    const delay = scheduled === undefined ? undefined : Math.max(scheduled, result.retryAfterSeconds ?? 0);
+    // A receiver may stretch a wait (Telegram's retry_after), up to the schedule's longest: a huge or
+    // broken value from the other side must not park a delivery for ever or overflow the date.
+    const asked = Number.isFinite(result.retryAfterSeconds) ? Math.min(result.retryAfterSeconds!, Math.max(...this.settings.retryDelays)) : 0;
+    const delay = scheduled === undefined ? undefined : Math.max(scheduled, asked);
     const retry = judged === 'retry' && delay !== undefined;
     await this.db.transaction().execute(async (trx) => {
       if (!(await this.logAttempt(trx, deliveryId, number, result, error))) return;

@@ -146,6 +146,26 @@ forEachEngine('Telegram destinations', (engine) => {
       [429, 200],
     );
     assert.match(delivered.attempts[0].error, /Too Many Requests/);
+    // A retry_after past the schedule's longest wait (1 s here) is held to it.
+    telegram.failSends.push({ error_code: 429, description: 'Too Many Requests: retry after ever', retry_after: 1e15 });
+    await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: 'Later', key: 'h-later' });
+    const later = await until(
+      async () => {
+        const res = await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key });
+        return res.body.deliveries.find((x: any) => x.attempts.length >= 1 && x.attempts[0].status_code === 429 && x.attempts[0].error.includes('ever'));
+      },
+      15_000,
+      'the first attempt of the send told to wait for ever',
+    );
+    if (later.status === 'retrying') assert.ok(Date.parse(later.next_attempt_at) - Date.now() <= 5_000, `next attempt at ${later.next_attempt_at}`);
+    await until(
+      async () => {
+        const res = await t.request('GET', `/v1/notifications/destinations/${destination.id}/deliveries`, { key: a.key });
+        return res.body.deliveries.find((x: any) => x.delivery_id === later.delivery_id && x.status === 'delivered');
+      },
+      15_000,
+      'the send delivered after the held wait',
+    );
     assert.equal(telegram.sent.filter((m) => m.text === 'Lead: jo@example.com').length, 1);
     // The same key sends nothing more.
     await t.context.notifications.channels.sendTelegram({ accountId: a.id, destinationId: destination.id, text: 'Lead: jo@example.com', key: 'h1' });
