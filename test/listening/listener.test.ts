@@ -233,6 +233,72 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
     assert.ok(stale >= 500, `words from before the visitor resumed must not end the turn at 350 ms: ${stale} ms`);
   });
 
+  test('the live recogniser is told once when the visitor pauses, before the turn ends', async () => {
+    const calls: Array<{ call: string; atMs: number }> = [];
+    let pushedSamples = 0;
+    const recognizer: Recognizer = {
+      name: 'scripted',
+      transcribe: async () => ({ text: '' }),
+      stream: () => ({
+        push: (pcm) => void (pushedSamples += pcm.length),
+        pause: () => void calls.push({ call: 'pause', atMs: (pushedSamples * 1000) / 16000 }),
+        finish: async () => (calls.push({ call: 'finish', atMs: (pushedSamples * 1000) / 16000 }), { text: 'hello there' }),
+        abort() {},
+      }),
+      close: async () => {},
+    };
+    const clip = clips[1];
+    const { listener, heard, play } = listen({}, recognizer);
+    await play(concat(silence(500), clip.pcm, silence(1500)));
+    listener.close();
+    assert.equal(heard.turns.length, 1);
+    assert.deepEqual(
+      calls.map((c) => c.call),
+      ['pause', 'finish'],
+    );
+    // The stream hears the turn from its preroll: its clock starts up to `prerollMs` before the speech.
+    const pauseAfterWords = calls[0].atMs - calls[1].atMs + (heard.turns[0].timings.turnEndedAt - heard.turns[0].timings.speechEndedAt);
+    assert.ok(pauseAfterWords >= 150 && pauseAfterWords < 450, `told ${pauseAfterWords} ms after the last voiced frame`);
+  });
+
+  test('words the engine has settled in the pause end the turn without waiting for the decoder to finish', async () => {
+    const settledWords = (pauseCloses: boolean) => {
+      let stream: RecognitionStream | undefined;
+      const recognizer: Recognizer = {
+        name: 'scripted',
+        transcribe: async () => ({ text: '' }),
+        stream: () => {
+          let closed = false;
+          stream = {
+            push() {},
+            // The engine closes its phrase when told of the pause, as pocketsphinx does.
+            pause: () => {
+              closed = pauseCloses;
+              if (closed) stream!.onPartial?.('the blue shoes');
+            },
+            settled: () => (closed ? { text: 'the blue shoes', language: 'en' } : undefined),
+            // A decoder that never exits once its words are settled, and one that takes its time otherwise.
+            finish: () => (closed ? new Promise(() => {}) : new Promise((resolve) => setTimeout(() => resolve({ text: 'from the decoder' }), 50))),
+            abort() {},
+          };
+          return stream;
+        },
+        close: async () => {},
+      };
+      return recognizer;
+    };
+    for (const pauseCloses of [true, false]) {
+      const { listener, heard, play } = listen({}, settledWords(pauseCloses));
+      await play(concat(silence(500), clips[1].pcm, silence(1500)));
+      listener.close();
+      assert.deepEqual(
+        heard.turns.map((t) => t.text),
+        [pauseCloses ? 'the blue shoes' : 'from the decoder'],
+        'settled words are the turn at once; otherwise the turn waits for the decoder',
+      );
+    }
+  });
+
   test('after close nothing is reported and pushes are ignored', async () => {
     const { listener, heard, play } = listen();
     listener.close();

@@ -1,10 +1,11 @@
 /** Debian's pocketsphinx on real recordings (pocketsphinx-testdata), with a loose WER bound. */
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { afterEach, describe, test } from 'node:test';
 import { PocketsphinxRecognizer, pocketsphinxMissing } from '../../src/speech/recognition/pocketsphinx.js';
 import { RecognitionError } from '../../src/speech/recognition/errors.js';
 import { wordErrors } from '../../src/speech/recognition/wer.js';
-import { librivox, testdataInstalled } from './recordings.js';
+import { execFileSync } from 'node:child_process';
+import { librivox, speechSpan, testdataInstalled } from './recordings.js';
 
 describe('pocketsphinx', { skip: (pocketsphinxMissing() || !testdataInstalled()) && 'pocketsphinx or its test data is not installed' }, () => {
   test('recognises the LibriVox sentences with a word error rate under 50 %', async () => {
@@ -57,11 +58,19 @@ describe('pocketsphinx', { skip: (pocketsphinxMissing() || !testdataInstalled())
 });
 
 describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstalled()) && 'pocketsphinx or its test data is not installed' }, () => {
+  // Every recogniser a test makes is closed after it, so no spare decoder outlives its test.
+  const made: PocketsphinxRecognizer[] = [];
+  const decoderOf = (...args: ConstructorParameters<typeof PocketsphinxRecognizer>) => {
+    const recognizer = new PocketsphinxRecognizer(...args);
+    made.push(recognizer);
+    return recognizer;
+  };
+  afterEach(() => Promise.all(made.splice(0).map((r) => r.close())));
   const inPieces = (pcm: Int16Array, samples = 1600) =>
     Array.from({ length: Math.ceil(pcm.length / samples) }, (_, i) => pcm.subarray(i * samples, (i + 1) * samples));
 
   test('hears turns as they arrive, about as well as the whole-turn decoder, phrase by phrase as partials', async () => {
-    const recognizer = new PocketsphinxRecognizer(undefined, 2);
+    const recognizer = decoderOf(undefined, 2);
     const clips = librivox();
     const rate = (texts: string[]) => {
       const sum = texts.reduce(
@@ -101,7 +110,7 @@ describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstal
   });
 
   test('a phrase followed by a pause arrives as a partial before the turn is finished', async () => {
-    const recognizer = new PocketsphinxRecognizer(undefined, 1);
+    const recognizer = decoderOf(undefined, 1);
     const clip = librivox()[1];
     const stream = recognizer.stream({ language: 'en' })!;
     let partial: string | undefined;
@@ -115,8 +124,58 @@ describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstal
     assert.equal(final.text, partial);
   });
 
+  test('a pause told closes the phrase at once, where the decoder would otherwise wait for more audio', async () => {
+    const recognizer = decoderOf(undefined, 1);
+    const clip = librivox()[1];
+    // The sentence and the 80 ms after it (the clip ends there): less silence than the decoder's
+    // endpointer needs (250 ms, read in 128 ms blocks), so on its own it waits for more audio.
+    assert.ok(clip.pcm.length / 16 - speechSpan(clip.pcm).endMs < 100);
+    const stream = recognizer.stream({ language: 'en' })!;
+    let partial: string | undefined;
+    stream.onPartial = (text) => (partial = text);
+    stream.push(clip.pcm);
+    assert.equal(stream.settled!(), undefined, 'nothing is settled before the decoder closed a phrase');
+    stream.pause!();
+    const deadline = Date.now() + 20_000;
+    while (partial === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(partial, 'the pause closed the phrase');
+    assert.ok(wordErrors(clip.text, partial).errors / wordErrors(clip.text, partial).words < 0.6, `heard: ${partial}`);
+    assert.deepEqual(stream.settled!(), { text: partial, language: 'en' }, 'closed phrases are settled');
+    assert.equal((await stream.finish()).text, partial, 'the padding added no words');
+    await recognizer.close();
+  });
+
+  test('the next turn gets a decoder started ahead; one nobody takes is stopped, and close stops it', async () => {
+    const decoders = () =>
+      execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes('pocketsphinx_continuous')).length;
+    const until = async (want: number) => {
+      const deadline = Date.now() + 8000;
+      while (decoders() !== want && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      return decoders();
+    };
+    const recognizer = decoderOf(undefined, 1, 2500);
+    assert.equal(await until(0), 0, 'nothing runs before a turn');
+    const first = recognizer.stream({ language: 'en' })!;
+    assert.equal(await until(2), 2, "the turn's decoder and a spare for the next turn");
+    first.push(librivox()[1].pcm.subarray(0, 8000));
+    await first.finish();
+    assert.equal(await until(1), 1, 'the spare waits');
+    const clip = librivox()[1];
+    const second = recognizer.stream({ language: 'en' })!;
+    second.push(clip.pcm);
+    const heard = (await second.finish()).text;
+    assert.ok(wordErrors(clip.text, heard).errors / wordErrors(clip.text, heard).words < 0.6, `the spare hears: ${heard}`);
+    assert.equal(await until(0), 0, 'the spare started for a third turn is stopped when none comes');
+    recognizer.stream({ language: 'en' })!.abort();
+    assert.equal(await until(1), 1, 'a new spare after the aborted turn');
+    await recognizer.close();
+    assert.equal(await until(0), 0, 'close stops the spare');
+  });
+
   test('holds a decoder slot for the turn: none free gives no stream; finish and abort give it back', async () => {
-    const recognizer = new PocketsphinxRecognizer(undefined, 1);
+    const recognizer = decoderOf(undefined, 1);
     const first = recognizer.stream({ language: 'en' })!;
     assert.ok(first);
     assert.equal(recognizer.stream({ language: 'en' }), undefined, 'the only slot is taken');
@@ -139,7 +198,7 @@ describe('pocketsphinx, live', { skip: (pocketsphinxMissing() || !testdataInstal
   });
 
   test('a missing binary is a clear error from the live decoder too, and frees its slot', async () => {
-    const recognizer = new PocketsphinxRecognizer('no-such-pocketsphinx-binary', 1);
+    const recognizer = decoderOf('no-such-pocketsphinx-binary', 1);
     const stream = recognizer.stream({ language: 'en' })!;
     stream.push(new Int16Array(1600));
     await assert.rejects(stream.finish(), (e: Error) => e instanceof RecognitionError && /could not start/.test(e.message));

@@ -80,6 +80,12 @@ const DISCARD_SILENCE_MS = 300;
  * while the segment may still be dropped (a back-channel) or become a turn (which interrupts).
  */
 const RESUME_SILENCE_MS = 192;
+/**
+ * Silence after which the live recogniser is told the visitor paused (RecognitionStream.pause), so
+ * an engine that waits for more audio closes its phrase and its words can reach the end of turn
+ * (≥ 350 ms) and the answer prepared ahead. Shorter gaps are between words (end-of-turn.ts).
+ */
+const PAUSE_TOLD_MS = 150;
 
 interface Segment {
   /** The listener's number for the turn. */
@@ -328,6 +334,7 @@ export class VisitorListener implements Listener {
       return;
     }
     if (!segment.started) return;
+    if (segment.silenceMs >= PAUSE_TOLD_MS && segment.silenceMs - FRAME_MS < PAUSE_TOLD_MS) segment.stream?.pause?.();
     const speculateAfter = this.options.speculateAfterMs;
     if (!segment.stream && !segment.speculation && speculateAfter > 0 && segment.silenceMs >= speculateAfter) {
       this.speculate(segment);
@@ -390,9 +397,14 @@ export class VisitorListener implements Listener {
     const audio = concatInt16(segment.frames);
     const speechSeconds = segment.voicedMs / 1000;
     const speechEndedAt = segment.lastVoicedEndMs;
-    // A speculation started after the last voiced frame has heard every word of the turn.
+    // Words the engine has settled, told during this pause, with no voice since: the turn's words
+    // now, while the decoder finishes in the background. A speculation started after the last
+    // voiced frame has heard every word of the turn.
+    const settled = segment.tentativeText !== undefined && !segment.partialStale ? segment.stream?.settled?.() : undefined;
     const recognition = segment.stream
-      ? segment.stream.finish()
+      ? settled && settled.text.trim() === segment.tentativeText
+        ? (segment.stream.finish().catch(() => {}), Promise.resolve(settled))
+        : segment.stream.finish()
       : (segment.speculation?.result ?? this.recognizer.transcribe(audio, this.recognitionOptions()));
     recognition.catch(() => {}); // reported in order below
     this.queuedTurns++;

@@ -18,7 +18,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeWav } from '../audio.js';
+import { concatInt16, encodeWav } from '../audio.js';
 import { RecognitionError } from './errors.js';
 import { Gate } from '../../core/gate.js';
 import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type RecognitionStream, type Recognizer, type Transcript } from './types.js';
@@ -37,10 +37,14 @@ export function pocketsphinxMissing(binary = POCKETSPHINX_BINARY): string | unde
 export class PocketsphinxRecognizer implements Recognizer {
   readonly name = 'pocketsphinx';
   private readonly gate: Gate;
+  /** A live decoder with its model loaded, waiting for the next turn (see `stream`). */
+  private spare?: LivePocketsphinx;
+  private spareTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly binary = POCKETSPHINX_BINARY,
     concurrency = 2,
+    private readonly spareIdleMs = SPARE_IDLE_MS,
   ) {
     this.gate = new Gate(concurrency);
   }
@@ -96,15 +100,49 @@ export class PocketsphinxRecognizer implements Recognizer {
     });
   }
 
+  /**
+   * A live decoder for one turn. Loading the model takes ~0.4 s, longer than a short answer ("yes",
+   * a card's name) lasts, so a turn that had to start one would have its words after the turn
+   * ended. The decoder handed out is the spare started after the previous turn's, when it is
+   * there, and a new spare is started for the next turn; a spare nobody takes is stopped after
+   * SPARE_IDLE_MS, so an idle node holds no decoder (one costs ~100 MB).
+   */
   stream(options: RecognitionOptions): RecognitionStream | undefined {
     if (options.signal?.aborted) return undefined;
     const release = this.gate.tryEnter();
     if (!release) return undefined;
-    return new LivePocketsphinx(this.binary, release);
+    const spare = this.takeSpare();
+    const decoder = spare ?? new LivePocketsphinx(this.binary);
+    decoder.start(release);
+    this.warmSpare();
+    return decoder;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.takeSpare()?.abort();
+  }
+
+  private takeSpare(): LivePocketsphinx | undefined {
+    const spare = this.spare;
+    this.spare = undefined;
+    clearTimeout(this.spareTimer);
+    if (spare && !spare.alive) return undefined;
+    return spare;
+  }
+
+  private warmSpare(): void {
+    if (this.spare) return;
+    const spare = new LivePocketsphinx(this.binary);
+    this.spare = spare;
+    this.spareTimer = setTimeout(() => {
+      if (this.spare === spare) this.takeSpare()?.abort();
+    }, this.spareIdleMs);
+    this.spareTimer.unref();
+  }
 }
+
+/** How long a started decoder waits for a turn before it is stopped (a conversation's next turn usually comes well within it). */
+const SPARE_IDLE_MS = 30_000;
 
 /**
  * Silence (10 ms frames) after which the live decoder closes a phrase and prints it: 250 ms instead
@@ -113,7 +151,22 @@ export class PocketsphinxRecognizer implements Recognizer {
  */
 const LIVE_PHRASE_END_FRAMES = 25;
 
-/** One live decoder for one visitor turn (see the file's header). */
+/**
+ * Audio written after the listener hears a pause (`pause`): the decoder reads its input in blocks
+ * of 2,048 samples (128 ms) and closes a phrase after 250 ms of what it hears as silence, so without
+ * it a phrase's words came 250–380 ms into the pause plus the decode, after a 350 ms end of turn.
+ * 400 ms fills the block it is waiting on and its silence. It is the quietest 20 ms of the last
+ * 100 ms heard, repeated: the visitor's own background, so the decoder's noise estimate stays where
+ * the real silence put it (digital zeros would lower it), and no trace of the last word is repeated.
+ */
+const PAUSE_PADDING_SAMPLES = 6400;
+const PAUSE_TAIL_SAMPLES = 1600;
+const PAUSE_FRAME_SAMPLES = 320;
+
+/**
+ * One live decoder for one visitor turn (see the file's header). It is spawned before it has a
+ * turn (the recogniser's spare) and `start`ed when it gets one.
+ */
 class LivePocketsphinx implements RecognitionStream {
   onPartial?: (text: string) => void;
   private readonly child: ChildProcess;
@@ -121,11 +174,14 @@ class LivePocketsphinx implements RecognitionStream {
   private readonly done: Promise<Transcript>;
   private pending = '';
   private ended = false;
+  private exited = false;
+  private release: () => void = () => {};
+  private timer?: NodeJS.Timeout;
+  /** The last audio pushed: what a pause's padding is made of. */
+  private tail: Int16Array[] = [];
+  private tailSamples = 0;
 
-  constructor(
-    binary: string,
-    private readonly release: () => void,
-  ) {
+  constructor(binary: string) {
     // `exec` makes the decoder the shell's last child; `detached` puts cat and it in one process
     // group, so abort and the timeout kill both.
     const command = `cat | exec ${shellQuote(binary)} -infile /dev/stdin -logfn /dev/null -vad_postspeech ${LIVE_PHRASE_END_FRAMES}`;
@@ -133,14 +189,12 @@ class LivePocketsphinx implements RecognitionStream {
     const err: Buffer[] = [];
     this.child.stderr!.on('data', (b: Buffer) => err.length < 64 && err.push(b));
     this.child.stdout!.on('data', (b: Buffer) => this.heard(b.toString()));
-    // A visitor who stops sending without finish() (a dropped page) must not hold a decoder.
-    const timer = setTimeout(() => this.kill(), TIMEOUT_MS);
-    timer.unref();
     this.child.stdin!.on('error', () => {}); // a decoder that died: reported by 'close' below
     this.done = new Promise<Transcript>((resolve, reject) => {
       this.child.on('error', (error) => reject(new RecognitionError(`pocketsphinx could not start: ${error.message}`)));
       this.child.on('close', (code, killedBy) => {
-        clearTimeout(timer);
+        this.exited = true;
+        clearTimeout(this.timer);
         this.release();
         if (this.pending.trim()) this.phrases.push(this.pending.trim());
         if (code === 0) return resolve({ text: this.phrases.join(' '), language: 'en' });
@@ -150,11 +204,49 @@ class LivePocketsphinx implements RecognitionStream {
       });
     });
     this.done.catch(() => {});
+    // A spare must not keep the process alive; a decoder with a turn does, until it exits.
+    this.holdProcess(false);
+  }
+
+  /** Still running: a spare that died (a missing binary, a crash) is not handed out. */
+  get alive(): boolean {
+    return !this.exited && !this.ended;
+  }
+
+  /** The decoder has its turn: it holds a slot until it exits. */
+  start(release: () => void): void {
+    if (this.exited) {
+      release();
+      return;
+    }
+    this.release = once(release);
+    this.holdProcess(true);
+    // A visitor who stops sending without finish() (a dropped page) must not hold a decoder.
+    this.timer = setTimeout(() => this.kill(), TIMEOUT_MS);
+    this.timer.unref();
   }
 
   push(pcm: Int16Array): void {
     if (this.ended || !this.child.stdin!.writable) return;
-    this.child.stdin!.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
+    this.write(pcm);
+    this.tail.push(pcm);
+    this.tailSamples += pcm.length;
+    while (this.tail.length > 1 && this.tailSamples - this.tail[0].length >= PAUSE_TAIL_SAMPLES) this.tailSamples -= this.tail.shift()!.length;
+  }
+
+  /** The visitor paused: pad the pause so the decoder closes the phrase now (PAUSE_PADDING_SAMPLES). */
+  pause(): void {
+    if (this.ended || !this.tailSamples || !this.child.stdin!.writable) return;
+    const quiet = quietest(concatInt16(this.tail), PAUSE_FRAME_SAMPLES);
+    const padding = new Int16Array(PAUSE_PADDING_SAMPLES);
+    for (let i = 0; i < padding.length; i += quiet.length) padding.set(quiet.subarray(0, padding.length - i), i);
+    this.write(padding);
+  }
+
+  /** Closed phrases do not change; words still being decoded (`pending`) make it unsettled. */
+  settled(): Transcript | undefined {
+    if (!this.phrases.length || this.pending.trim()) return undefined;
+    return { text: this.phrases.join(' '), language: 'en' };
   }
 
   finish(): Promise<Transcript> {
@@ -168,6 +260,17 @@ class LivePocketsphinx implements RecognitionStream {
   abort(): void {
     this.ended = true;
     this.kill();
+  }
+
+  private holdProcess(hold: boolean): void {
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as Array<{ ref(): void; unref(): void } | null>) {
+      if (hold) handle?.ref();
+      else handle?.unref();
+    }
+  }
+
+  private write(pcm: Int16Array): void {
+    this.child.stdin!.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   }
 
   /** The decoder prints one line per phrase its endpointer closes. */
@@ -188,6 +291,27 @@ class LivePocketsphinx implements RecognitionStream {
       this.child.kill('SIGKILL');
     }
   }
+}
+
+function once(fn: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    fn();
+  };
+}
+
+/** The `size`-sample window of `pcm` with the least energy. */
+function quietest(pcm: Int16Array, size: number): Int16Array {
+  let best = 0;
+  let bestEnergy = Number.POSITIVE_INFINITY;
+  for (let start = 0; start + size <= pcm.length; start += size / 2) {
+    let energy = 0;
+    for (let i = start; i < start + size; i++) energy += pcm[i] * pcm[i];
+    if (energy < bestEnergy) [best, bestEnergy] = [start, energy];
+  }
+  return pcm.subarray(best, Math.min(pcm.length, best + size));
 }
 
 function shellQuote(word: string): string {

@@ -28,6 +28,17 @@ export interface RecognitionStream {
   push(pcm: Int16Array): void;
   /** Called with the growing text as the engine hears it (engines with partial results). */
   onPartial?: (text: string) => void;
+  /**
+   * The visitor paused (called once per pause, ~150 ms into it, while the turn may go on): an
+   * engine that waits for more audio before it closes a phrase may close it now.
+   */
+  pause?(): void;
+  /**
+   * The transcript of everything heard so far, when the engine knows no later audio can change it
+   * (pocketsphinx's closed phrases); undefined otherwise. A turn that ends in a pause after such
+   * words is taken on them at once, without waiting for `finish` (the decoder's exit).
+   */
+  settled?(): Transcript | undefined;
   /** No more audio for this turn: the final transcript. */
   finish(): Promise<Transcript>;
   /** Drops the turn (barge-in cancelled, session ended). */
