@@ -21,10 +21,13 @@
  *
  *   node --import tsx bench/conversation.ts [--turns 30] [--max-visitors 12] [--turns-per-visitor 3]
  *     [--whole-turns] [--no-preempt | --compare] [--no-pitch | --compare-turn-taking]
+ *     [--words-at-end | --compare-early-words]
  *
  * `--no-pitch` runs the end-of-turn rule before pitch (pauses and words); `--compare-turn-taking`
  * alternates it with the shipped one (words, pitch and pauses) turn by turn, each in a conversation
- * of its own, the same clip once each way.
+ * of its own, the same clip once each way. `--words-at-end` runs pocketsphinx as it was before its
+ * words came in the visitor's pause (no decoder started ahead, no pause told, every turn waiting for
+ * the decoder's exit); `--compare-early-words` alternates it with the shipped way likewise.
  *
  * The numbers depend on the machine's load: the load average is printed beside them.
  */
@@ -35,6 +38,7 @@ import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type R
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
+import type { Recognizer } from '../src/speech/recognition/types.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
 
@@ -51,6 +55,26 @@ const COMPARE = args.includes('--compare');
 /** The end-of-turn rule before pitch, or both rules alternated turn by turn (two conversations, the same clips). */
 const NO_PITCH = args.includes('--no-pitch');
 const COMPARE_TURN_TAKING = args.includes('--compare-turn-taking');
+/**
+ * The recogniser as it was before its words came in the pause (`--words-at-end`): no decoder
+ * started ahead, no pause told to it, and every turn waits for the decoder's exit; or both
+ * alternated turn by turn (`--compare-early-words`), each in a conversation of its own.
+ */
+const WORDS_AT_END = args.includes('--words-at-end');
+const COMPARE_EARLY_WORDS = args.includes('--compare-early-words');
+function wordsAtEnd(live: object): void {
+  const deps = (live as { deps: { recognizer?: Recognizer } }).deps;
+  const decoders = new PocketsphinxRecognizer(undefined, 2, 0);
+  deps.recognizer = {
+    name: decoders.name,
+    transcribe: (pcm, options) => decoders.transcribe(pcm, options),
+    stream: (options) => {
+      const stream = decoders.stream(options);
+      return stream && Object.assign(stream, { pause: undefined, settled: undefined });
+    },
+    close: () => decoders.close(),
+  };
+}
 /** The conversation's listener (made on its first audio) takes the end-of-turn rule before pitch. */
 function pitchOff(live: object): void {
   const deps = (live as { deps: { listenerOptions?: ListenerOptions } }).deps;
@@ -166,25 +190,36 @@ async function main() {
     // ---- 1. one visitor, N turns
     // Each way of running is a conversation of its own (the end-of-turn rule is the listener's, made
     // on the conversation's first audio); --compare runs one conversation both ways.
-    const ways: Array<{ label: string; preempt: boolean; pitch: boolean }> = COMPARE_TURN_TAKING
+    type Way = { label: string; preempt: boolean; pitch: boolean; early: boolean };
+    const early = !WORDS_AT_END;
+    const ways: Way[] = COMPARE_TURN_TAKING
       ? [
-          { label: 'words, pitch and pauses (after)', preempt: !NO_PREEMPT, pitch: true },
-          { label: 'pauses and words (before)', preempt: !NO_PREEMPT, pitch: false },
+          { label: 'words, pitch and pauses (after)', preempt: !NO_PREEMPT, pitch: true, early },
+          { label: 'pauses and words (before)', preempt: !NO_PREEMPT, pitch: false, early },
         ]
       : COMPARE
         ? [
-            { label: 'preemptive', preempt: true, pitch: !NO_PITCH },
-            { label: 'no preemption', preempt: false, pitch: !NO_PITCH },
+            { label: 'preemptive', preempt: true, pitch: !NO_PITCH, early },
+            { label: 'no preemption', preempt: false, pitch: !NO_PITCH, early },
           ]
-        : [{ label: NO_PREEMPT ? 'no preemption' : 'preemptive', preempt: !NO_PREEMPT, pitch: !NO_PITCH }];
-    const conversations = new Map<boolean, { id: string; page: Page }>();
-    for (const pitch of new Set(ways.map((w) => w.pitch))) {
+        : COMPARE_EARLY_WORDS
+          ? [
+              { label: 'words in the pause (after)', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early: true },
+              { label: 'words at the end (before)', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early: false },
+            ]
+          : [{ label: NO_PREEMPT ? 'no preemption' : 'preemptive', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early }];
+    // Ways that differ in the listener (pitch, recogniser) need a conversation each; preemption is per turn.
+    const conversationOf = (w: Way) => `${w.pitch}/${w.early}`;
+    const conversations = new Map<string, { id: string; page: Page }>();
+    for (const way of ways) {
+      if (conversations.has(conversationOf(way))) continue;
       const c = await openConversation(t, agent);
       const live = t.context.conversationLoop.get(c.id)!;
-      if (!pitch) pitchOff(live);
-      live.preemptive = ways.find((w) => w.pitch === pitch)!.preempt;
+      if (!way.pitch) pitchOff(live);
+      if (!way.early) wordsAtEnd(live);
+      live.preemptive = way.preempt;
       await c.page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
-      conversations.set(pitch, c);
+      conversations.set(conversationOf(way), c);
     }
     const modes = ways.map((w) => w.label);
     const runs = new Map(modes.map((on) => [on, { voiceToVoice: [] as number[], steps: [] as Array<Record<string, number | null>>, cpuMs: 0, turns: 0 }]));
@@ -197,7 +232,7 @@ async function main() {
       const way = ways[i % ways.length];
       const on = way.label;
       const clip = clips[Math.floor(i / ways.length) % clips.length];
-      const { id, page } = conversations.get(way.pitch)!;
+      const { id, page } = conversations.get(conversationOf(way))!;
       const live = t.context.conversationLoop.get(id)!;
       live.preemptive = way.preempt;
       const run = runs.get(on)!;
@@ -275,6 +310,7 @@ async function main() {
         const live = t.context.conversationLoop.get(c.id)!;
         live.preemptive = !NO_PREEMPT;
         if (NO_PITCH) pitchOff(live);
+        if (WORDS_AT_END) wordsAtEnd(live);
       }
       const results: number[] = [];
       await Promise.all(

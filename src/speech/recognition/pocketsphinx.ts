@@ -44,6 +44,7 @@ export class PocketsphinxRecognizer implements Recognizer {
   constructor(
     private readonly binary = POCKETSPHINX_BINARY,
     concurrency = 2,
+    /** How long a decoder started ahead waits for a turn; 0 starts none (each turn loads its own). */
     private readonly spareIdleMs = SPARE_IDLE_MS,
   ) {
     this.gate = new Gate(concurrency);
@@ -131,7 +132,7 @@ export class PocketsphinxRecognizer implements Recognizer {
   }
 
   private warmSpare(): void {
-    if (this.spare) return;
+    if (this.spare || this.spareIdleMs <= 0) return;
     const spare = new LivePocketsphinx(this.binary);
     this.spare = spare;
     this.spareTimer = setTimeout(() => {
