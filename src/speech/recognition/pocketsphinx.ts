@@ -18,7 +18,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { concatInt16, encodeWav } from '../audio.js';
+import { encodeWav } from '../audio.js';
 import { RecognitionError } from './errors.js';
 import { Gate } from '../../core/gate.js';
 import { RECOGNITION_SAMPLE_RATE, type RecognitionOptions, type RecognitionStream, type Recognizer, type Transcript } from './types.js';
@@ -156,13 +156,11 @@ const LIVE_PHRASE_END_FRAMES = 25;
  * Audio written after the listener hears a pause (`pause`): the decoder reads its input in blocks
  * of 2,048 samples (128 ms) and closes a phrase after 250 ms of what it hears as silence, so without
  * it a phrase's words came 250–380 ms into the pause plus the decode, after a 350 ms end of turn.
- * 400 ms fills the block it is waiting on and its silence. It is the quietest 20 ms of the last
- * 100 ms heard, repeated: the visitor's own background, so the decoder's noise estimate stays where
- * the real silence put it (digital zeros would lower it), and no trace of the last word is repeated.
+ * 400 ms fills the block it is waiting on and its silence. It is near-digital silence (±2 of 32,768):
+ * copies of the visitor's own quiet audio were tried and kept the decoder hearing speech for
+ * seconds (docs/decisions.md).
  */
 const PAUSE_PADDING_SAMPLES = 6400;
-const PAUSE_TAIL_SAMPLES = 1600;
-const PAUSE_FRAME_SAMPLES = 320;
 
 /**
  * One live decoder for one visitor turn (see the file's header). It is spawned before it has a
@@ -178,10 +176,6 @@ class LivePocketsphinx implements RecognitionStream {
   private exited = false;
   private release: () => void = () => {};
   private timer?: NodeJS.Timeout;
-  /** The last audio pushed: what a pause's padding is made of. */
-  private tail: Int16Array[] = [];
-  private tailSamples = 0;
-
   constructor(binary: string) {
     // `exec` makes the decoder the shell's last child; `detached` puts cat and it in one process
     // group, so abort and the timeout kill both.
@@ -230,17 +224,13 @@ class LivePocketsphinx implements RecognitionStream {
   push(pcm: Int16Array): void {
     if (this.ended || !this.child.stdin!.writable) return;
     this.write(pcm);
-    this.tail.push(pcm);
-    this.tailSamples += pcm.length;
-    while (this.tail.length > 1 && this.tailSamples - this.tail[0].length >= PAUSE_TAIL_SAMPLES) this.tailSamples -= this.tail.shift()!.length;
   }
 
   /** The visitor paused: pad the pause so the decoder closes the phrase now (PAUSE_PADDING_SAMPLES). */
   pause(): void {
-    if (this.ended || !this.tailSamples || !this.child.stdin!.writable) return;
-    const quiet = quietest(concatInt16(this.tail), PAUSE_FRAME_SAMPLES);
+    if (this.ended || !this.child.stdin!.writable) return;
     const padding = new Int16Array(PAUSE_PADDING_SAMPLES);
-    for (let i = 0; i < padding.length; i += quiet.length) padding.set(quiet.subarray(0, padding.length - i), i);
+    for (let i = 0; i < padding.length; i++) padding[i] = Math.round((Math.random() - 0.5) * 4);
     this.write(padding);
   }
 
@@ -301,18 +291,6 @@ function once(fn: () => void): () => void {
     called = true;
     fn();
   };
-}
-
-/** The `size`-sample window of `pcm` with the least energy. */
-function quietest(pcm: Int16Array, size: number): Int16Array {
-  let best = 0;
-  let bestEnergy = Number.POSITIVE_INFINITY;
-  for (let start = 0; start + size <= pcm.length; start += size / 2) {
-    let energy = 0;
-    for (let i = start; i < start + size; i++) energy += pcm[i] * pcm[i];
-    if (energy < bestEnergy) [best, bestEnergy] = [start, energy];
-  }
-  return pcm.subarray(best, Math.min(pcm.length, best + size));
 }
 
 function shellQuote(word: string): string {
