@@ -39,6 +39,7 @@ import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
 import type { Recognizer } from '../src/speech/recognition/types.js';
+import { wordsAtEndRecognizer } from './support/words-at-end.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { decodeFrame } from '../src/realtime/frame-codec.js';
 
@@ -63,17 +64,7 @@ const COMPARE_TURN_TAKING = args.includes('--compare-turn-taking');
 const WORDS_AT_END = args.includes('--words-at-end');
 const COMPARE_EARLY_WORDS = args.includes('--compare-early-words');
 function wordsAtEnd(live: object): void {
-  const deps = (live as { deps: { recognizer?: Recognizer } }).deps;
-  const decoders = new PocketsphinxRecognizer(undefined, 2, 0);
-  deps.recognizer = {
-    name: decoders.name,
-    transcribe: (pcm, options) => decoders.transcribe(pcm, options),
-    stream: (options) => {
-      const stream = decoders.stream(options);
-      return stream && Object.assign(stream, { pause: undefined, settled: undefined });
-    },
-    close: () => decoders.close(),
-  };
+  (live as { deps: { recognizer?: Recognizer } }).deps.recognizer = wordsAtEndRecognizer();
 }
 /** The conversation's listener (made on its first audio) takes the end-of-turn rule before pitch. */
 function pitchOff(live: object): void {

@@ -6,15 +6,20 @@
  * "still talking" pause), and the wait from the last word to the turn at each "turn over" point.
  * Then one line per labelled pause.
  *
- *   node --import tsx bench/turn-taking.ts [--rounds 1]
+ *   node --import tsx bench/turn-taking.ts [--rounds 1] [--words-at-end]
+ *
+ * `--words-at-end` runs pocketsphinx as it was before its words came in the visitor's pause.
  *
  * The numbers depend on the machine's load: the load average is printed beside them.
  */
 import os from 'node:os';
 import { replayCorpus, turnCorpus, type ReplayResult } from '../test/listening/turn-corpus.js';
+import { wordsAtEndRecognizer } from './support/words-at-end.js';
 
 const args = process.argv.slice(2);
 const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 1;
+/** pocketsphinx as it was before its words came in the pause (bench/support/words-at-end.ts). */
+const WORDS_AT_END = args.includes('--words-at-end');
 const load = () =>
   os
     .loadavg()
@@ -34,7 +39,9 @@ async function main() {
     { name: 'after: words, pitch and pauses', options: {} },
   ];
   const seconds = corpus.reduce((s, i) => s + i.pcm.length / 16000, 0);
-  console.log(`# Turn-taking on the cut-off corpus (${corpus.length} items, ${seconds.toFixed(0)} s of audio, ${ROUNDS} round(s))`);
+  console.log(
+    `# Turn-taking on the cut-off corpus (${corpus.length} items, ${seconds.toFixed(0)} s of audio, ${ROUNDS} round(s))${WORDS_AT_END ? ', pocketsphinx with its words at the end (--words-at-end)' : ''}`,
+  );
   console.log(`node ${process.version}, ${os.cpus().length} cores, load average before: ${load()}\n`);
   const all: ReplayResult[][] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -43,6 +50,7 @@ async function main() {
         corpus,
         variants.map((v) => v.options),
         (id) => console.error(`round ${round + 1}: ${id} heard; load ${load()}`),
+        WORDS_AT_END ? wordsAtEndRecognizer(2 * variants.length) : undefined,
       ),
     );
   }

@@ -12,6 +12,7 @@
 import fs from 'node:fs';
 import { VisitorListener, type ListenerOptions } from '../../src/conversation/listening/index.js';
 import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
+import type { Recognizer } from '../../src/speech/recognition/types.js';
 import { cards, concat, jfk, librivox, silence, speechSpan, type Recording } from '../recognition/recordings.js';
 
 export type Judgement = 'still talking' | 'turn over';
@@ -139,9 +140,13 @@ const RESUME_SLACK_MS = 100;
  * Plays each item in real time to one fresh listener per set of options (a fresh visitor: the
  * silence learnt from one item's pauses does not carry to the next), all side by side.
  */
-export async function replayCorpus(items: CorpusItem[], variants: ListenerOptions[], onItem?: (id: string) => void): Promise<ReplayResult[]> {
+export async function replayCorpus(
+  items: CorpusItem[],
+  variants: ListenerOptions[],
+  onItem?: (id: string) => void,
+  recognizer: Recognizer = new PocketsphinxRecognizer(undefined, 2 * variants.length),
+): Promise<ReplayResult[]> {
   const results: ReplayResult[] = variants.map(() => ({ outcomes: [], early: 0, stillTalking: 0, waits: [], missed: 0, turnOver: 0, errors: [] }));
-  const recognizer = new PocketsphinxRecognizer(undefined, 2 * variants.length);
   for (const item of items) {
     const t0 = performance.now();
     const decided: number[][] = variants.map(() => []);
