@@ -27,11 +27,11 @@ import { InworldEngine } from './engines/inworld.js';
 import type { EngineAudio, SpeechEngine, WordTiming } from './engines/types.js';
 import type { SpeechPiece } from './piece.js';
 
-/** The first audio of an utterance is resampled and sent in a slice this long, ahead of the rest. */
-const FIRST_SLICE_SECONDS = 0.1;
-
 export type { SpeechPiece } from './piece.js';
 import { FAMILY, VoiceLists } from './voices/lists.js';
+
+/** The first audio of an utterance is resampled and sent in a slice this long, ahead of the rest. */
+const FIRST_SLICE_SECONDS = 0.1;
 
 export interface SynthesisRequest {
   /** Plain text (expression tags already stripped), or its pieces as they are produced. */

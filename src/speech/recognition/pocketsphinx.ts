@@ -176,6 +176,7 @@ class LivePocketsphinx implements RecognitionStream {
   private exited = false;
   private release: () => void = () => {};
   private timer?: NodeJS.Timeout;
+
   constructor(binary: string) {
     // `exec` makes the decoder the shell's last child; `detached` puts cat and it in one process
     // group, so abort and the timeout kill both.
