@@ -30,9 +30,6 @@ import type { SpeechPiece } from './piece.js';
 export type { SpeechPiece } from './piece.js';
 import { FAMILY, VoiceLists } from './voices/lists.js';
 
-/** The first audio of an utterance is resampled and sent in a slice this long, ahead of the rest. */
-const FIRST_SLICE_SECONDS = 0.1;
-
 export interface SynthesisRequest {
   /** Plain text (expression tags already stripped), or its pieces as they are produced. */
   text: string | AsyncIterable<string>;
@@ -262,7 +259,6 @@ export class SpeechService {
     const jobs = new AsyncQueue<AsyncQueue<EngineAudio>>();
     let resampler: Resampler | undefined;
     let inputSeconds = 0;
-    let yielded = false;
 
     // Text -> sentences.
     const readText = async () => {
@@ -336,21 +332,10 @@ export class SpeechService {
             resampler = new Resampler(audio.sampleRate, sampleRate);
           }
           inputSeconds += audio.pcm.length / audio.sampleRate;
-          // The utterance's first audio leaves after its first slice is resampled, not the whole
-          // sentence (2–3 s of flite audio took ~35 ms): the resampler is a stream, so the slices
-          // join seamlessly.
-          const firstSlice = yielded ? 0 : Math.round(audio.sampleRate * FIRST_SLICE_SECONDS);
-          const slices = firstSlice && audio.pcm.length > 2 * firstSlice ? [audio.pcm.subarray(0, firstSlice), audio.pcm.subarray(firstSlice)] : [audio.pcm];
-          let words = audio.words?.map((w) => ({ word: w.word, start: round3(w.start + sentenceStart), end: round3(w.end + sentenceStart) }));
-          for (const slice of slices) {
-            const pcm = await resampler.pushInt16(slice);
-            if (signal.aborted) return;
-            if (pcm.length || words?.length) {
-              yielded = true;
-              yield words?.length ? { pcm, sampleRate, words } : { pcm, sampleRate };
-              words = undefined;
-            }
-          }
+          const pcm = await resampler.pushInt16(audio.pcm);
+          if (signal.aborted) return;
+          const words = audio.words?.map((w) => ({ word: w.word, start: round3(w.start + sentenceStart), end: round3(w.end + sentenceStart) }));
+          if (pcm.length || words?.length) yield words?.length ? { pcm, sampleRate, words } : { pcm, sampleRate };
         }
         if (signal.aborted) return;
         played++;

@@ -2,7 +2,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { concatInt16, rms, zeroCrossingRate } from '../../src/speech/audio.js';
 import { ConversationSpeech } from '../../src/speech/conversation.js';
-import { resampleInt16 } from '../../src/speech/resample.js';
 import { SpeechError } from '../../src/speech/errors.js';
 import type { SpeechPiece } from '../../src/speech/synthesis.js';
 import { makeService, medianPitch, sleep } from './helpers.js';
@@ -43,21 +42,6 @@ test('offline engine produces real speech: energy, zero crossings, plausible dur
   for (let i = 1; i < words.length; i++) assert.ok(words[i].start >= words[i - 1].start && words[i].end >= words[i].start);
   assert.ok(words.at(-1)!.end <= seconds + 0.05 && words.at(-1)!.end > seconds * 0.6);
   assert.ok(words[7].start > 1.2, 'second sentence words are offset into the stream');
-});
-
-test("an utterance's first audio is a short slice, sent before the rest of its sentence is resampled, and the slices join seamlessly", async () => {
-  const text = 'Good morning, and welcome to our store.';
-  const pieces: SpeechPiece[] = [];
-  for await (const piece of speech.synthesize({ text, provider: 'kokoro', voiceId: 'af_heart', sampleRate: 24000 })) pieces.push(piece);
-  const whole = concatInt16(pieces.map((p) => p.pcm));
-  assert.ok(whole.length / 24000 > 1, 'a sentence of more than a second');
-  assert.ok(pieces[0].pcm.length / 24000 <= 0.15, `first piece ${pieces[0].pcm.length / 24000} s`);
-  assert.ok(pieces[0].words?.length, "the sentence's word times travel with its first piece");
-  // The same sentence at the engine's own rate, resampled in one go, is the same audio.
-  const native = await speech.synthesizeAll({ text, provider: 'kokoro', voiceId: 'af_heart', sampleRate: 16000 });
-  const once = await resampleInt16(native.pcm, 16000, 24000);
-  assert.equal(whole.length, once.length);
-  assert.deepEqual(whole, once);
 });
 
 test('female and male voices map to different offline voices (pitch)', async () => {
