@@ -256,7 +256,7 @@ describe('listener on recorded speech', { skip: !testdataInstalled() && 'pockets
       calls.map((c) => c.call),
       ['pause', 'finish'],
     );
-    // The stream hears the turn from its preroll: its clock starts up to `prerollMs` before the speech.
+    // When it was told, counted back from the end of the turn (when the stream was finished), past the last voiced frame.
     const pauseAfterWords = calls[0].atMs - calls[1].atMs + (heard.turns[0].timings.turnEndedAt - heard.turns[0].timings.speechEndedAt);
     assert.ok(pauseAfterWords >= 150 && pauseAfterWords < 450, `told ${pauseAfterWords} ms after the last voiced frame`);
   });
