@@ -4,11 +4,13 @@
  * zero-set-up fallback, never the recommended engine. English only.
  *
  * Each turn runs `pocketsphinx_continuous` as a child process: the decoder is off the event loop
- * by construction, a crash takes nothing else down, and loading the model costs ~0.2 s.
+ * by construction and a crash takes nothing else down. Loading the model costs ~0.4 s, so a live
+ * turn gets a decoder started ahead, its model already loaded (`stream`).
  *
  * Live (`stream`): the decoder starts when the visitor starts speaking and hears the audio as it
  * arrives, so at the end of the turn only the last fraction of a second is left to decode; its own
- * endpointer prints each phrase as the visitor pauses, which the listener gets as partial text. The
+ * endpointer prints each phrase as the visitor pauses (at once when the listener tells it of the
+ * pause), which the listener gets as partial text, and closed phrases are settled words. The
  * audio reaches it through `cat` and a real pipe: Node's stdio pipes are sockets, which the decoder
  * cannot open as /dev/stdin. Whole (`transcribe`): the turn's WAV from a temporary file, for
  * speculation and when every live decoder is busy. At most `concurrency` decoders run at once per
@@ -215,7 +217,7 @@ class LivePocketsphinx implements RecognitionStream {
       release();
       return;
     }
-    this.release = once(release);
+    this.release = release; // the gate's release is idempotent
     this.holdProcess(true);
     // A visitor who stops sending without finish() (a dropped page) must not hold a decoder.
     this.timer = setTimeout(() => this.kill(), TIMEOUT_MS);
@@ -283,15 +285,6 @@ class LivePocketsphinx implements RecognitionStream {
       this.child.kill('SIGKILL');
     }
   }
-}
-
-function once(fn: () => void): () => void {
-  let called = false;
-  return () => {
-    if (called) return;
-    called = true;
-    fn();
-  };
 }
 
 function shellQuote(word: string): string {
