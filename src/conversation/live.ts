@@ -152,8 +152,10 @@ export class LiveConversation implements VisitorInput {
     this.preemptive = deps.preemptive !== false;
     const session = deps.session;
     session.startListening();
-    session.onAudioOut = (utteranceId, pcm, sampleRate) => {
-      this.listener?.agentAudio(pcm, sampleRate, performance.now());
+    session.onAudioOut = (utteranceId, pcm, sampleRate, t) => {
+      // When the frame is due, not when this tick sent it: the echo canceller needs the agent's
+      // voice placed to the sample, and the page plays by `t`.
+      this.listener?.agentAudio(pcm, sampleRate, session.performanceTimeOf(t) ?? performance.now());
       const voicing = this.voicings.get(utteranceId);
       if (voicing) voicing.released += pcm.length;
       if (this.answer && utteranceId === this.answer.utteranceId) this.answer.markFirstAudio();

@@ -142,6 +142,15 @@ export class RealtimeSession {
     this.realClock = setup.now === undefined;
   }
 
+  /**
+   * performance.now() of session time `t` (seconds), where the session runs on the real clock: when
+   * a frame stamped `t` is due, which is when the page plays it (less its fixed playout delay).
+   * Undefined on a test's clock.
+   */
+  performanceTimeOf(t: number): number | undefined {
+    return this.realClock ? this.origin + t * 1000 : undefined;
+  }
+
   now(): number {
     return this.clock();
   }

@@ -11,6 +11,7 @@ import { pocketsphinxMissing } from '../../src/speech/recognition/pocketsphinx.j
 import type { SpeechService } from '../../src/speech/synthesis.js';
 import { makeService } from '../speech/helpers.js';
 import { listen } from './support/listen.js';
+import { addEcho, room, toPcm } from './support/room.js';
 import { concat, echoOf, librivox, mix, silence, speechSpan, testdataInstalled, type Recording } from '../recognition/recordings.js';
 
 const LOUD_AGENT =
@@ -72,6 +73,40 @@ describe('barge-in and echo with a loud, long agent voice', { skip, timeout: 180
       assert.equal(heard.bargeIns.length, 0, 'the echo interrupted the agent');
       assert.equal(heard.pauses.length, 0, 'the echo paused the agent');
       assert.equal(heard.turns.length, 0, `the echo became a turn: ${heard.turns.map((t) => t.text).join(' | ')}`);
+    });
+  }
+
+  for (const [firstGain, thenGain] of [
+    [0.6, 0.6],
+    [1.0, 1.0],
+    [0.6, 1.0],
+    [1.0, 1.6],
+  ]) {
+    const changes = firstGain !== thenGain;
+    const label = changes ? `gain ${firstGain}, then at 5 s ${thenGain} and 40 ms later` : `gain ${firstGain}`;
+    // Known failure, kept in view: turned up into clipping (1.6), the echo is no longer a linear
+    // copy of the agent's voice; neither the canceller nor the guard's path follow it in time
+    // (bench/README.md, "An echo canceller").
+    const todo = thenGain === 1.6 ? 'a room turned up into clipping is still taken for the visitor' : undefined;
+    test(`the loud voice through a reverberant room (${label}) never interrupts the agent${changes ? '' : ' nor pauses it'}`, { todo }, async () => {
+      const { listener, heard, play } = listen();
+      listener.setAgentTalking(true);
+      const length = agent.length + 8000;
+      const change = 5 * 16000;
+      const echo = new Float32Array(length);
+      addEcho(echo, agent, room(firstGain), 150, 0, change);
+      addEcho(echo, agent, room(thenGain), changes ? 190 : 150, change);
+      await play(mix(toPcm(echo), roomNoise(length)), agent);
+      listener.setAgentTalking(false);
+      await play(roomNoise(1700 * 16));
+      listener.close();
+      assert.equal(heard.bargeIns.length, 0, 'the echo interrupted the agent');
+      assert.equal(heard.turns.length, 0, `the echo became a turn: ${heard.turns.map((t) => t.text).join(' | ')}`);
+      // A room that changes all at once (the volume turned up, the laptop moved) may pause the
+      // agent once for a moment, until the canceller and the guard have the new path.
+      if (changes)
+        assert.ok(heard.pauses.length <= 1 && heard.resumes.length === heard.pauses.length, `paused ${heard.pauses.length}, resumed ${heard.resumes.length}`);
+      else assert.equal(heard.pauses.length, 0, 'the echo paused the agent');
     });
   }
 

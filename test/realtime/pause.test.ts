@@ -128,3 +128,23 @@ test('nothing to pause when the agent is not speaking; resume without a pause do
   assert.equal(messages.filter((m) => m.type === 'pause' || m.type === 'resume').length, 0);
   s.close();
 });
+
+test("the agent's audio is dated by when it is due (the echo canceller's reference), on the real clock only", () => {
+  const setup = {
+    sessionId: 'ses_due',
+    sampleRate: RATE,
+    stage: { camera: 'mid' as const, camera_mode: 'auto' as const, hold: false, backdrop: null, cameras: ['mid' as const], face_light: 1 },
+    speaker: async function* () {},
+    findBackdrop: () => undefined,
+  } satisfies ConstructorParameters<typeof RealtimeSession>[0];
+  const before = performance.now();
+  const real = new RealtimeSession({ ...setup });
+  const after = performance.now();
+  // Session time 2.5 s is 2,500 ms after the session's own start, whenever this line runs.
+  const due = real.performanceTimeOf(2.5)!;
+  assert.ok(due >= before + 2500 && due <= after + 2500, `${due} not within [${before + 2500}, ${after + 2500}]`);
+  assert.ok(Math.abs(real.performanceTimeOf(3)! - due - 500) < 1e-6);
+  // A test's clock has no place on performance.now(): the listener then dates audio when it is sent.
+  const virtual = new RealtimeSession({ ...setup, now: () => 0 });
+  assert.equal(virtual.performanceTimeOf(2.5), undefined);
+});

@@ -81,7 +81,6 @@ export class EchoGuard {
   private agentSpellStart = -Infinity;
   private lastMicBin = -Infinity;
   private binsSinceUpdate = 0;
-  private visitorTalking = false;
   private path: EchoPath | undefined;
   /** How long the microphone has carried sound uncorrelated with the agent's voice (this spell). */
   private uncorrelatedMs = 0;
@@ -104,8 +103,11 @@ export class EchoGuard {
   /**
    * Records a microphone frame (16 kHz) that ended at `endMs` and answers which share of it is the
    * visitor's voice rather than the agent's echo (1 when the agent has been silent for a while).
+   * With `cancelled` (the echo canceller's output for the frame), the path is still learnt from the
+   * microphone itself, and the visitor is looked for in what the canceller left, over the part of
+   * the predicted echo it says is left.
    */
-  visitorShare(frame: Int16Array | Float32Array, endMs: number): number {
+  visitorShare(frame: Int16Array | Float32Array, endMs: number, cancelled?: { residual: Int16Array; echoLeft: number }): number {
     const perBin = 160;
     const bins = Math.max(1, Math.floor(frame.length / perBin));
     const firstBin = Math.floor(endMs / BIN_MS) - bins;
@@ -118,22 +120,19 @@ export class EchoGuard {
         this.lastMicBin = bin;
         if (++this.binsSinceUpdate >= UPDATE_EVERY_BINS) {
           this.binsSinceUpdate = 0;
-          // Double talk does not freeze this one: a visitor's voice only lowers a correlation.
+          // Double talk freezes neither: a visitor's voice only lowers a correlation, and the path's
+          // estimate rests on minimum statistics (see estimatePath). Freezing the path while a
+          // segment is open let a segment the echo itself opened (the room changed: the volume
+          // went up) keep the old, lower echo until it became a false barge-in.
           this.updateCorrelation(bin);
-          if (!this.visitorTalking) this.estimatePath(bin);
+          this.estimatePath(bin);
         }
       }
-      if (value > DOMINANCE * this.predictedEcho(bin) + 1e-4) visitor++;
+      const heard = cancelled ? amplitude(cancelled.residual, k * perBin, Math.min(frame.length, (k + 1) * perBin)) : value;
+      const echo = this.predictedEcho(bin) * (cancelled?.echoLeft ?? 1);
+      if (heard > DOMINANCE * echo + 1e-4) visitor++;
     }
     return visitor / bins;
-  }
-
-  /**
-   * While the visitor talks the estimate stands still (double talk would read the visitor's voice as
-   * echo), as echo cancellers freeze their adaptation during double talk.
-   */
-  setVisitorTalking(talking: boolean): void {
-    this.visitorTalking = talking;
   }
 
   /** Whether agent audio was sent recently enough to still be echoing in the microphone. */

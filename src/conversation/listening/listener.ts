@@ -1,7 +1,11 @@
 /**
  * One session's listener: microphone PCM (16 kHz) in, visitor turns out.
  *
- *   push() ─▶ 32 ms frames ─▶ Silero VAD ─▶ echo guard ─▶ speech segment ─▶ end of turn ─▶ recogniser ─▶ turn
+ *   push() ─▶ 32 ms frames ─▶ echo canceller ─▶ Silero VAD ─▶ echo guard ─▶ speech segment ─▶ end of turn ─▶ recogniser ─▶ turn
+ *
+ * The echo canceller takes the agent's own voice out of each frame first; everything after it (the
+ * VAD, the guard's judgement, the turn's audio for the recogniser) hears what it left, while the
+ * guard still learns the echo's path from the microphone itself.
  *
  * A segment opens on voiced visitor frames (with 320 ms of audio before them, so first syllables are
  * not clipped). It becomes speech once it has 160 ms of voice (`speechStarted`, a streaming engine is
@@ -24,6 +28,7 @@
 import type { RecognitionStream, Recognizer, Transcript } from '../../speech/recognition/types.js';
 import { RECOGNITION_SAMPLE_RATE } from '../../speech/recognition/types.js';
 import { concatInt16 } from '../../speech/audio.js';
+import { type CancelledFrame, EchoCanceller } from './echo-canceller.js';
 import { EchoGuard } from './echo-guard.js';
 import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions } from './end-of-turn.js';
 import { type PitchEnd, PitchTrack } from './pitch.js';
@@ -55,6 +60,11 @@ export interface ListenerOptions {
   maxTurnSeconds?: number;
   /** Turns recognised or waiting for recognition at once; past it the newest is dropped with an error. */
   maxQueuedTurns?: number;
+  /**
+   * Takes the agent's echo out of the microphone sample by sample (echo-canceller.ts) before the
+   * VAD, the guard and the recogniser (default on; off for the benches' "before").
+   */
+  cancelEcho?: boolean;
   /** Clock of `receivedAtMs`, `agentAudio` and the timings (default performance.now). */
   now?: () => number;
 }
@@ -119,6 +129,7 @@ export class VisitorListener implements Listener {
   private readonly options: typeof DEFAULTS;
   private readonly now: () => number;
   private readonly guard = new EchoGuard();
+  private readonly canceller: EchoCanceller | undefined;
   private readonly endOfTurn: EndOfTurn;
   private readonly usePitch: boolean;
   private vad: VoiceActivityDetector | undefined;
@@ -148,6 +159,7 @@ export class VisitorListener implements Listener {
     options: ListenerOptions = {},
   ) {
     this.options = { ...DEFAULTS, ...definedOnly(options) } as typeof DEFAULTS;
+    if (options.cancelEcho !== false) this.canceller = new EchoCanceller();
     this.now = options.now ?? (() => performance.now());
     const endOfTurn = { ...END_OF_TURN_DEFAULTS, ...options.endOfTurn };
     this.endOfTurn = new EndOfTurn(endOfTurn);
@@ -185,7 +197,9 @@ export class VisitorListener implements Listener {
   }
 
   agentAudio(pcm: Int16Array, sampleRate: number, atMs: number): void {
-    if (!this.closed) this.guard.addAgentAudio(pcm, sampleRate, atMs);
+    if (this.closed) return;
+    this.guard.addAgentAudio(pcm, sampleRate, atMs);
+    this.canceller?.addAgentAudio(pcm, sampleRate, atMs);
   }
 
   setAgentTalking(talking: boolean): void {
@@ -222,7 +236,10 @@ export class VisitorListener implements Listener {
     }
     const samples = new Float32Array(VAD_FRAME);
     while (this.pending.length && !this.closed) {
-      const { pcm, endMs } = this.pending.shift()!;
+      const { pcm: microphone, endMs } = this.pending.shift()!;
+      // From here on the visitor's side is what the canceller (when on) left of the microphone.
+      const cancelled = this.canceller?.process(microphone, endMs, this.guard.echoPath()) ?? { residual: microphone, echoLeft: 1 };
+      const pcm = cancelled.residual;
       for (let i = 0; i < VAD_FRAME; i++) samples[i] = pcm[i] / 32768;
       let probability: number;
       try {
@@ -231,13 +248,14 @@ export class VisitorListener implements Listener {
         this.events.error?.(error as Error);
         continue;
       }
-      if (!this.closed) this.onFrame(pcm, endMs, probability);
+      if (!this.closed) this.onFrame(microphone, cancelled, endMs, probability);
     }
   }
 
-  private onFrame(pcm: Int16Array, endMs: number, probability: number): void {
-    this.guard.setVisitorTalking(this.segment !== undefined);
-    const visitorShare = this.guard.visitorShare(pcm, endMs);
+  private onFrame(microphone: Int16Array, cancelled: CancelledFrame, endMs: number, probability: number): void {
+    const pcm = cancelled.residual;
+    this.canceller?.setVisitorTalking(this.segment !== undefined);
+    const visitorShare = this.guard.visitorShare(microphone, endMs, cancelled);
     const agentAudible = this.agentTalking || this.guard.agentAudible(endMs);
     const mostlyVisitor = !agentAudible || visitorShare >= 0.5;
     if (probability >= this.options.speechProbability && mostlyVisitor) this.inSpeech = true;
