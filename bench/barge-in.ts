@@ -1,15 +1,17 @@
 /**
  * Barge-in and echo with a loud, long agent voice (issue 26, item 5).
  *
- *     node --import tsx bench/barge-in.ts [--runs 3]
+ *     node --import tsx bench/barge-in.ts [--runs 3] [--room] [--at 3000]
  *
  * The agent's voice is the offline engine's real speech (about 13 s), peak-normalised to 0.95 of
  * full scale, Kokoro's level; the visitor is a LibriVox recording (pocketsphinx-testdata) at its
  * own level. The microphone gets the agent's voice back at a delay of 150 ms and a gain (as through
- * speakers), room noise, and the visitor from 3 s in (echo path known) or 0.4 s in (not yet).
- * Printed, for each echo gain, from the visitor's voice onset:
- * - voice stops: the listener's first decision that stops the agent's voice at the page: `pause`
- *   (bargeInStarted) now, the barge-in itself before pausing (run with pausing off, same audio);
+ * speakers; with `--room` through a reverberant room as well, test/listening/support/room.ts),
+ * room noise, and the visitor from 3 s in (echo path known; `--at` ms) or 0.4 s in (not yet).
+ * Printed, for each echo gain, from the visitor's voice onset, with the echo canceller (shipped)
+ * and, where it says "guard alone → with canceller", the same audio with the canceller off first:
+ * - voice stops: the listener's first decision that stops the agent's voice at the page (`pause`,
+ *   bargeInStarted);
  * - turn taken: the barge-in decision (the answer dropped, `interrupt`);
  * - whether the echo alone paused or interrupted the agent;
  * - a 250 ms voiced burst (a back-channel's length, cut from the visitor's recording) at 3 s: whether
@@ -31,6 +33,7 @@ import { startTestApp } from '../test/support/app.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
+import { room } from '../test/listening/support/room.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import { speechConfig } from '../src/core/config.js';
 import { SpeechService } from '../src/speech/synthesis.js';
@@ -43,6 +46,10 @@ if (!testdataInstalled()) {
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 1;
+const ROOM = process.argv.includes('--room');
+const atArg = process.argv.indexOf('--at');
+/** When the visitor starts in the "echo path known" columns (ms into the agent's voice). */
+const AT = atArg > 0 ? Number(process.argv[atArg + 1]) : 3000;
 const liveArg = process.argv.indexOf('--live');
 const LIVE = liveArg > 0 ? Number(process.argv[liveArg + 1]) : 0;
 const CHUNK = 320;
@@ -80,7 +87,7 @@ interface Heard {
  * back through the speakers at `gain`, 150 ms late) until the listener pauses it, goes on when it
  * resumes it, and stops for good at the barge-in. `voice` is the visitor's side (already placed in time).
  */
-async function run(gain: number, voice: Int16Array, pauseAfterMs?: number): Promise<Heard> {
+async function run(gain: number, voice: Int16Array, options: ListenerOptions = {}): Promise<Heard> {
   const heard: Heard = { pauses: [], resumes: [], bargeIns: [] };
   let clock = 1000;
   let playing = true;
@@ -104,12 +111,14 @@ async function run(gain: number, voice: Int16Array, pauseAfterMs?: number): Prom
       },
       turn: () => {},
     },
-    { now: () => clock, pauseAfterMs },
+    { now: () => clock, ...options },
   );
   listener.setAgentTalking(true);
   const total = agent.length + 8000;
   const played = new Int16Array(total + 4000); // what the speakers played, sample by sample
   const delay = 150 * 16;
+  const taps = ROOM ? room(gain) : undefined;
+  const reverb = new Float32Array(taps ? total + taps.length + 4000 : 0); // the room's reflections still to come
   for (let i = 0; i < total; i += CHUNK) {
     const end = Math.min(total, i + CHUNK);
     const n = end - i;
@@ -117,6 +126,8 @@ async function run(gain: number, voice: Int16Array, pauseAfterMs?: number): Prom
     if (playing && position < agent.length) {
       const out = agent.subarray(position, Math.min(agent.length, position + n));
       played.set(out, i);
+      // Through the room: each played sample spreads over the reflections that follow it.
+      if (taps) for (let k = 0; k < out.length; k++) if (out[k]) for (let j = 16; j < taps.length; j++) reverb[i + k + j] += out[k] * taps[j];
       listener.agentAudio(out, 16000, clock - (n * 1000) / 16000);
       position += out.length;
     }
@@ -124,7 +135,7 @@ async function run(gain: number, voice: Int16Array, pauseAfterMs?: number): Prom
     const mic = new Int16Array(n);
     for (let k = 0; k < n; k++) {
       const at = i + k;
-      const echo = at >= delay ? played[at - delay] * gain : 0;
+      const echo = at >= delay ? played[at - delay] * gain + (taps ? reverb[at - delay] : 0) : 0;
       mic[k] = Math.max(-32768, Math.min(32767, Math.round(echo + (voice[at] ?? 0) + noiseAt(at))));
     }
     listener.push(mic, clock);
@@ -155,21 +166,31 @@ console.log(
     .map((l) => l.toFixed(2))
     .join(' ')}\n`,
 );
+const turn = (h: Heard, onset: number) => (h.bargeIns.length ? after(h.bargeIns, onset) : 'not interrupted');
 for (let round = 1; round <= RUNS; round++) {
   if (RUNS > 1) console.log(`run ${round} of ${RUNS}\n`);
+  console.log(`Echo path: ${ROOM ? 'a reverberant room (direct sound and 180 ms of reflections), 150 ms late' : "a copy of the agent's voice, 150 ms late"}.`);
+  console.log('"guard alone → with canceller": the same audio with the echo canceller off, then on (shipped).\n');
   console.log(
-    `| echo gain | echo vs visitor | echo alone: pauses / interrupts | at 3 s: voice stops before → now | at 3 s: turn taken | at 0.4 s: voice stops before → now | at 0.4 s: turn taken | ${BURST_MS} ms burst at 3 s: paused for |`,
+    `| echo gain | echo vs visitor | echo alone: pauses / interrupts, guard alone → with canceller | at ${AT / 1000} s: voice stops, guard alone → with canceller | at ${AT / 1000} s: turn taken, guard alone → with canceller | at 0.4 s: voice stops | at 0.4 s: turn taken | ${BURST_MS} ms burst at 3 s: paused for |`,
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const gain of [0, 0.15, 0.3, 0.5, 0.7, 1.0, 1.6]) {
     const alone = await run(gain, new Int16Array(0));
+    const aloneGuard = await run(gain, new Int16Array(0), { cancelEcho: false });
     const cells: string[] = [];
-    for (const startMs of [3000, 400]) {
-      const voice = concat(silence(startMs), visitor.pcm);
-      const onset = 1000 + startMs + onsetMs;
-      const before = await run(gain, voice, 0);
+    {
+      const voice = concat(silence(AT), visitor.pcm);
+      const onset = 1000 + AT + onsetMs;
+      const guardAlone = await run(gain, voice, { cancelEcho: false });
       const now = await run(gain, voice);
-      cells.push(`${after(before.bargeIns, onset)} → ${after(now.pauses, onset)}`, now.bargeIns.length ? after(now.bargeIns, onset) : 'not interrupted');
+      cells.push(`${after(guardAlone.pauses, onset)} → ${after(now.pauses, onset)}`, `${turn(guardAlone, onset)} → ${turn(now, onset)}`);
+    }
+    {
+      const voice = concat(silence(400), visitor.pcm);
+      const onset = 1000 + 400 + onsetMs;
+      const now = await run(gain, voice);
+      cells.push(after(now.pauses, onset), turn(now, onset));
     }
     const b = await run(gain, concat(silence(3000), burst));
     const burstCell = b.bargeIns.length
@@ -180,7 +201,8 @@ for (let round = 1; round <= RUNS; round++) {
           : 'paused, never resumed'
         : 'not paused';
     const ratio = gain ? `${db((gain * rms(agent)) / rms(visitor.pcm))} dB` : '—';
-    const echoCell = `${alone.pauses.length ? `YES (${alone.pauses.length})` : 'no'} / ${alone.bargeIns.length ? 'YES' : 'no'}`;
+    const falseAlarm = (h: Heard) => `${h.pauses.length ? `YES (${h.pauses.length})` : 'no'} / ${h.bargeIns.length ? 'YES' : 'no'}`;
+    const echoCell = `${falseAlarm(aloneGuard)} → ${falseAlarm(alone)}`;
     console.log(`| ${gain} | ${ratio} | ${echoCell} | ${cells[0]} | ${cells[1]} | ${cells[2]} | ${cells[3]} | ${burstCell} |`);
   }
   console.log('');

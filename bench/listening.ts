@@ -13,6 +13,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import { EchoCanceller } from '../src/conversation/listening/echo-canceller.js';
 import { EchoGuard } from '../src/conversation/listening/echo-guard.js';
 import { PitchTrack } from '../src/conversation/listening/pitch.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
@@ -66,6 +67,22 @@ async function frameCosts(speech: Int16Array) {
       guardUs.push((performance.now() - t) * 1000);
     }
   }
+  // Echo canceller with the agent talking and its echo in the microphone (150 ms, gain 0.5), the
+  // path known: the reference added and the frame cancelled, both filters running.
+  const canceller = new EchoCanceller();
+  const cancellerUs: number[] = [];
+  clock = 0;
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i + VAD_FRAME <= speech.length; i += VAD_FRAME) {
+      clock += 32;
+      const frame = speech.subarray(i, i + VAD_FRAME);
+      const mic = Int16Array.from(frame, (_, k) => (i + k >= 2400 ? speech[i + k - 2400] * 0.5 : 0));
+      const t = performance.now();
+      canceller.addAgentAudio(frame, 16000, clock - 32);
+      canceller.process(mic, clock, { delayMs: 150, gain: 0.5 });
+      cancellerUs.push((performance.now() - t) * 1000);
+    }
+  }
   // Pitch (YIN) of one voiced frame, as the listener runs it on every voiced frame of a turn.
   const pitchUs: number[] = [];
   const track = new PitchTrack();
@@ -111,6 +128,7 @@ async function frameCosts(speech: Int16Array) {
     console.log(`| ${name} | ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(0)} µs | ${pct(v, 0.5).toFixed(0)} µs | ${pct(v, 0.99).toFixed(0)} µs |`);
   row('Silero VAD (onnxruntime-node, 1 thread)', vadUs);
   row('echo guard (agent talking)', guardUs);
+  row('echo canceller (agent talking, its echo in the microphone)', cancellerUs);
   row('pitch of a frame (YIN, voiced frames only)', pitchUs);
   console.log(`| whole listener, CPU (VAD + guard + pitch + turn logic) | ${perFrameUs.toFixed(0)} µs | | |`);
   console.log(`| whole listener without pitch (the end of turn before it) | ${withoutPitchUs.toFixed(0)} µs | | |`);
