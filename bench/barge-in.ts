@@ -19,6 +19,11 @@
  * Times are on the clock of the audio pushed (the VAD's decisions depend on the audio only), so
  * machine load does not change them; `--runs` repeats everything to show it.
  *
+ * `--live-echo G` feeds the page's own playback back into its microphone at gain G in the live
+ * trials (played at each frame's time, 100 ms after the first arrived, 30 ms to the microphone),
+ * and compares the listener without and with its echo canceller; `--alone` leaves the visitor out
+ * (what the echo alone does, counted from the microphone's start).
+ *
  * `--live N` adds the whole path on a real server (PGlite, the offline voice, the real player
  * channel), N trials each way, alternated: a page streams a quiet room and then the visitor (no
  * echo: headphones) in 20 ms microphone frames at real time while the agent talks; measured on the
@@ -32,6 +37,7 @@ import WebSocket from 'ws';
 import { startTestApp } from '../test/support/app.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
+import { decodeFrame } from '../src/realtime/frame-codec.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
 import { room } from '../test/listening/support/room.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
@@ -50,6 +56,10 @@ const ROOM = process.argv.includes('--room');
 const atArg = process.argv.indexOf('--at');
 /** When the visitor starts in the "echo path known" columns (ms into the agent's voice). */
 const AT = atArg > 0 ? Number(process.argv[atArg + 1]) : 3000;
+const liveEchoArg = process.argv.indexOf('--live-echo');
+/** Gain of the page's own playback fed back into its microphone in the live trials (0: none). */
+const LIVE_ECHO = liveEchoArg > 0 ? Number(process.argv[liveEchoArg + 1]) : 0;
+const LIVE_ALONE = process.argv.includes('--alone');
 const liveArg = process.argv.indexOf('--live');
 const LIVE = liveArg > 0 ? Number(process.argv[liveArg + 1]) : 0;
 const CHUNK = 320;
@@ -218,28 +228,45 @@ async function live(trials: number): Promise<void> {
     await t.context.speech.start();
     const agentId = (await t.request('POST', '/v1/agent/create', { body: { name: 'Ava', concurrency_limit: 100 } })).body.id;
     const lead = 2500;
-    const voice = concat(silence(lead), visitor.pcm, silence(1500));
+    // --alone: no visitor at all (the echo alone); what pauses or interrupts the agent is counted from the microphone's start.
+    const voice = LIVE_ALONE ? silence(lead + 5000) : concat(silence(lead), visitor.pcm, silence(1500));
     const mic = Int16Array.from(voice, (v, i) => Math.max(-32768, Math.min(32767, v + 3 * roomNoise[i % roomNoise.length])));
     const onsetSample = (lead + onsetMs) * 16;
     const results = { before: { stop: [] as number[], turn: [] as number[] }, now: { stop: [] as number[], turn: [] as number[] } };
-    console.log(`## Live (real server, page frames of ${MIC_CHUNK / 16} ms at real time, no echo), load average ${os.loadavg()[0].toFixed(2)}\n`);
+    console.log(
+      `## Live (real server, page frames of ${MIC_CHUNK / 16} ms at real time, ${LIVE_ECHO ? `its own playback back in the microphone at gain ${LIVE_ECHO}, 130 ms after the frame arrived` : 'no echo'}), load average ${os.loadavg()[0].toFixed(2)}\n`,
+    );
     for (let i = 0; i < trials * 2; i++) {
       const pausing = i % 2 === 1;
       const started = await t.request('POST', '/v1/sessions', { body: { agent_id: agentId } });
       const id = started.body.session_id as string;
       const socket = new WebSocket(`${started.body.player_url.replace(/^http/, 'ws')}/ws`);
       const messages: Array<{ at: number; type: string; state?: string }> = [];
+      // With --live-echo: a page that plays each frame at its time `t` (the first one 100 ms after it
+      // arrived, as a playout buffer) through speakers that reach its microphone 30 ms later.
+      let rate = 24000;
+      let playOrigin: number | undefined;
+      const played: Array<{ at: number; pcm: Int16Array }> = [];
       await new Promise<void>((resolve, reject) => {
         socket.once('error', reject);
         socket.on('message', (data: Buffer, binary: boolean) => {
-          if (binary) return;
+          if (binary) {
+            const frame = LIVE_ECHO ? decodeFrame(data) : null;
+            if (!frame) return;
+            playOrigin ??= performance.now() + 100 - frame.t * 1000;
+            played.push({ at: playOrigin + frame.t * 1000, pcm: frame.samples });
+            if (played.length > 2000) played.shift();
+            return;
+          }
           const m = JSON.parse(data.toString());
+          if (m.type === 'hello') rate = m.sample_rate;
           messages.push({ at: performance.now(), type: m.type, state: m.state });
           if (m.type === 'hello') resolve();
         });
       });
       const conversation = t.context.conversationLoop.get(id)! as unknown as { deps: { listenerOptions?: ListenerOptions } };
-      if (!pausing) conversation.deps.listenerOptions = { ...conversation.deps.listenerOptions, pauseAfterMs: 0 };
+      // Without an echo "before" is the listener not pausing; with one, the listener without its canceller.
+      if (!pausing) conversation.deps.listenerOptions = { ...conversation.deps.listenerOptions, ...(LIVE_ECHO ? { cancelEcho: false } : { pauseAfterMs: 0 }) };
       await t.request('POST', `/v1/sessions/${id}/commands`, { body: { type: 'agent.speak_text', text: `${TEXT} ${TEXT}` } });
       for (const deadline = Date.now() + 20_000; !messages.some((m) => m.state === 'talking') && Date.now() < deadline; ) await sleep(10);
       // The microphone at real time, 20 ms frames; when the onset sample was captured, on this clock.
@@ -247,21 +274,23 @@ async function live(trials: number): Promise<void> {
       const began = performance.now();
       let seq = 0;
       for (let k = 0; k < mic.length; k += MIC_CHUNK) {
-        const piece = mic.subarray(k, Math.min(mic.length, k + MIC_CHUNK));
+        const piece = mic.slice(k, Math.min(mic.length, k + MIC_CHUNK));
         const due = began + ((k + piece.length) / 16000) * 1000;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
+        if (LIVE_ECHO) addPlayed(piece, began + (k / 16000) * 1000 - 30, played, rate, LIVE_ECHO);
         const bytes = Buffer.alloc(4 + piece.length * 2);
         bytes.writeUInt32LE(seq++, 0);
         Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).copy(bytes, 4);
         socket.send(bytes, { binary: true });
-        if (!onsetAt && k + piece.length > onsetSample) onsetAt = performance.now() - ((k + piece.length - onsetSample) / 16000) * 1000;
+        if (LIVE_ALONE) onsetAt ||= began;
+        else if (!onsetAt && k + piece.length > onsetSample) onsetAt = performance.now() - ((k + piece.length - onsetSample) / 16000) * 1000;
       }
       await sleep(300);
       socket.close();
       const first = (type: string) => messages.find((m) => m.type === type && m.at > onsetAt)?.at;
       const turn = first('interrupt');
-      const stop = pausing ? first('pause') : turn;
+      const stop = pausing || LIVE_ECHO ? first('pause') : turn;
       const r = results[pausing ? 'now' : 'before'];
       if (stop !== undefined) r.stop.push(stop - onsetAt);
       if (turn !== undefined) r.turn.push(turn - onsetAt);
@@ -271,7 +300,7 @@ async function live(trials: number): Promise<void> {
     }
     const median = (v: number[]) => (v.length ? Math.round([...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]) : NaN);
     const range = (v: number[]) => (v.length ? `${Math.round(Math.min(...v))}–${Math.round(Math.max(...v))}` : '—');
-    console.log("| from the visitor's onset to the page getting | before (no pause): median, range | now: median, range |");
+    console.log(`| from the visitor's onset to the page getting | before (${LIVE_ECHO ? 'no canceller' : 'no pause'}): median, range | now: median, range |`);
     console.log('|---|---|---|');
     console.log(
       `| the voice stopping (\`interrupt\` before, \`pause\` now) | ${median(results.before.stop)} ms, ${range(results.before.stop)} (${results.before.stop.length}/${trials}) | ${median(results.now.stop)} ms, ${range(results.now.stop)} (${results.now.stop.length}/${trials}) |`,
@@ -281,6 +310,21 @@ async function live(trials: number): Promise<void> {
     );
   } finally {
     await t.close();
+  }
+}
+
+/** Adds to `piece` (16 kHz, its first sample at `atMs` on the page's playback clock) what the page played then, at `gain`. */
+function addPlayed(piece: Int16Array, atMs: number, played: Array<{ at: number; pcm: Int16Array }>, rate: number, gain: number): void {
+  for (const frame of played) {
+    const endMs = frame.at + (frame.pcm.length / rate) * 1000;
+    if (endMs < atMs || frame.at > atMs + (piece.length / 16000) * 1000) continue;
+    for (let i = 0; i < piece.length; i++) {
+      const position = ((atMs + (i / 16000) * 1000 - frame.at) / 1000) * rate;
+      const j = Math.floor(position);
+      if (j < 0 || j + 1 >= frame.pcm.length) continue;
+      const value = frame.pcm[j] + (frame.pcm[j + 1] - frame.pcm[j]) * (position - j);
+      piece[i] = Math.max(-32768, Math.min(32767, Math.round(piece[i] + value * gain)));
+    }
   }
 }
 
