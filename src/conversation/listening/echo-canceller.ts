@@ -58,7 +58,7 @@ export interface CancelledFrame {
   residual: Int16Array;
   /**
    * How much of the echo is left in `residual`, as an amplitude factor (1: all of it, or not
-   * known; 0.1: a twentieth of its power). The guard scales its predicted echo by it.
+   * known; 0.1: a hundredth of its power). The guard scales its predicted echo by it.
    */
   echoLeft: number;
 }
@@ -180,7 +180,8 @@ export class EchoCanceller {
 
   /**
    * While the visitor talks, the residue's share of the microphone says nothing about the echo
-   * (it is mostly the visitor's voice): the shares stand still, as the guard's estimate does.
+   * (it is mostly the visitor's voice): the shares stand still, as cancellers' estimates do in
+   * double talk. The filters go on adapting (the foreground only takes what cancels better).
    */
   setVisitorTalking(talking: boolean): void {
     this.visitorTalking = talking;
