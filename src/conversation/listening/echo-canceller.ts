@@ -24,7 +24,7 @@ import FFT from 'fft.js';
 
 const RATE = 16_000;
 /** Samples per block (16 ms); the FFT is twice as long (overlap-save). */
-export const ECHO_BLOCK = 256;
+const ECHO_BLOCK = 256;
 const SIZE = 2 * ECHO_BLOCK;
 const BINS = ECHO_BLOCK + 1;
 /** Blocks of echo path the filter spans: 256 ms (a room's reverberation after the direct sound). */
@@ -153,28 +153,29 @@ export class EchoCanceller {
     this.place(path);
     if (this.windowStart === undefined) return { residual: frame, echoLeft: 1 };
     let residual: Int16Array | undefined;
-    /** Per block the quieter of the microphone and the leftover: what goes on when the filter is behind. */
-    let quieter: Int16Array | undefined;
+    /** Bit b: in block b the leftover was quieter than the microphone (used only when the filter is behind). */
+    let quieterBlocks = 0;
     let behind = 0;
-    let active = false;
-    for (let offset = 0; offset + ECHO_BLOCK <= frame.length; offset += ECHO_BLOCK) {
+    for (let offset = 0, b = 0; offset + ECHO_BLOCK <= frame.length; offset += ECHO_BLOCK, b++) {
       const result = this.block(frame, offset, start + offset);
       if (!result) continue;
-      active = true;
       behind = Math.max(behind, result.behind);
       residual ??= frame.slice();
-      quieter ??= frame.slice();
       if (result.useMicrophone) continue;
       for (let i = 0; i < ECHO_BLOCK; i++) residual[offset + i] = clampSample(this.foregroundOut[i] * 32768);
-      if (result.quieter) quieter.set(residual.subarray(offset, offset + ECHO_BLOCK), offset);
+      if (result.quieter) quieterBlocks |= 1 << b;
     }
     // Until the guard knows the path the filter learns, but its output is not used: the guard's
     // first-second rules were measured on the microphone itself.
-    if (!active || !residual || !quieter || !path) return { residual: frame, echoLeft: 1 };
+    if (!residual || !path) return { residual: frame, echoLeft: 1 };
     // The filter is behind the room (it moved, the volume changed): until it has caught up, the
     // guard gets no less than it would without a canceller: the whole predicted echo, against
-    // what is quieter of the microphone and the leftover.
-    if (behind > BEHIND) return { residual: quieter, echoLeft: 1 };
+    // what is quieter of the microphone and the leftover, block by block.
+    if (behind > BEHIND) {
+      for (let offset = 0, b = 0; offset + ECHO_BLOCK <= frame.length; offset += ECHO_BLOCK, b++)
+        if (!(quieterBlocks & (1 << b))) residual.set(frame.subarray(offset, offset + ECHO_BLOCK), offset);
+      return { residual, echoLeft: 1 };
+    }
     return { residual, echoLeft: Math.max(behind, this.echoLeft()) };
   }
 
