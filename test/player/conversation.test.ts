@@ -242,6 +242,30 @@ describe('player page, conversation mode (fake microphone)', { skip, timeout: 30
     while (inputs.of(id).typed.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(inputs.of(id).typed, ['Do you deliver?']);
     await page.screenshot({ path: artifact('conversation-typing-only.png') });
+
+    // Framed in a page where someone is typing (the console's "Send as visitor" box, a website's
+    // form), the player does not take the focus when it learns it has no microphone: its keystrokes
+    // would land in the player's box instead.
+    const started = await t.request('POST', '/v1/sessions', {
+      body: { agent_id: (await t.request('POST', '/v1/agent/create', { body: { name: 'Framed' } })).body.id },
+    });
+    inputs.live.add(started.body.session_id);
+    const host = await refusing.newPage();
+    const hostUrl = `${new URL(started.body.player_url).origin}/__host-page`;
+    await host.route(hostUrl, (route) =>
+      route.fulfill({
+        contentType: 'text/html',
+        body: `<!doctype html><input id="host" aria-label="host"><iframe allow="microphone; autoplay" src="${started.body.player_url}"></iframe>`,
+      }),
+    );
+    await host.goto(hostUrl);
+    await host.focus('#host');
+    const player = (await (await host.waitForSelector('iframe')).contentFrame())!;
+    await player.waitForFunction('window.presence?.state === "live" && window.presence.microphone === "denied"', null, { timeout: 60_000 });
+    assert.equal(await host.evaluate('document.activeElement && document.activeElement.id'), 'host', 'the page keeps its focus');
+    await host.keyboard.type('hello');
+    assert.equal(await host.inputValue('#host'), 'hello');
+    assert.equal(await player.inputValue('#typed'), '');
     await refusing.close();
   });
 

@@ -112,8 +112,11 @@ export class ConversationUi {
     this.visitorTimer = text && final ? setTimeout(() => this.showVisitor('', true), 8000) : null;
   }
 
-  /** Focuses the text box (the visitor refused the microphone). */
+  /**
+   * Focuses the text box (the visitor refused the microphone), but only when the player already has
+   * the focus: framed in a page where someone is typing, taking it would send their keystrokes here.
+   */
   focusText(): void {
-    this.input?.focus({ preventScroll: true });
+    if (document.hasFocus()) this.input?.focus({ preventScroll: true });
   }
 }
