@@ -3,6 +3,7 @@
  *
  *   push() ─▶ 32 ms frames ─▶ echo canceller ─▶ Silero VAD ─▶ echo guard ─▶ speech segment ─▶ end of turn ─▶ recogniser ─▶ turn
  *
+ * Frames are dated by when they were captured (mic-clock.ts), not by when they arrived in a burst.
  * The echo canceller takes the agent's own voice out of each frame first; everything after it (the
  * VAD, the guard's judgement, the turn's audio for the recogniser) hears what it left, while the
  * guard still learns the echo's path from the microphone itself.
@@ -30,6 +31,7 @@ import { RECOGNITION_SAMPLE_RATE } from '../../speech/recognition/types.js';
 import { concatInt16 } from '../../speech/audio.js';
 import { type CancelledFrame, EchoCanceller } from './echo-canceller.js';
 import { EchoGuard } from './echo-guard.js';
+import { MicClock } from './mic-clock.js';
 import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions } from './end-of-turn.js';
 import { type PitchEnd, PitchTrack } from './pitch.js';
 import type { Listener, ListenerEvents, VisitorTurnHeard } from './types.js';
@@ -129,6 +131,7 @@ export class VisitorListener implements Listener {
   private readonly options: typeof DEFAULTS;
   private readonly now: () => number;
   private readonly guard = new EchoGuard();
+  private readonly micClock = new MicClock();
   private readonly canceller: EchoCanceller | undefined;
   private readonly endOfTurn: EndOfTurn;
   private readonly usePitch: boolean;
@@ -177,6 +180,8 @@ export class VisitorListener implements Listener {
 
   push(pcm: Int16Array, receivedAtMs: number): void {
     if (this.closed) return;
+    // When the push's last sample was captured: frames arrive in bursts (see mic-clock.ts).
+    const capturedAtMs = this.micClock.date(pcm.length, receivedAtMs);
     for (let i = 0; i < pcm.length; ) {
       const take = Math.min(VAD_FRAME - this.frameFill, pcm.length - i);
       this.frame.set(pcm.subarray(i, i + take), this.frameFill);
@@ -184,7 +189,7 @@ export class VisitorListener implements Listener {
       i += take;
       if (this.frameFill === VAD_FRAME) {
         // The frame's last sample is `pcm.length - i` samples before the end of this push.
-        const endMs = receivedAtMs - ((pcm.length - i) * 1000) / RECOGNITION_SAMPLE_RATE;
+        const endMs = capturedAtMs - ((pcm.length - i) * 1000) / RECOGNITION_SAMPLE_RATE;
         this.pending.push({ pcm: this.frame.slice(), endMs });
         this.frameFill = 0;
         if (this.pending.length > MAX_PENDING_FRAMES) {
