@@ -103,6 +103,14 @@ export class EchoCanceller {
   private readonly history: Spectrum[] = Array.from({ length: PARTITIONS }, () => new Float32Array(2 * BINS));
   private newest = 0;
   private historyEmpty = true;
+  /** Per history slot: the reference block it was read from (its second half's first sample). */
+  private readonly historyAt = new Float64Array(PARTITIONS);
+  /**
+   * Per history slot: how far the reference was written when it was read, if not to its end (-1
+   * when it was complete). The agent's audio is handed over when each frame is due, up to tens of
+   * ms late under load; a slot read before its reference arrived is read again once it has.
+   */
+  private readonly historySeenTo = new Float64Array(PARTITIONS).fill(-1);
   private readonly background: Spectrum[] = Array.from({ length: PARTITIONS }, () => new Float32Array(2 * BINS));
   private readonly foreground: Spectrum[] = Array.from({ length: PARTITIONS }, () => new Float32Array(2 * BINS));
   private constrainNext = 0;
@@ -120,6 +128,8 @@ export class EchoCanceller {
   private seek: { center: number; blocks: number; cross: Float64Array; micEnergy: number; referenceEnergy: number; clipped: number } | undefined;
   /** The search ran for this window (it runs again when the window moves). */
   private seeded = false;
+  /** The background was seeded and the foreground has not taken it over yet. */
+  private seedPending = false;
 
   // Scratch, reused every block: nothing is allocated on the real-time path.
   private readonly timeIn = new Float64Array(SIZE);
@@ -303,11 +313,12 @@ export class EchoCanceller {
     // reflections the filter had begun to learn keeps what it learnt until then).
     for (const w of this.background) w.fill(0);
     this.forward(this.timeIn, this.background[partition]);
+    this.seedPending = true;
   }
 
   private reset(): void {
     this.seek = undefined;
-    this.seeded = false;
+    this.seeded = this.seedPending = false;
     for (const w of this.background) w.fill(0);
     for (const w of this.foreground) w.fill(0);
     this.clearHistory();
@@ -317,6 +328,7 @@ export class EchoCanceller {
 
   private clearHistory(): void {
     if (!this.historyEmpty) for (const x of this.history) x.fill(0);
+    this.historySeenTo.fill(-1);
     this.power.fill(0);
     this.historyEmpty = true;
     this.nextReferenceAt = undefined;
@@ -336,18 +348,19 @@ export class EchoCanceller {
     if (this.nextReferenceAt !== undefined && this.nextReferenceAt !== referenceAt) this.clearHistory();
     this.nextReferenceAt = referenceAt + ECHO_BLOCK;
 
-    // The newest partition: the spectrum of the last two blocks of reference.
-    this.readReference(referenceAt - ECHO_BLOCK, this.timeIn);
+    // Partitions read before their reference had all arrived, read again now that more has.
+    for (let p = 0; p < PARTITIONS; p++) {
+      const seenTo = this.historySeenTo[p];
+      if (seenTo >= 0 && this.referenceEnd > seenTo) this.readPartition(p, this.historyAt[p]);
+    }
+    // The newest partition: the spectrum of the last two blocks of reference. Power per bin over
+    // the whole window (the step's normaliser) is kept as a running sum: the partition leaving
+    // the window out, the new one in.
+    this.newest = (this.newest + PARTITIONS - 1) % PARTITIONS;
+    this.readPartition(this.newest, referenceAt);
+    this.historyEmpty = false;
     let referenceEnergy = 0;
     for (let i = ECHO_BLOCK; i < SIZE; i++) referenceEnergy += this.timeIn[i] * this.timeIn[i];
-    // Power per bin over the whole window (the step's normaliser), kept as a running sum: the
-    // partition leaving the window out, the new one in.
-    this.newest = (this.newest + PARTITIONS - 1) % PARTITIONS;
-    const leaving = this.history[this.newest];
-    for (let k = 0; k < BINS; k++) this.power[k] -= leaving[2 * k] * leaving[2 * k] + leaving[2 * k + 1] * leaving[2 * k + 1];
-    this.forward(this.timeIn, leaving);
-    this.historyEmpty = false;
-    for (let k = 0; k < BINS; k++) this.power[k] = Math.max(0, this.power[k] + leaving[2 * k] * leaving[2 * k] + leaving[2 * k + 1] * leaving[2 * k + 1]);
     let meanPower = 0;
     for (let k = 0; k < BINS; k++) meanPower += this.power[k];
     meanPower /= BINS;
@@ -384,6 +397,12 @@ export class EchoCanceller {
     if (this.backgroundEnergy < 0.7 * this.foregroundEnergy && this.backgroundEnergy < this.micEnergy) {
       for (let p = 0; p < PARTITIONS; p++) this.foreground[p].set(this.background[p]);
       this.foregroundEnergy = this.backgroundEnergy;
+      // The seeded filter taken over: the share of echo left is measured again from here (the
+      // last second's blocks were the filter learning from nothing, and would understate it).
+      if (this.seedPending) {
+        this.seedPending = false;
+        this.sharesCount = this.sharesNext = 0;
+      }
     } else if (this.backgroundEnergy > 2 * this.micEnergy && this.backgroundEnergy > 4 * this.foregroundEnergy) {
       // Double talk threw the background off: it starts again from what works.
       for (let p = 0; p < PARTITIONS; p++) this.background[p].set(this.foreground[p]);
@@ -409,6 +428,17 @@ export class EchoCanceller {
       behind = Math.max(0, correlation - CHANCE) * Math.sqrt(foregroundLeft / predicted);
     }
     return { behind, useMicrophone, quieter: foregroundLeft < mic };
+  }
+
+  /** History slot `slot` becomes the spectrum of the reference's two blocks ending at `referenceAt` + one block (the samples stay in timeIn). */
+  private readPartition(slot: number, referenceAt: number): void {
+    this.readReference(referenceAt - ECHO_BLOCK, this.timeIn);
+    const x = this.history[slot];
+    for (let k = 0; k < BINS; k++) this.power[k] -= x[2 * k] * x[2 * k] + x[2 * k + 1] * x[2 * k + 1];
+    this.forward(this.timeIn, x);
+    for (let k = 0; k < BINS; k++) this.power[k] = Math.max(0, this.power[k] + x[2 * k] * x[2 * k] + x[2 * k + 1] * x[2 * k + 1]);
+    this.historyAt[slot] = referenceAt;
+    this.historySeenTo[slot] = this.referenceEnd < referenceAt + ECHO_BLOCK ? this.referenceEnd : -1;
   }
 
   /** Overlap-save: `out` gets the block's prediction from `weights` over the window. */
