@@ -60,8 +60,8 @@ const MAX_CREDIT = 0.05;
  * 10 dB after 2 s), a filter seeded with the direct path cancels most of a laptop's echo at once.
  */
 const SEEK_BLOCKS = 16;
-/** Lags looked at either side of the guard's delay: its 20 ms steps and its smear. */
-const SEEK_SPAN = 384;
+/** Lags looked at either side of the guard's delay (64 ms): its 20 ms steps, and its smear, which live put it 28 ms late. */
+const SEEK_SPAN = 1024;
 /** The direct path seeds the filter only when it follows the microphone this closely (it carries half of it). */
 const SEEK_MIN_CORRELATION = 0.7;
 /** A sample this near full scale was clipped; more than this share of them, and no tap is placed. */
