@@ -20,7 +20,8 @@
  * prediction (the path changed and the filter is behind: that part is echo, not a visitor).
  *
  * Cost: six 512-point FFTs and three passes over 16 × 257 bins per 16 ms block, only while the
- * agent's voice is in the window; otherwise the microphone passes through untouched.
+ * agent's voice is in the window; otherwise the microphone passes through untouched. The search for
+ * the direct path adds about 0.6 ms per block for its 16 blocks, once per window.
  */
 import FFT from 'fft.js';
 
