@@ -306,7 +306,7 @@ export class BillingMeter {
    */
   async finish(sessionId: string, durationSeconds: number, endReason: string): Promise<void> {
     await this.opening.get(sessionId)?.catch(() => {});
-    await this.settle([{ sessionId, seconds: Math.ceil(Math.max(0, durationSeconds) - 1e-6), end: true, endReason }]);
+    await this.settle([{ sessionId, seconds: billedSeconds(durationSeconds), end: true, endReason }]);
     this.forget(sessionId);
   }
 
@@ -413,4 +413,14 @@ export class BillingMeter {
     for (const accountId of charged) this.accounts.forget(accountId);
     return settled;
   }
+}
+
+/**
+ * The seconds a session of `durationSeconds` is billed: every started second of the duration the
+ * session reports (to the millisecond), so one reported as 1.000 s is one second, not two because
+ * it lasted 1.0004 s.
+ */
+export function billedSeconds(durationSeconds: number): number {
+  const reported = Math.round(Math.max(0, durationSeconds) * 1000) / 1000;
+  return Math.max(0, Math.ceil(reported - 1e-9));
 }

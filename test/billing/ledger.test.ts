@@ -9,7 +9,7 @@ import { forEachEngine, startTestApp, type TestApp } from '../support/app.js';
 import { makeAgent, PREMIUM_VOICE, renderSocket, sleep, started, stopSession, waitEnded } from '../sessions/helpers.js';
 import { centsFor, formatCents, formatPrice, parsePrice } from '../../src/core/money.js';
 import { sumOfEntries } from '../../src/billing/ledger.js';
-import { POST_EVERY_CHECKS } from '../../src/billing/meter.js';
+import { billedSeconds, POST_EVERY_CHECKS } from '../../src/billing/meter.js';
 import { meteredSpeakers } from '../../src/billing/voice.js';
 import { runAdminCommand } from '../../src/accounts/admin.js';
 
@@ -23,6 +23,17 @@ describe('money arithmetic', () => {
     assert.equal(formatPrice(125), '0.0125');
     assert.equal(formatPrice(50), '0.005');
     assert.equal(formatPrice(10_000), '1.00');
+  });
+
+  test('a session is billed every started second of the duration it reports (to the millisecond)', () => {
+    assert.equal(billedSeconds(0), 0);
+    assert.equal(billedSeconds(0.0004), 0);
+    assert.equal(billedSeconds(0.2), 1);
+    // Reported as 1.000 s (the API rounds to the millisecond): one second, not two.
+    assert.equal(billedSeconds(1.0004), 1);
+    assert.equal(billedSeconds(1.0006), 2);
+    assert.equal(billedSeconds(59.9996), 60);
+    assert.equal(billedSeconds(-3), 0);
   });
 
   test('billed by the second, rounded half up on the running total', () => {
