@@ -43,8 +43,12 @@ const RING = 1 << 15;
 const RING_BLOCKS = RING / ECHO_BLOCK;
 /** Step of the background filter's normalised LMS. */
 const STEP = 1.0;
-/** Arrival later than the microphone's own clock by more than this is a gap in the stream: the clock starts again. */
-const GAP_MS = 500;
+/**
+ * The frames' dates (the listener's microphone clock, mic-clock.ts) may wander this far from the
+ * canceller's own sample count before it follows them: that clock's anchor moves by fractions of a
+ * millisecond as its window slides, and every move would otherwise shift the filter's path.
+ */
+const RESYNC_MS = 2;
 /** References under this (-50 dBFS RMS over a block) teach the filter nothing about the echo. */
 const LOUD_REFERENCE = 0.003;
 /** Loud blocks the residue's share is measured over: 1 s of them. */
@@ -93,7 +97,7 @@ export class EchoCanceller {
   private lastInput = 0;
   private phase = 0;
 
-  /** The microphone's own clock: ms of its sample 0 (the earliest its arrivals allow). */
+  /** The microphone's sample count's origin: when its sample 0 was captured (ms). */
   private anchorMs: number | undefined;
   private micSamples = 0;
 
@@ -143,6 +147,7 @@ export class EchoCanceller {
   private readonly backgroundOut = new Float64Array(ECHO_BLOCK);
   private readonly foregroundOut = new Float64Array(ECHO_BLOCK);
   private readonly seekReference = new Float64Array(ECHO_BLOCK + 2 * SEEK_SPAN);
+  private seekCross: Float64Array | undefined;
   private readonly micBlock = new Float64Array(ECHO_BLOCK);
 
   /** The agent's audio as played (any rate, mono), `atMs` being when its first sample plays, on the microphone's clock. */
@@ -177,7 +182,7 @@ export class EchoCanceller {
   }
 
   /**
-   * One microphone frame (16 kHz, a multiple of 256 samples) that arrived ending at `endMs`, and the
+   * One microphone frame (16 kHz, a multiple of 256 samples) captured ending at `endMs`, and the
    * echo path the guard knows: the frame with the echo taken out, and how much of the echo is left.
    */
   process(frame: Int16Array, endMs: number, path: { delayMs: number; gain: number } | undefined): CancelledFrame {
@@ -232,14 +237,15 @@ export class EchoCanceller {
     return Math.min(1, Math.max(MAX_CREDIT, Math.sqrt(left / mic)));
   }
 
-  /** Sample number (on the reference's clock) of the frame's first sample, by the microphone's own sample count. */
+  /**
+   * Sample number (on the reference's clock) of the frame's first sample: the microphone's own
+   * sample count, following the frames' dates only when they move by more than RESYNC_MS (a drift
+   * the window has taken up, or a gap in the stream).
+   */
   private micClock(length: number, endMs: number): number {
-    const arrivedStartMs = endMs - (length * 1000) / RATE;
+    const startMs = endMs - (length * 1000) / RATE;
     const sinceAnchorMs = (this.micSamples * 1000) / RATE;
-    const expectedMs = this.anchorMs === undefined ? undefined : this.anchorMs + sinceAnchorMs;
-    if (expectedMs === undefined || arrivedStartMs - expectedMs > GAP_MS) this.anchorMs = arrivedStartMs - sinceAnchorMs;
-    // Audio never arrives before it was captured: the clock started late by this much.
-    else if (arrivedStartMs < expectedMs) this.anchorMs = arrivedStartMs - sinceAnchorMs;
+    if (this.anchorMs === undefined || Math.abs(startMs - (this.anchorMs + sinceAnchorMs)) > RESYNC_MS) this.anchorMs = startMs - sinceAnchorMs;
     const start = Math.round(((this.anchorMs ?? 0) * RATE) / 1000) + this.micSamples;
     this.micSamples += length;
     return start;
@@ -273,7 +279,10 @@ export class EchoCanceller {
   private startSeek(delay: number): void {
     if (this.seeded) return;
     this.seeded = true;
-    this.seek = { center: delay, blocks: 0, cross: new Float64Array(2 * SEEK_SPAN + 1), micEnergy: 0, referenceEnergy: 0, clipped: 0 };
+    // One array for the sums, reused by every window's search (allocated when first needed).
+    const cross = this.seekCross ?? new Float64Array(2 * SEEK_SPAN + 1);
+    this.seekCross = cross.fill(0);
+    this.seek = { center: delay, blocks: 0, cross, micEnergy: 0, referenceEnergy: 0, clipped: 0 };
   }
 
   /**
