@@ -16,7 +16,6 @@ import {
   LinearMipmapNearestFilter,
   type Material,
   MeshLambertMaterial,
-  MeshPhysicalMaterial,
   MeshStandardMaterial,
   type Object3D,
   PerspectiveCamera,
@@ -53,34 +52,36 @@ export interface Face {
 }
 
 /**
- * Software GL: sheen, clearcoat and specular layers (MeshPhysicalMaterial) cost several times a
- * standard material per pixel; fall back to the standard one with the same maps and factors.
+ * Software GL: a software rasteriser builds a pipeline for each shader program at the first draw
+ * that uses it, and a physically based program (sheen, clearcoat, specular, normal map) costs it
+ * several times a Lambert one to build. A new player's first frame with the face waited 0.75–0.9 s
+ * for those pipelines beside another player; with every material of the face a Lambert one (its
+ * colour map and factors kept), the face's seven programs are built in about half that
+ * (docs/player.md, "Software GL"). At a player's size on a machine without a GPU the normal map's
+ * pores, the skin's sheen and the eyes' catchlight are what is given up.
  */
 function cheaper<M extends Mesh['material']>(mat: M): M {
-  // Alpha-tested layers (hair shells, lashes) are shaded fragment by fragment with no early depth
-  // rejection: a Lambert material (front faces only for the hair) costs a fraction and reads alike.
-  // The built-in faces' blended hair fringe (HairSoft) likewise.
-  if (mat instanceof MeshStandardMaterial && (mat.alphaTest > 0 || mat.name === 'HairSoft')) {
-    const lambert = new MeshLambertMaterial({
-      map: mat.map,
-      color: mat.color,
-      alphaTest: mat.alphaTest,
-      alphaMap: mat.alphaMap,
-      side: /lash/i.test(mat.name) ? mat.side : FrontSide,
-      transparent: mat.transparent,
-      opacity: mat.opacity,
-      depthWrite: mat.depthWrite,
-    });
-    lambert.name = mat.name;
-    mat.dispose();
-    return lambert as unknown as M;
-  }
-  if (!(mat instanceof MeshPhysicalMaterial)) return mat;
-  const std = new MeshStandardMaterial();
-  MeshStandardMaterial.prototype.copy.call(std, mat);
-  std.roughness = Math.min(1, mat.roughness + (mat.sheen > 0 ? 0.05 : 0));
+  if (!(mat instanceof MeshStandardMaterial)) return mat;
+  // Alpha-tested or blended hair (shells, the fringe) is drawn front faces only: no early depth
+  // rejection there, and the back faces read alike. Lashes keep both sides (they are thin cards).
+  const hair = (mat.alphaTest > 0 || mat.name === 'HairSoft') && !/lash/i.test(mat.name);
+  const lambert = new MeshLambertMaterial({
+    name: mat.name,
+    map: mat.map,
+    color: mat.color,
+    emissive: mat.emissive,
+    emissiveMap: mat.emissiveMap,
+    emissiveIntensity: mat.emissiveIntensity,
+    alphaTest: mat.alphaTest,
+    alphaMap: mat.alphaMap,
+    side: hair ? FrontSide : mat.side,
+    transparent: mat.transparent,
+    opacity: mat.opacity,
+    depthWrite: mat.depthWrite,
+    vertexColors: mat.vertexColors,
+  });
   mat.dispose();
-  return std as unknown as M;
+  return lambert as unknown as M;
 }
 
 /**
@@ -253,8 +254,7 @@ export class Stage {
         const m = o as Mesh;
         meshes.push(m);
         m.frustumCulled = false;
-        // Eyes are small on screen: they keep their clearcoat (the catchlight) even on software GL.
-        if (this.software && !/^Eye(Left|Right)/i.test(m.name)) m.material = Array.isArray(m.material) ? m.material.map(cheaper) : cheaper(m.material);
+        if (this.software) m.material = Array.isArray(m.material) ? m.material.map(cheaper) : cheaper(m.material);
         if (this.detail === 'light') for (const mat of Array.isArray(m.material) ? m.material : [m.material]) lighterSampling(mat);
       }
       if (/^EyeLeft/i.test(o.name) && !eyeL) eyeL = o;
