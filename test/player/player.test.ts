@@ -26,7 +26,12 @@ type Presence = {
   reconnects: number;
   lastInterrupt: { received: number | null; closed: number | null };
   lastPause: { received: number | null; closed: number | null; resumed: number | null };
-  detail: { level: 'full' | 'light'; software: boolean; meshes: { mesh: string; before: number; after: number }[] };
+  detail: {
+    level: 'full' | 'light';
+    software: boolean;
+    meshes: { mesh: string; before: number; after: number }[];
+    materials: { name: string; type: string; maps: string[] }[];
+  };
   morphs(): Record<string, number>;
   audioTime(): number;
   audioLevel(): number;
@@ -429,12 +434,20 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       const after = d.detail.meshes.reduce((n, m) => n + m.after, 0);
       assert.ok(after < before / 2, `simplified meshes: ${before} → ${after} triangles`);
       assert.ok(d.morphs.includes('jawOpen') && d.morphs.includes('viseme_aa') && d.morphs.includes('eyeBlinkLeft'), 'morphs still bound');
+      // Lambert everywhere on software GL (its pipelines build in half the time), colour maps kept.
+      const notLambert = d.detail.materials.filter((m) => m.type !== 'MeshLambertMaterial');
+      assert.deepEqual(notLambert, [], 'every face material is Lambert on software GL');
+      const skin = d.detail.materials.find((m) => m.name === 'Skin');
+      assert.deepEqual(skin?.maps, ['map'], 'the skin keeps its colour map and nothing else');
+      assert.ok(d.detail.materials.find((m) => m.name === 'Sclera')?.maps.includes('map'), 'the eyes keep theirs');
 
       const full = await open(browser, f, undefined, '?detail=full');
       const fd = await full.evaluate(() => window.presence.detail);
       await full.screenshot({ path: artifact('detail-full.png') });
       await full.close();
       assert.deepEqual({ level: fd.level, meshes: fd.meshes }, { level: 'full', meshes: [] });
+      // ?detail=full changes the triangles, not the shading: still Lambert on this software GL.
+      assert.ok(fd.materials.length > 0 && fd.materials.every((m) => m.type === 'MeshLambertMaterial'));
     } finally {
       await f.close();
     }

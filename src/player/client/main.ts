@@ -497,9 +497,15 @@ const presence = Object.freeze({
   get pixelRatio() {
     return stage.renderer.getPixelRatio();
   },
-  /** Level of detail in use, and the triangles the face's meshes kept (`light`: simplified). */
+  /** Level of detail in use, the triangles the face's meshes kept (`light`: simplified), and the materials drawn. */
   get detail() {
-    return { level: stage.detail, software: stage.software, ms: Math.round(stage.lod.ms), meshes: stage.lod.meshes.map((r) => ({ ...r })) };
+    return {
+      level: stage.detail,
+      software: stage.software,
+      ms: Math.round(stage.lod.ms),
+      meshes: stage.lod.meshes.map((r) => ({ ...r })),
+      materials: stage.faceMaterials(),
+    };
   },
   /** ms since navigation start: the first frame, the first with the face, and each face-load step (`face:…` marks). */
   get timings() {

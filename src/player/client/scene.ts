@@ -27,7 +27,7 @@ import {
   Vector3,
   WebGLRenderer,
 } from 'three';
-import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
+import { GLTFLoader, type GLTFLoaderPlugin, type GLTFParser } from 'three/examples/jsm/loaders/GLTFLoader.js';
 import { MeshoptDecoder } from 'three/examples/jsm/libs/meshopt_decoder.module.js';
 import { RoomEnvironment } from 'three/examples/jsm/environments/RoomEnvironment.js';
 import type { Framing } from './camera.js';
@@ -82,6 +82,30 @@ function cheaper<M extends Mesh['material']>(mat: M): M {
   });
   mat.dispose();
   return lambert as unknown as M;
+}
+
+/**
+ * Software GL draws Lambert materials (cheaper()), which use a material's colour and emissive maps
+ * only: the others (the skin's 2,048-pixel normal map, its roughness) are taken out of the glTF
+ * before its materials are read, so they are neither decoded nor held.
+ */
+export function onlyColourTextures(parser: Pick<GLTFParser, 'json'>): GLTFLoaderPlugin {
+  for (const material of (parser.json.materials ?? []) as GltfMaterialJson[]) {
+    delete material.normalTexture;
+    delete material.occlusionTexture;
+    if (material.pbrMetallicRoughness) delete material.pbrMetallicRoughness.metallicRoughnessTexture;
+    // The layers' own textures (clearcoat, sheen, specular…): Lambert draws none of the layers.
+    for (const extension of Object.values(material.extensions ?? {}))
+      for (const key of Object.keys(extension)) if (key.endsWith('Texture')) delete extension[key];
+  }
+  return { name: 'presence_colour_textures_only' };
+}
+
+interface GltfMaterialJson {
+  normalTexture?: unknown;
+  occlusionTexture?: unknown;
+  pbrMetallicRoughness?: { metallicRoughnessTexture?: unknown };
+  extensions?: Record<string, Record<string, unknown>>;
 }
 
 /**
@@ -181,6 +205,24 @@ export class Stage {
   readonly software = softwareGL();
   /** Level of detail: `light` simplifies the face's triangles (the default on software GL). */
   readonly detail: 'full' | 'light';
+  /** The face's materials as drawn: each one's three.js type and the texture slots it uses. */
+  faceMaterials(): { name: string; type: string; maps: string[] }[] {
+    const out: { name: string; type: string; maps: string[] }[] = [];
+    this.face?.root.traverse((o) => {
+      const m = o as Mesh;
+      if (!m.isMesh) return;
+      for (const mat of Array.isArray(m.material) ? m.material : [m.material])
+        out.push({
+          name: mat.name,
+          type: mat.type,
+          maps: Object.entries(mat)
+            .filter(([, v]) => (v as Texture | null)?.isTexture)
+            .map(([k]) => k),
+        });
+    });
+    return out;
+  }
+
   /** What the light level of detail did to the current face, and how long it took (none at full detail). */
   lod: { meshes: LodReport[]; ms: number } = { meshes: [], ms: 0 };
 
@@ -243,6 +285,7 @@ export class Stage {
     const bytes = await data;
     const loader = new GLTFLoader();
     loader.setMeshoptDecoder(MeshoptDecoder);
+    if (this.software) loader.register(onlyColourTextures);
     const gltf = await loader.parseAsync(bytes, LoaderUtils.extractUrlBase(new URL(url, location.href).href));
     performance.mark('face:parsed');
     const model = gltf.scene;
