@@ -187,10 +187,10 @@ export class LiveConversation implements VisitorInput {
 
   // ------------------------------------------------------------------ VisitorInput
 
-  microphone(pcm: Int16Array, receivedAtMs: number): void {
+  microphone(pcm: Int16Array, receivedAtMs: number, lostBefore = 0): void {
     if (this.closed || this.muted || !this.deps.recognizer) return;
     this.listener ??= this.makeListener(this.deps.recognizer);
-    this.listener.push(pcm, receivedAtMs);
+    this.listener.push(pcm, receivedAtMs, lostBefore);
   }
 
   typed(text: string): void {

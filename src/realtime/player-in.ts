@@ -11,6 +11,8 @@ export const MIC_HEADER_BYTES = 4;
 export const MIC_SAMPLE_RATE = 16000;
 /** At most one second of audio per frame (the page sends ~100 ms). */
 export const MIC_MAX_SAMPLES = MIC_SAMPLE_RATE;
+/** Lost microphone audio passed on before a frame, at most (one second). */
+const MIC_LOST_MAX_SAMPLES = MIC_SAMPLE_RATE;
 /** Sustained microphone audio a session may send, in seconds of audio per second (slack for jitter). */
 export const MIC_RATE = 1.25;
 /** Burst allowance: audio a page may send at once after a stall (seconds of audio). */
@@ -74,6 +76,8 @@ export interface PlayerInputContext {
 /** One page's connection: parses and checks its frames, then hands them on. */
 export class PlayerInput {
   private lastSeq = -1;
+  /** Microphone samples captured but not handed on since the last frame that was (dropped, or skipped by sequence number). */
+  private lostSamples = 0;
   private readonly lastError = new Map<PlayerInputError, number>();
   private readonly now: () => number;
 
@@ -106,16 +110,22 @@ export class PlayerInput {
     }
     const state = this.c.state;
     const seq = bytes.readUInt32LE(0);
-    if (this.lastSeq >= 0 && seq > this.lastSeq + 1) state.gaps += seq - this.lastSeq - 1;
-    this.lastSeq = seq;
     const count = sampleBytes / 2;
+    if (this.lastSeq >= 0 && seq > this.lastSeq + 1) {
+      state.gaps += seq - this.lastSeq - 1;
+      // Frames the page numbered but never sent, taken to be this one's size.
+      this.lostSamples += (seq - this.lastSeq - 1) * count;
+    }
+    this.lastSeq = seq;
     const now = this.now();
     if (state.muted) {
       state.samplesDropped += count;
+      this.lostSamples += count;
       return;
     }
     if (!state.takeAudio(count, now)) {
       state.samplesDropped += count;
+      this.lostSamples += count;
       return this.error('too_much_audio', `microphone audio arrives faster than ${MIC_RATE}× real time; the excess is dropped`);
     }
     state.framesReceived++;
@@ -123,7 +133,11 @@ export class PlayerInput {
     // Copy into an aligned buffer: the socket's buffer may start at an odd offset.
     const pcm = new Int16Array(count);
     for (let i = 0; i < count; i++) pcm[i] = bytes.readInt16LE(MIC_HEADER_BYTES + i * 2);
-    this.input()?.microphone(pcm, now);
+    // More than a second lost is a gap the capture clock starts over after anyway (and a page's
+    // sequence number is the page's word, not to move the clock by hours).
+    const lostBefore = Math.min(this.lostSamples, MIC_LOST_MAX_SAMPLES);
+    this.lostSamples = 0;
+    this.input()?.microphone(pcm, now, lostBefore);
   }
 
   private text(bytes: Buffer): void {

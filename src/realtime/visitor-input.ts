@@ -3,8 +3,12 @@
  * microphone audio, typed turns, mute, and the page's presence (for the `visitor_left` grace).
  */
 export interface VisitorInput {
-  /** Microphone audio, 16 kHz mono signed 16-bit, as it arrives (any piece size). */
-  microphone(pcm: Int16Array, receivedAtMs: number): void;
+  /**
+   * Microphone audio, 16 kHz mono signed 16-bit, as it arrives (any piece size). `lostBefore`: the
+   * samples captured just before it that will never come (frames the page's sequence numbers skip,
+   * or audio dropped over the rate bound or while muted), so the capture clock moves on by them.
+   */
+  microphone(pcm: Int16Array, receivedAtMs: number, lostBefore?: number): void;
   /** A turn typed in the page's text box ("type instead"). */
   typed(text: string): void;
   /** The visitor muted (true) or unmuted (false) the microphone. */

@@ -42,3 +42,21 @@ test('starts over after a gap in the stream', () => {
   const after = clock.date(FRAME, 1000 + 51 * 20 + 3000);
   assert.equal(after, 1000 + 51 * 20 + 3000);
 });
+
+test('audio captured but never delivered is counted in: what follows is dated as captured', () => {
+  const lost = 10; // 200 ms of frames the server dropped (or the page numbered and never sent)
+  const run = (tell: boolean) => {
+    const clock = new MicClock();
+    const dates: number[] = [];
+    for (let k = 0; k < 200; k++) {
+      if (k >= 50 && k < 50 + lost) continue;
+      const captured = 1000 + (k + 1) * 20;
+      dates.push(clock.date(FRAME, captured + 2, tell && k === 50 + lost ? lost * FRAME : 0) - (captured + 2));
+    }
+    return dates.slice(50);
+  };
+  // Told, every frame after the loss is dated when it was captured.
+  for (const error of run(true)) assert.ok(Math.abs(error) < 1e-6, `dated ${error} ms off`);
+  // Not told, they were dated 200 ms early (the window still held the anchor from before the loss).
+  assert.ok(run(false).every((error) => Math.abs(error + lost * 20) < 1e-6));
+});

@@ -110,6 +110,8 @@ forEachEngine('player channel input', (engine) => {
     assert.deepEqual(inputs.of(id).samples.slice(0, 3200), [...first, ...second]);
     assert.equal(inputs.of(id).pieces, 3);
     assert.equal(t.context.sockets!.inputState(id)!.gaps, 3);
+    // The conversation's capture clock is told of the three frames lost (at the next one's size).
+    assert.deepEqual(inputs.of(id).lostBefore, [0, 0, 3 * 800]);
     assert.equal(inputs.of(id).connected, 1);
     await page.close();
     await waitFor(() => inputs.of(id).disconnected === 1);
@@ -139,6 +141,15 @@ forEachEngine('player channel input', (engine) => {
     const received = inputs.of(id).samples.length / 16000;
     assert.ok(received >= 3 && received < 4, `took ${received} s of a 6 s burst`);
     assert.equal(state.samplesDropped + state.samplesReceived, 60 * 1600);
+    // What was dropped is passed on as lost before the next frame taken, so the capture clock
+    // moves on by it (at most a second: past that the clock starts over after the gap anyway).
+    const taken = inputs.of(id).samples.length;
+    page.mic(60, ramp(320, 0));
+    await waitFor(() => inputs.of(id).samples.length === taken + 320);
+    const lost = inputs.of(id).lostBefore;
+    const total = lost.reduce((a, b) => a + b, 0);
+    assert.ok(lost.at(-1)! > 0 && lost.every((n) => n <= 16000), `lost before each piece: ${lost.filter(Boolean)}`);
+    assert.ok(total >= Math.min(16000, state.samplesDropped) && total <= state.samplesDropped, `${total} of ${state.samplesDropped} dropped samples passed on`);
     await page.close();
   });
 
@@ -178,6 +189,7 @@ forEachEngine('player channel input', (engine) => {
     await waitFor(() => inputs.of(id).muted.length === 2 && inputs.of(id).samples.length === 320);
     assert.deepEqual(inputs.of(id).muted, [true, false]);
     assert.equal(t.context.sockets!.inputState(id)!.samplesDropped, 1600);
+    assert.deepEqual(inputs.of(id).lostBefore, [1600], 'the muted audio is counted in before the next frame');
     await page.close();
   });
 

@@ -7,6 +7,8 @@ import type { VisitorInput, VisitorInputs } from '../../src/realtime/visitor-inp
 export interface Recorded {
   samples: number[];
   pieces: number;
+  /** Per piece: the samples lost just before it, as the channel told the conversation. */
+  lostBefore: number[];
   typed: string[];
   muted: boolean[];
   connected: number;
@@ -20,7 +22,7 @@ export class RecordingInputs {
 
   of(sessionId: string): Recorded {
     let r = this.sessions.get(sessionId);
-    if (!r) this.sessions.set(sessionId, (r = { samples: [], pieces: 0, typed: [], muted: [], connected: 0, disconnected: 0 }));
+    if (!r) this.sessions.set(sessionId, (r = { samples: [], pieces: 0, lostBefore: [], typed: [], muted: [], connected: 0, disconnected: 0 }));
     return r;
   }
 
@@ -28,8 +30,9 @@ export class RecordingInputs {
     if (!this.live.has(sessionId)) return null;
     const r = this.of(sessionId);
     const input: VisitorInput = {
-      microphone: (pcm) => {
+      microphone: (pcm, _receivedAtMs, lostBefore = 0) => {
         r.pieces++;
+        r.lostBefore.push(lostBefore);
         for (const s of pcm) r.samples.push(s);
       },
       typed: (text) => r.typed.push(text),

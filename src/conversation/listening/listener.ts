@@ -178,10 +178,11 @@ export class VisitorListener implements Listener {
     );
   }
 
-  push(pcm: Int16Array, receivedAtMs: number): void {
+  /** `lostBefore`: samples of the microphone captured just before these that never came (mic-clock.ts). */
+  push(pcm: Int16Array, receivedAtMs: number, lostBefore = 0): void {
     if (this.closed) return;
     // When the push's last sample was captured: frames arrive in bursts (see mic-clock.ts).
-    const capturedAtMs = this.micClock.date(pcm.length, receivedAtMs);
+    const capturedAtMs = this.micClock.date(pcm.length, receivedAtMs, lostBefore);
     for (let i = 0; i < pcm.length; ) {
       const take = Math.min(VAD_FRAME - this.frameFill, pcm.length - i);
       this.frame.set(pcm.subarray(i, i + take), this.frameFill);

@@ -11,6 +11,7 @@
  * captured). The earliest over the last few seconds, not for ever: a page's sound clock runs a
  * little slow or fast against the server's (tens of parts per million), which a fixed anchor would
  * add up over a long session. After a gap (the stream stopped and started again), it starts over.
+ * Audio that was captured but never came is counted in (`lostBefore`), so it is not a gap.
  */
 import { RECOGNITION_SAMPLE_RATE } from '../../speech/recognition/types.js';
 
@@ -26,9 +27,14 @@ export class MicClock {
   private second = 0;
   private anchor = Number.POSITIVE_INFINITY;
 
-  /** Records `length` samples that arrived at `arrivedAtMs`; answers when their last one was captured. */
-  date(length: number, arrivedAtMs: number): number {
-    this.samples += length;
+  /**
+   * Records `length` samples that arrived at `arrivedAtMs`; answers when their last one was captured.
+   * `lostBefore`: samples captured just before them that never came (the page's sequence numbers
+   * skipped them, or the server dropped them): the count moves on by them, or everything after
+   * would be dated that much early until the window had passed.
+   */
+  date(length: number, arrivedAtMs: number, lostBefore = 0): number {
+    this.samples += lostBefore + length;
     const sinceStartMs = (this.samples * 1000) / RECOGNITION_SAMPLE_RATE;
     const anchor = arrivedAtMs - sinceStartMs;
     if (anchor - this.anchor > GAP_MS) this.earliest.fill(Number.POSITIVE_INFINITY);

@@ -82,8 +82,9 @@ export interface Listener extends AgentPlayback {
   /**
    * Microphone audio, 16 kHz mono, as it arrives (any piece size). `receivedAtMs` is when it
    * arrived, on the same clock as `agentAudio`'s `atMs` (performance.now(), or the listener's `now`).
+   * `lostBefore`: samples captured just before it that never came (dated around, mic-clock.ts).
    */
-  push(pcm: Int16Array, receivedAtMs: number): void;
+  push(pcm: Int16Array, receivedAtMs: number, lostBefore?: number): void;
   /** Languages the visitor may speak, first the expected one. */
   setLanguages(languages: string[]): void;
   close(): void;
