@@ -89,6 +89,14 @@ export class PlayerInput {
     return this.c.mode === 'conversation' ? this.c.inputs(this.c.sessionId) : null;
   }
 
+  /**
+   * Counts microphone audio that will not be handed on. At most a second: more is a gap the capture
+   * clock starts over after anyway, and a page's sequence number is its word, not to move the clock by hours.
+   */
+  private lose(samples: number): void {
+    this.lostSamples = Math.min(MIC_LOST_MAX_SAMPLES, this.lostSamples + samples);
+  }
+
   private error(code: PlayerInputError, message: string): void {
     const now = this.now();
     const last = this.lastError.get(code);
@@ -114,18 +122,18 @@ export class PlayerInput {
     if (this.lastSeq >= 0 && seq > this.lastSeq + 1) {
       state.gaps += seq - this.lastSeq - 1;
       // Frames the page numbered but never sent, taken to be this one's size.
-      this.lostSamples += (seq - this.lastSeq - 1) * count;
+      this.lose((seq - this.lastSeq - 1) * count);
     }
     this.lastSeq = seq;
     const now = this.now();
     if (state.muted) {
       state.samplesDropped += count;
-      this.lostSamples += count;
+      this.lose(count);
       return;
     }
     if (!state.takeAudio(count, now)) {
       state.samplesDropped += count;
-      this.lostSamples += count;
+      this.lose(count);
       return this.error('too_much_audio', `microphone audio arrives faster than ${MIC_RATE}× real time; the excess is dropped`);
     }
     state.framesReceived++;
@@ -133,11 +141,8 @@ export class PlayerInput {
     // Copy into an aligned buffer: the socket's buffer may start at an odd offset.
     const pcm = new Int16Array(count);
     for (let i = 0; i < count; i++) pcm[i] = bytes.readInt16LE(MIC_HEADER_BYTES + i * 2);
-    // More than a second lost is a gap the capture clock starts over after anyway (and a page's
-    // sequence number is the page's word, not to move the clock by hours).
-    const lostBefore = Math.min(this.lostSamples, MIC_LOST_MAX_SAMPLES);
+    this.input()?.microphone(pcm, now, this.lostSamples);
     this.lostSamples = 0;
-    this.input()?.microphone(pcm, now, lostBefore);
   }
 
   private text(bytes: Buffer): void {
