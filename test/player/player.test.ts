@@ -31,6 +31,7 @@ type Presence = {
     software: boolean;
     meshes: { mesh: string; before: number; after: number }[];
     materials: { name: string; type: string; maps: string[] }[];
+    programs: number;
   };
   morphs(): Record<string, number>;
   audioTime(): number;
@@ -440,6 +441,8 @@ describe('player page in Chromium', { skip, timeout: 180_000 }, () => {
       const skin = d.detail.materials.find((m) => m.name === 'Skin');
       assert.deepEqual(skin?.maps, ['map'], 'the skin keeps its colour map and nothing else');
       assert.ok(d.detail.materials.find((m) => m.name === 'Sclera')?.maps.includes('map'), 'the eyes keep theirs');
+      // Made alike (a map and vertex colours each), the face's materials need four programs, not seven.
+      assert.ok(d.detail.programs > 0 && d.detail.programs <= 4, `${d.detail.programs} shader programs`);
 
       const full = await open(browser, f, undefined, '?detail=full');
       const fd = await full.evaluate(() => window.presence.detail);

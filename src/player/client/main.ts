@@ -505,6 +505,8 @@ const presence = Object.freeze({
       ms: Math.round(stage.lod.ms),
       meshes: stage.lod.meshes.map((r) => ({ ...r })),
       materials: stage.faceMaterials(),
+      /** Shader programs the renderer has built (each a pipeline a software rasteriser builds at its first draw). */
+      programs: stage.renderer.info.programs?.length ?? 0,
     };
   },
   /** ms since navigation start: the first frame, the first with the face, and each face-load step (`face:…` marks). */

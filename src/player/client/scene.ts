@@ -5,6 +5,8 @@
  */
 import {
   ACESFilmicToneMapping,
+  BufferAttribute,
+  DataTexture,
   Box3,
   LoaderUtils,
   DirectionalLight,
@@ -56,8 +58,8 @@ export interface Face {
  * that uses it, and a physically based program (sheen, clearcoat, specular, normal map) costs it
  * several times a Lambert one to build. A new player's first frame with the face waited 0.75–0.9 s
  * for those pipelines beside another player; with every material of the face a Lambert one (its
- * colour map and factors kept), the face's seven programs are built in about half that
- * (docs/player.md, "Software GL"). At a player's size on a machine without a GPU the normal map's
+ * colour map and factors kept) and the materials made alike (oneFamily(): four programs), the first
+ * draw takes about 0.3 s (docs/player.md, "Software GL"). At a player's size on a machine without a GPU the normal map's
  * pores, the skin's sheen and the eyes' catchlight are what is given up.
  */
 function cheaper<M extends Mesh['material']>(mat: M): M {
@@ -82,6 +84,36 @@ function cheaper<M extends Mesh['material']>(mat: M): M {
   });
   mat.dispose();
   return lambert as unknown as M;
+}
+
+let whitePixel: DataTexture | undefined;
+
+/**
+ * Software GL: every program the face needs is a pipeline SwiftShader builds at its first draw, so
+ * the Lambert materials are made alike. Each gets a colour map (one white pixel where it had none:
+ * the mouth, teeth, tongue, shirt) and vertex colours (white where the mesh had none: the skin,
+ * irises, eye shadow, lashes), and the opaque parts of the face then share one program, the
+ * blended ones another: four programs instead of seven.
+ */
+function oneFamily(mesh: Mesh): void {
+  const geometry = mesh.geometry;
+  if (!geometry.attributes.uv || !geometry.attributes.position) return;
+  for (const mat of Array.isArray(mesh.material) ? mesh.material : [mesh.material]) {
+    if (!(mat instanceof MeshLambertMaterial)) continue;
+    if (!mat.map) {
+      if (!whitePixel) {
+        whitePixel = new DataTexture(new Uint8Array([255, 255, 255, 255]), 1, 1);
+        whitePixel.needsUpdate = true;
+      }
+      mat.map = whitePixel;
+    }
+    if (!mat.vertexColors) {
+      if (!geometry.attributes.color)
+        geometry.setAttribute('color', new BufferAttribute(new Uint8Array(geometry.attributes.position.count * 3).fill(255), 3, true));
+      mat.vertexColors = true;
+    }
+    mat.needsUpdate = true;
+  }
 }
 
 /**
@@ -308,6 +340,7 @@ export class Stage {
     // then only the vertices its triangles use are kept (CPU morphs and uploads handle a fifth).
     this.lod = { meshes: this.detail === 'light' ? ((await shippedLevel(meshes, gltf.parser)) ?? (await simplifyMeshes(meshes))) : [], ms: 0 };
     if (this.detail === 'light') for (const m of meshes) compactVertices(m);
+    if (this.software) for (const m of meshes) oneFamily(m);
     this.lod.ms = performance.now() - t0;
     performance.mark('face:lod');
     // Issue the GPU work now, so the GPU process compiles shaders and uploads textures while this
