@@ -207,6 +207,9 @@ export class BrainBuilds {
           }
         };
         await Promise.all([worker(), worker()]);
+        // Counted once more with both readers done: each counted after its own page, and one's
+        // count may have missed the other's page stored meanwhile.
+        await this.progress(agentId, buildId);
         if (!(await this.current(agentId, buildId))) return;
         if (timeUp) {
           // The rest in the next step: a short job each, so a crash loses little.
@@ -259,9 +262,10 @@ export class BrainBuilds {
           .where('read_build_id', '=', buildId)
           .executeTakeFirstOrThrow()
       : { n: 0 };
+    // Never backwards: two readers count at once, and the one that counted first may write last.
     await this.db
       .updateTable('knowledge_brains')
-      .set({ pages_done: Number(done.n), updated_at: new Date() })
+      .set({ pages_done: sql<number>`GREATEST(pages_done, ${Number(done.n)})`, updated_at: new Date() })
       .where('agent_id', '=', agentId)
       .where('build_id', '=', buildId)
       .execute();
