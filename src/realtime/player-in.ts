@@ -97,6 +97,12 @@ export class PlayerInput {
     this.lostSamples = Math.min(MIC_LOST_MAX_SAMPLES, this.lostSamples + samples);
   }
 
+  /** A microphone frame that arrived and is not handed on (muted, or over the rate bound). */
+  private drop(samples: number): void {
+    this.c.state.samplesDropped += samples;
+    this.lose(samples);
+  }
+
   private error(code: PlayerInputError, message: string): void {
     const now = this.now();
     const last = this.lastError.get(code);
@@ -126,14 +132,9 @@ export class PlayerInput {
     }
     this.lastSeq = seq;
     const now = this.now();
-    if (state.muted) {
-      state.samplesDropped += count;
-      this.lose(count);
-      return;
-    }
+    if (state.muted) return this.drop(count);
     if (!state.takeAudio(count, now)) {
-      state.samplesDropped += count;
-      this.lose(count);
+      this.drop(count);
       return this.error('too_much_audio', `microphone audio arrives faster than ${MIC_RATE}× real time; the excess is dropped`);
     }
     state.framesReceived++;

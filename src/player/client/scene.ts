@@ -97,9 +97,9 @@ let whitePixel: DataTexture | undefined;
  */
 function oneFamily(mesh: Mesh): void {
   const geometry = mesh.geometry;
-  if (!geometry.attributes.uv || !geometry.attributes.position) return;
-  for (const mat of Array.isArray(mesh.material) ? mesh.material : [mesh.material]) {
-    if (!(mat instanceof MeshLambertMaterial)) continue;
+  if (!geometry.attributes.uv) return; // a map needs texture coordinates
+  const materials = (Array.isArray(mesh.material) ? mesh.material : [mesh.material]).filter((m) => m instanceof MeshLambertMaterial);
+  for (const mat of materials) {
     if (!mat.map) {
       if (!whitePixel) {
         whitePixel = new DataTexture(new Uint8Array([255, 255, 255, 255]), 1, 1);
@@ -107,13 +107,12 @@ function oneFamily(mesh: Mesh): void {
       }
       mat.map = whitePixel;
     }
-    if (!mat.vertexColors) {
-      if (!geometry.attributes.color)
-        geometry.setAttribute('color', new BufferAttribute(new Uint8Array(geometry.attributes.position.count * 3).fill(255), 3, true));
-      mat.vertexColors = true;
-    }
-    mat.needsUpdate = true;
+    mat.vertexColors = true;
   }
+  // Checked on the mesh, not the material: a material shared with a mesh seen earlier already
+  // says vertexColors, and this mesh still needs the colours it reads.
+  if (materials.length && !geometry.attributes.color)
+    geometry.setAttribute('color', new BufferAttribute(new Uint8Array(geometry.attributes.position.count * 3).fill(255), 3, true));
 }
 
 /**
