@@ -79,16 +79,15 @@ describe('barge-in and echo with a loud, long agent voice', { skip, timeout: 180
   for (const [firstGain, thenGain] of [
     [0.6, 0.6],
     [1.0, 1.0],
+    [1.6, 1.6],
     [0.6, 1.0],
     [1.0, 1.6],
   ]) {
     const changes = firstGain !== thenGain;
     const label = changes ? `gain ${firstGain}, then at 5 s ${thenGain} and 40 ms later` : `gain ${firstGain}`;
-    // Known failure, kept in view: turned up into clipping (1.6), the echo is no longer a linear
-    // copy of the agent's voice; neither the canceller nor the guard's path follow it in time
-    // (bench/README.md, "An echo canceller").
-    const todo = thenGain === 1.6 ? 'a room turned up into clipping is still taken for the visitor' : undefined;
-    test(`the loud voice through a reverberant room (${label}) never interrupts the agent${changes ? '' : ' nor pauses it'}`, { todo }, async () => {
+    // At 1.6 the room drives the microphone into clipping (5–8 % of its samples): the echo is no
+    // longer a linear copy of the agent's voice, and no longer correlates with it.
+    test(`the loud voice through a reverberant room (${label}) never interrupts the agent${changes ? '' : ' nor pauses it'}`, async () => {
       const { listener, heard, play } = listen();
       listener.setAgentTalking(true);
       const length = agent.length + 8000;
@@ -132,4 +131,24 @@ describe('barge-in and echo with a loud, long agent voice', { skip, timeout: 180
       assert.ok(heard.bargeIns[0] > onset, 'interrupted before the visitor spoke');
     });
   }
+
+  test('a visitor shouting into the microphone (clipping it) over the echo is heard no later than at a normal level', async () => {
+    // The guard stops judging the correlation when the echo drives the microphone into clipping;
+    // a visitor's own clipping under a quieter echo must not stop it (and so hide the visitor).
+    const visitor = clips[2];
+    const echo = echoOf(agent, 0.6, 150, agent.length);
+    const onset = 1000 + 400 + speechSpan(visitor.pcm).startMs;
+    const bargeInAfter = async (gain: number) => {
+      const { listener, heard, play } = listen();
+      listener.setAgentTalking(true);
+      const voice = Int16Array.from(visitor.pcm, (s) => Math.max(-32768, Math.min(32767, Math.round(s * gain))));
+      await play(mix(echo, concat(silence(400), voice), roomNoise(agent.length)), agent);
+      listener.close();
+      assert.ok(heard.bargeIns.length >= 1, `the visitor at gain ${gain} did not interrupt the agent`);
+      return heard.bargeIns[0] - onset;
+    };
+    const normal = await bargeInAfter(1.5);
+    const shouting = await bargeInAfter(6);
+    assert.ok(shouting <= normal, `shouting interrupted ${shouting} ms after the onset, at a normal level ${normal} ms`);
+  });
 });

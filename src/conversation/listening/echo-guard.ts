@@ -43,6 +43,15 @@ const MIC_FLOOR = 0.0015;
 /** A reverberant room smears the echo: the prediction takes the loudest agent bin in this span around the delay. */
 const SMEAR_BEFORE = 2;
 const SMEAR_AFTER = 6;
+/** A sample this near full scale was clipped. */
+const CLIPPED = 0.99;
+/**
+ * An echo this loud (RMS over 10 ms, -10 dBFS) has peaks at full scale: a clipped bin under it may
+ * be the echo's doing. A visitor shouting over a quieter echo clips bins this does not count.
+ */
+const ECHO_MAY_CLIP = 0.3;
+/** Share of the correlation's window in such bins past which the correlation is not judged. */
+const CLIPPED_SHARE = 0.25;
 
 class Envelope {
   private readonly values = new Float32Array(HISTORY_BINS);
@@ -76,6 +85,8 @@ export interface EchoPath {
 export class EchoGuard {
   private readonly agent = new Envelope();
   private readonly mic = new Envelope();
+  /** 1 for the microphone's bins with a clipped sample while the echo assumed there is loud enough to have clipped it. */
+  private readonly echoClipped = new Envelope();
   private lastAgentBin = -Infinity;
   /** First bin of the agent's current spell of talking (after 2 s without its audio). */
   private agentSpellStart = -Infinity;
@@ -129,7 +140,10 @@ export class EchoGuard {
         }
       }
       const heard = cancelled ? amplitude(cancelled.residual, k * perBin, Math.min(frame.length, (k + 1) * perBin)) : value;
-      const echo = this.predictedEcho(bin) * (cancelled?.echoLeft ?? 1);
+      const assumed = this.assumedEcho(bin);
+      const echoMayClip = assumed >= ECHO_MAY_CLIP && clipped(frame, k * perBin, Math.min(frame.length, (k + 1) * perBin));
+      this.echoClipped.set(bin, echoMayClip ? 1 : 0);
+      const echo = this.echoFactor() * assumed * (cancelled?.echoLeft ?? 1);
       if (heard > DOMINANCE * echo + 1e-4) visitor++;
     }
     return visitor / bins;
@@ -196,21 +210,27 @@ export class EchoGuard {
       best = Math.max(best ?? -1, r);
     }
     if (!heard || best === undefined) return; // nothing heard, or no delay could be judged yet
+    // A microphone the echo drives into clipping carries a flattened copy of the agent's voice that
+    // no longer correlates with it: that says nothing about a visitor, so the assumed echo stays.
+    let clippedBins = 0;
+    for (let b = lastBin - CORRELATION_BINS + 1; b <= lastBin; b++) clippedBins += this.echoClipped.get(b);
+    if (clippedBins > CORRELATION_BINS * CLIPPED_SHARE) return;
     this.uncorrelatedMs = best < UNCORRELATED ? this.uncorrelatedMs + UPDATE_EVERY_BINS * BIN_MS : 0;
   }
 
-  private predictedEcho(bin: number): number {
+  /** The echo's amplitude in `bin` from the agent's voice over the path (or, unknown, the worst delay), before any decay. */
+  private assumedEcho(bin: number): number {
     if (bin - this.lastAgentBin > MAX_LAG_BINS + SMEAR_AFTER) return 0;
     if (this.path) {
       const lag = Math.round(this.path.delayMs / BIN_MS);
       let loudest = 0;
       for (let j = bin - lag - SMEAR_AFTER; j <= bin - lag + SMEAR_BEFORE; j++) loudest = Math.max(loudest, this.agent.get(j));
-      return this.echoFactor() * this.path.gain * loudest;
+      return this.path.gain * loudest;
     }
     // Path unknown: assume the worst delay in the window.
     let loudest = 0;
     for (let j = bin - MAX_LAG_BINS - SMEAR_AFTER; j <= bin; j++) loudest = Math.max(loudest, this.agent.get(j));
-    return this.echoFactor() * UNKNOWN_GAIN * loudest;
+    return UNKNOWN_GAIN * loudest;
   }
 
   /**
@@ -255,6 +275,13 @@ export class EchoGuard {
     const gain = Math.min(ratios[Math.floor(ratios.length / 2)], 2.5 * best.bound);
     this.path = { delayMs: best.lag * BIN_MS, gain, loudBins: ratios.length };
   }
+}
+
+/** Whether a sample from `start` to `end` is at (or within 1 % of) full scale. */
+function clipped(pcm: Int16Array | Float32Array, start: number, end: number): boolean {
+  const limit = pcm instanceof Int16Array ? CLIPPED * 32767 : CLIPPED;
+  for (let i = start; i < end; i++) if (pcm[i] >= limit || pcm[i] <= -limit) return true;
+  return false;
 }
 
 function amplitude(pcm: Int16Array | Float32Array, start: number, end: number): number {
