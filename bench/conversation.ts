@@ -20,12 +20,13 @@
  *    skips it).
  *
  *   node --import tsx bench/conversation.ts [--turns 30] [--max-visitors 12] [--turns-per-visitor 3]
- *     [--whole-turns] [--no-preempt | --compare] [--no-pitch | --compare-turn-taking]
+ *     [--whole-turns] [--no-preempt | --compare] [--no-pitch | --compare-turn-taking | --against-stop-31]
  *     [--words-at-end | --compare-early-words]
  *
  * `--no-pitch` runs the end-of-turn rule before pitch (pauses and words); `--compare-turn-taking`
  * alternates it with the shipped one (words, pitch and pauses) turn by turn, each in a conversation
- * of its own, the same clip once each way. `--words-at-end` runs pocketsphinx as it was before its
+ * of its own, the same clip once each way; `--against-stop-31` likewise alternates the shipped rule
+ * with stop 31's (a rise waiting the learnt silence). `--words-at-end` runs pocketsphinx as it was before its
  * words came in the visitor's pause (no decoder started ahead, no pause told, every turn waiting for
  * the decoder's exit); `--compare-early-words` alternates it with the shipped way likewise.
  *
@@ -56,6 +57,11 @@ const COMPARE = args.includes('--compare');
 /** The end-of-turn rule before pitch, or both rules alternated turn by turn (two conversations, the same clips). */
 const NO_PITCH = args.includes('--no-pitch');
 const COMPARE_TURN_TAKING = args.includes('--compare-turn-taking');
+const AGAINST_STOP_31 = args.includes('--against-stop-31');
+/** The end-of-turn rule before pitch: pauses and words. */
+const BEFORE_PITCH: ListenerOptions = { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } };
+/** Stop 31's rule: a rise waits the learnt silence. */
+const STOP_31: ListenerOptions = { endOfTurn: { risingSilenceMs: 0 } };
 /**
  * The recogniser as it was before its words came in the pause (`--words-at-end`): no decoder
  * started ahead, no pause told to it, and every turn waits for the decoder's exit; or both
@@ -66,10 +72,10 @@ const COMPARE_EARLY_WORDS = args.includes('--compare-early-words');
 function wordsAtEnd(live: object): void {
   (live as { deps: { recognizer?: Recognizer } }).deps.recognizer = wordsAtEndRecognizer();
 }
-/** The conversation's listener (made on its first audio) takes the end-of-turn rule before pitch. */
-function pitchOff(live: object): void {
+/** The conversation's listener (made on its first audio) takes another end-of-turn rule. */
+function endOfTurnRule(live: object, rule: ListenerOptions): void {
   const deps = (live as { deps: { listenerOptions?: ListenerOptions } }).deps;
-  deps.listenerOptions = { ...deps.listenerOptions, endOfTurn: { ...deps.listenerOptions?.endOfTurn, fallingSilenceMs: 0, levelSilenceMs: 0 } };
+  deps.listenerOptions = { ...deps.listenerOptions, ...rule, endOfTurn: { ...deps.listenerOptions?.endOfTurn, ...rule.endOfTurn } };
 }
 
 /** The player page's microphone frame (mic-worklet.ts): 20 ms at 16 kHz. */
@@ -181,32 +187,39 @@ async function main() {
     // ---- 1. one visitor, N turns
     // Each way of running is a conversation of its own (the end-of-turn rule is the listener's, made
     // on the conversation's first audio); --compare runs one conversation both ways.
-    type Way = { label: string; preempt: boolean; pitch: boolean; early: boolean };
+    /** `rule`: changes to the shipped listener's end-of-turn rule ({} ships it). */
+    type Way = { label: string; preempt: boolean; rule: ListenerOptions; early: boolean };
     const early = !WORDS_AT_END;
+    const pitch = NO_PITCH ? BEFORE_PITCH : {};
     const ways: Way[] = COMPARE_TURN_TAKING
       ? [
-          { label: 'words, pitch and pauses (after)', preempt: !NO_PREEMPT, pitch: true, early },
-          { label: 'pauses and words (before)', preempt: !NO_PREEMPT, pitch: false, early },
+          { label: 'words, pitch and pauses (after)', preempt: !NO_PREEMPT, rule: {}, early },
+          { label: 'pauses and words (before)', preempt: !NO_PREEMPT, rule: BEFORE_PITCH, early },
         ]
-      : COMPARE
+      : AGAINST_STOP_31
         ? [
-            { label: 'preemptive', preempt: true, pitch: !NO_PITCH, early },
-            { label: 'no preemption', preempt: false, pitch: !NO_PITCH, early },
+            { label: 'shipped (after)', preempt: !NO_PREEMPT, rule: {}, early },
+            { label: 'stop 31 (before)', preempt: !NO_PREEMPT, rule: STOP_31, early },
           ]
-        : COMPARE_EARLY_WORDS
+        : COMPARE
           ? [
-              { label: 'words in the pause (after)', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early: true },
-              { label: 'words at the end (before)', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early: false },
+              { label: 'preemptive', preempt: true, rule: pitch, early },
+              { label: 'no preemption', preempt: false, rule: pitch, early },
             ]
-          : [{ label: NO_PREEMPT ? 'no preemption' : 'preemptive', preempt: !NO_PREEMPT, pitch: !NO_PITCH, early }];
+          : COMPARE_EARLY_WORDS
+            ? [
+                { label: 'words in the pause (after)', preempt: !NO_PREEMPT, rule: pitch, early: true },
+                { label: 'words at the end (before)', preempt: !NO_PREEMPT, rule: pitch, early: false },
+              ]
+            : [{ label: NO_PREEMPT ? 'no preemption' : 'preemptive', preempt: !NO_PREEMPT, rule: pitch, early }];
     // Ways that differ in the listener (pitch, recogniser) need a conversation each; preemption is per turn.
-    const conversationOf = (w: Way) => `${w.pitch}/${w.early}`;
+    const conversationOf = (w: Way) => `${JSON.stringify(w.rule)}/${w.early}`;
     const conversations = new Map<string, { id: string; page: Page }>();
     for (const way of ways) {
       if (conversations.has(conversationOf(way))) continue;
       const c = await openConversation(t, agent);
       const live = t.context.conversationLoop.get(c.id)!;
-      if (!way.pitch) pitchOff(live);
+      endOfTurnRule(live, way.rule);
       if (!way.early) wordsAtEnd(live);
       live.preemptive = way.preempt;
       await c.page.turn(clips[0]); // warm-up (VAD session, decoder, flite)
@@ -300,7 +313,7 @@ async function main() {
       for (const c of conversations) {
         const live = t.context.conversationLoop.get(c.id)!;
         live.preemptive = !NO_PREEMPT;
-        if (NO_PITCH) pitchOff(live);
+        if (NO_PITCH) endOfTurnRule(live, BEFORE_PITCH);
         if (WORDS_AT_END) wordsAtEnd(live);
       }
       const results: number[] = [];

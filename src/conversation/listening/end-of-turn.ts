@@ -8,8 +8,9 @@
  * LiveKit and Pipecat use a small transformer for the second; a rule on the last words costs
  * nothing per turn and covers the cases that matter most (see docs/decisions.md). The pitch at the end
  * of the last voiced stretch (pitch.ts) is the third, after Gravano & Hirschberg's turn-yielding and
- * turn-holding cues: a falling end, with no word saying otherwise, ends the turn at 350 ms; a level
- * one waits at least 800 ms. It is known the moment the pause starts, before any recogniser has words.
+ * turn-holding cues: a falling end, with no word saying otherwise, ends the turn at 350 ms, a rising
+ * one at 450 ms; a level one waits at least 800 ms. It is known the moment the pause starts, before
+ * any recogniser has words.
  */
 
 import type { PitchEnd } from './pitch.js';
@@ -34,6 +35,12 @@ export interface EndOfTurnOptions {
    * turn), when the words do not say otherwise: at least this; 0 leaves it to the adapted silence.
    */
   levelSilenceMs: number;
+  /**
+   * Silence that ends a turn whose last voiced stretch ends rising, when the words do not say
+   * otherwise: at most this (a question's rise yields the turn, a list's rise does not: between a
+   * fall and no cue); 0 leaves it to the adapted silence.
+   */
+  risingSilenceMs: number;
 }
 
 export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
@@ -44,6 +51,7 @@ export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
   hangingSilenceMs: 1200,
   fallingSilenceMs: 350,
   levelSilenceMs: 800,
+  risingSilenceMs: 450,
 };
 
 const PAUSES_KEPT = 20;
@@ -155,8 +163,8 @@ export class EndOfTurn {
    * Silence (ms) that ends the turn, given the words heard so far if any and how the pitch of the
    * last voiced stretch ends. Words first: a hanging word waits long whatever the pitch, a complete
    * question or sentence ends soon. Without telling words, a falling end (a turn-yielding cue) ends
-   * sooner, a level end (a turn-holding cue) waits longer, and a rising end (a question yields, a
-   * list continues) or no pitch waits the silence the visitor's pauses have taught.
+   * sooner, a level end (a turn-holding cue) waits longer, a rising end (a question yields, a list
+   * continues) ends between the two, and no pitch waits the silence the visitor's pauses have taught.
    */
   silenceNeeded(text?: string, pitch: PitchEnd = 'unknown'): number {
     const kind = completeness(text);
@@ -164,6 +172,7 @@ export class EndOfTurn {
     if (kind === 'hanging') return Math.max(this.adapted, this.options.hangingSilenceMs);
     if (pitch === 'falling' && this.options.fallingSilenceMs > 0) return Math.min(this.adapted, this.options.fallingSilenceMs);
     if (pitch === 'level' && this.options.levelSilenceMs > 0) return Math.max(this.adapted, this.options.levelSilenceMs);
+    if (pitch === 'rising' && this.options.risingSilenceMs > 0) return Math.min(this.adapted, this.options.risingSilenceMs);
     return this.adapted;
   }
 

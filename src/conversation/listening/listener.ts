@@ -166,7 +166,7 @@ export class VisitorListener implements Listener {
     this.now = options.now ?? (() => performance.now());
     const endOfTurn = { ...END_OF_TURN_DEFAULTS, ...options.endOfTurn };
     this.endOfTurn = new EndOfTurn(endOfTurn);
-    this.usePitch = endOfTurn.fallingSilenceMs > 0 || endOfTurn.levelSilenceMs > 0;
+    this.usePitch = endOfTurn.fallingSilenceMs > 0 || endOfTurn.levelSilenceMs > 0 || endOfTurn.risingSilenceMs > 0;
     this.languages = options.languages?.length ? [...options.languages] : ['en'];
     this.prerollFrames = Math.ceil(this.options.prerollMs / FRAME_MS);
     this.vadReady = Promise.resolve(options.vad ?? SileroVad.create()).then(
