@@ -39,6 +39,7 @@ import { cards, concat, librivox, silence, speechSpan, testdataInstalled, type R
 import { SHOP_PROMPT } from '../test/conversation/support.js';
 import { PocketsphinxRecognizer } from '../src/speech/recognition/pocketsphinx.js';
 import type { ListenerOptions } from '../src/conversation/listening/index.js';
+import { PITCH_OFF } from '../src/conversation/listening/end-of-turn.js';
 import type { Recognizer } from '../src/speech/recognition/types.js';
 import { wordsAtEndRecognizer } from './support/words-at-end.js';
 import { MIC_CHUNK } from '../src/player/client/mic-worklet.js';
@@ -59,7 +60,7 @@ const NO_PITCH = args.includes('--no-pitch');
 const COMPARE_TURN_TAKING = args.includes('--compare-turn-taking');
 const AGAINST_STOP_31 = args.includes('--against-stop-31');
 /** The end-of-turn rule before pitch: pauses and words. */
-const BEFORE_PITCH: ListenerOptions = { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } };
+const BEFORE_PITCH: ListenerOptions = { endOfTurn: PITCH_OFF };
 /** Stop 31's rule: a rise waits the learnt silence. */
 const STOP_31: ListenerOptions = { endOfTurn: { risingSilenceMs: 0 } };
 /**

@@ -16,6 +16,7 @@ import os from 'node:os';
 import { EchoCanceller } from '../src/conversation/listening/echo-canceller.js';
 import { EchoGuard } from '../src/conversation/listening/echo-guard.js';
 import { PitchTrack } from '../src/conversation/listening/pitch.js';
+import { PITCH_OFF } from '../src/conversation/listening/end-of-turn.js';
 import { VisitorListener } from '../src/conversation/listening/listener.js';
 import type { VisitorTurnHeard } from '../src/conversation/listening/types.js';
 import { SileroVad, VAD_FRAME } from '../src/conversation/listening/vad.js';
@@ -102,7 +103,7 @@ async function frameCosts(speech: Int16Array) {
     const listener = new VisitorListener(
       { name: 'none', transcribe: async () => ({ text: '' }), close: async () => {} },
       { turn: () => {} },
-      withPitch ? {} : { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } },
+      withPitch ? {} : { endOfTurn: PITCH_OFF },
     );
     await listener.idle();
     const before = process.cpuUsage();

@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import { replayCorpus, turnCorpus, type ReplayResult } from '../test/listening/turn-corpus.js';
+import { PITCH_OFF } from '../src/conversation/listening/end-of-turn.js';
 import { wordsAtEndRecognizer } from './support/words-at-end.js';
 
 const args = process.argv.slice(2);
@@ -40,7 +41,7 @@ async function main() {
   const variants = [
     AGAINST_STOP_31
       ? { name: 'stop 31: words, pitch and pauses', options: { endOfTurn: { risingSilenceMs: 0 } } }
-      : { name: 'before: pauses and words', options: { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } } },
+      : { name: 'before: pauses and words', options: { endOfTurn: PITCH_OFF } },
     { name: 'after: words, pitch and pauses', options: {} },
   ];
   const seconds = corpus.reduce((s, i) => s + i.pcm.length / 16000, 0);

@@ -108,6 +108,9 @@ export function decodeWav(buffer: Uint8Array): DecodedWav {
   throw new Error('WAV has no data chunk');
 }
 
+/** A sample at or within 1 % of full scale (on a ±1 scale) was clipped. */
+export const CLIPPED_LEVEL = 0.99;
+
 /** Root-mean-square level in [0, 1]. */
 export function rms(pcm: Int16Array): number {
   if (pcm.length === 0) return 0;

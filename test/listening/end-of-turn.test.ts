@@ -1,7 +1,7 @@
 /** The end-of-turn silence: the visitor's pauses move it, the words heard so far and the pitch at the end shorten or lengthen it. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { completeness, END_OF_TURN_DEFAULTS, EndOfTurn } from '../../src/conversation/listening/end-of-turn.js';
+import { completeness, END_OF_TURN_DEFAULTS, EndOfTurn, PITCH_OFF } from '../../src/conversation/listening/end-of-turn.js';
 import { VisitorListener } from '../../src/conversation/listening/listener.js';
 import type { VoiceActivityDetector } from '../../src/conversation/listening/vad.js';
 import { PocketsphinxRecognizer } from '../../src/speech/recognition/pocketsphinx.js';
@@ -48,7 +48,7 @@ test('words, pitch and pause together: words first, then a falling or level end 
   assert.equal(eot.silenceNeeded(undefined, 'falling'), 350);
   assert.equal(eot.silenceNeeded(undefined, 'rising'), 450);
   assert.equal(eot.silenceNeeded('so I went to the', 'rising'), 1200, 'a hanging word outweighs a rising pitch');
-  const before = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 });
+  const before = new EndOfTurn({ ...END_OF_TURN_DEFAULTS, ...PITCH_OFF });
   assert.equal(before.silenceNeeded(undefined, 'falling'), 600, 'with pitch left out, the rule before it');
   assert.equal(before.silenceNeeded(undefined, 'level'), 600);
   assert.equal(before.silenceNeeded(undefined, 'rising'), 600);

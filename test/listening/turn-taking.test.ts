@@ -9,9 +9,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
+import { PITCH_OFF } from '../../src/conversation/listening/end-of-turn.js';
 import { replayCorpus, turnCorpus } from './turn-corpus.js';
 
-const BEFORE = { endOfTurn: { fallingSilenceMs: 0, levelSilenceMs: 0, risingSilenceMs: 0 } };
+const BEFORE = { endOfTurn: PITCH_OFF };
 
 test('the labels are whole: every item ends with "turn over", pauses lie inside the audio and in order', () => {
   const labels = JSON.parse(fs.readFileSync(new URL('./corpus/turn-taking.json', import.meta.url), 'utf8'));

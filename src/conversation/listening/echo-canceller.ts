@@ -24,6 +24,7 @@
  * the direct path adds about 0.6 ms per block for its 16 blocks, once per window.
  */
 import FFT from 'fft.js';
+import { CLIPPED_LEVEL } from '../../speech/audio.js';
 
 const RATE = 16_000;
 /** Samples per block (16 ms); the FFT is twice as long (overlap-save). */
@@ -69,8 +70,7 @@ const SEEK_BLOCKS = 16;
 const SEEK_SPAN = 1024;
 /** The direct path seeds the filter only when it follows the microphone this closely (it carries half of it). */
 const SEEK_MIN_CORRELATION = 0.7;
-/** A sample this near full scale was clipped; more than this share of them, and no tap is placed. */
-const CLIPPED = 0.99;
+/** Samples at CLIPPED_LEVEL (speech/audio.ts): more than this share of them, and no tap is placed. */
 const MAX_CLIPPED_SHARE = 0.001;
 
 export interface CancelledFrame {
@@ -305,7 +305,7 @@ export class EchoCanceller {
     for (let i = 0; i < ECHO_BLOCK; i++) {
       seek.micEnergy += m[i] * m[i];
       seek.referenceEnergy += r[SEEK_SPAN + i] * r[SEEK_SPAN + i];
-      if (Math.abs(m[i]) >= CLIPPED) seek.clipped++;
+      if (Math.abs(m[i]) >= CLIPPED_LEVEL) seek.clipped++;
     }
     if (++seek.blocks < SEEK_BLOCKS) return;
     this.seek = undefined;

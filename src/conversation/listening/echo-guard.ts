@@ -11,6 +11,8 @@
  * a sample-level correlation over the same window would cost milliseconds per frame.
  */
 
+import { CLIPPED_LEVEL } from '../../speech/audio.js';
+
 const BIN_MS = 10;
 const HISTORY_BINS = 400; // 4 s of envelope, ring buffers: memory is fixed per listener
 const MAX_LAG_BINS = 100; // echo arrives up to 1 s after the server sent the audio
@@ -43,8 +45,6 @@ const MIC_FLOOR = 0.0015;
 /** A reverberant room smears the echo: the prediction takes the loudest agent bin in this span around the delay. */
 const SMEAR_BEFORE = 2;
 const SMEAR_AFTER = 6;
-/** A sample this near full scale was clipped. */
-const CLIPPED = 0.99;
 /**
  * An echo this loud (RMS over 10 ms, -10 dBFS) has peaks at full scale: a clipped bin under it may
  * be the echo's doing. A visitor shouting over a quieter echo clips bins this does not count.
@@ -277,9 +277,9 @@ export class EchoGuard {
   }
 }
 
-/** Whether a sample from `start` to `end` is at (or within 1 % of) full scale. */
+/** Whether a sample from `start` to `end` was clipped (CLIPPED_LEVEL). */
 function clipped(pcm: Int16Array | Float32Array, start: number, end: number): boolean {
-  const limit = pcm instanceof Int16Array ? CLIPPED * 32767 : CLIPPED;
+  const limit = pcm instanceof Int16Array ? CLIPPED_LEVEL * 32767 : CLIPPED_LEVEL;
   for (let i = start; i < end; i++) if (pcm[i] >= limit || pcm[i] <= -limit) return true;
   return false;
 }

@@ -54,6 +54,18 @@ export const END_OF_TURN_DEFAULTS: EndOfTurnOptions = {
   risingSilenceMs: 450,
 };
 
+/** The rule before pitch (silence and words only): what the benches and tests compare against. */
+export const PITCH_OFF: Pick<EndOfTurnOptions, 'fallingSilenceMs' | 'levelSilenceMs' | 'risingSilenceMs'> = {
+  fallingSilenceMs: 0,
+  levelSilenceMs: 0,
+  risingSilenceMs: 0,
+};
+
+/** Whether any pitch end moves the silence (the listener tracks pitch only then). */
+export function usesPitch(options: EndOfTurnOptions): boolean {
+  return options.fallingSilenceMs > 0 || options.levelSilenceMs > 0 || options.risingSilenceMs > 0;
+}
+
 const PAUSES_KEPT = 20;
 const PAUSES_NEEDED = 5;
 /** Pauses shorter than this are gaps between words, not the pauses a visitor makes while thinking. */

@@ -32,7 +32,7 @@ import { concatInt16 } from '../../speech/audio.js';
 import { type CancelledFrame, EchoCanceller } from './echo-canceller.js';
 import { EchoGuard } from './echo-guard.js';
 import { MicClock } from './mic-clock.js';
-import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions } from './end-of-turn.js';
+import { END_OF_TURN_DEFAULTS, EndOfTurn, type EndOfTurnOptions, usesPitch } from './end-of-turn.js';
 import { type PitchEnd, PitchTrack } from './pitch.js';
 import type { Listener, ListenerEvents, VisitorTurnHeard } from './types.js';
 import { SileroVad, VAD_FRAME, type VoiceActivityDetector } from './vad.js';
@@ -166,7 +166,7 @@ export class VisitorListener implements Listener {
     this.now = options.now ?? (() => performance.now());
     const endOfTurn = { ...END_OF_TURN_DEFAULTS, ...options.endOfTurn };
     this.endOfTurn = new EndOfTurn(endOfTurn);
-    this.usePitch = endOfTurn.fallingSilenceMs > 0 || endOfTurn.levelSilenceMs > 0 || endOfTurn.risingSilenceMs > 0;
+    this.usePitch = usesPitch(endOfTurn);
     this.languages = options.languages?.length ? [...options.languages] : ['en'];
     this.prerollFrames = Math.ceil(this.options.prerollMs / FRAME_MS);
     this.vadReady = Promise.resolve(options.vad ?? SileroVad.create()).then(
