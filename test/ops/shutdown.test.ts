@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { bannerKeys, cleanup, startServer, migratedDataDir, tempDataDir, type ServerProcess } from '../cli/support/process.js';
+import { bannerKeys, cleanup, freshPostgres, startServer, migratedDataDir, tempDataDir, type ServerProcess } from '../cli/support/process.js';
 
 after(cleanup);
 
@@ -125,3 +125,27 @@ describe('graceful shutdown [embedded database]', () => {
     assert.ok(!fs.existsSync(path.join(server.dataDir, 'presence.lock')));
   });
 });
+
+// The moment the port answers, the server may still be finishing its start (on PostgreSQL it
+// registers its node): a SIGTERM then is still a graceful shutdown, not Node's default death.
+for (const engine of [
+  { name: 'embedded database', skip: false as string | false, env: async () => ({ DATA_DIR: await migratedDataDir('sigterm-at-once') }) },
+  {
+    name: 'PostgreSQL',
+    skip: process.env.TEST_DATABASE_URL ? (false as const) : 'TEST_DATABASE_URL is not set',
+    env: async () => ({ DATABASE_URL: await freshPostgres(), DATA_DIR: tempDataDir('sigterm-at-once-pg') }),
+  },
+]) {
+  test(`SIGTERM the moment /healthz first answers exits 0 [${engine.name}]`, { skip: engine.skip }, async () => {
+    for (let round = 0; round < 5; round++) {
+      const server = await startServer(await engine.env(), { pollMs: 2 });
+      server.child.kill('SIGTERM');
+      const exit = await server.exited;
+      assert.deepEqual(exit, { code: 0, signal: null }, `round ${round}: ${server.stderr().slice(-2000)}`);
+      assert.ok(
+        server.logs().some((l) => /shutting down/.test(l.msg)),
+        'the shutdown was the graceful one',
+      );
+    }
+  });
+}

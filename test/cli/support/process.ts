@@ -113,8 +113,8 @@ export interface ServerProcess {
   waitForReady(timeoutMs?: number): Promise<void>;
 }
 
-/** Starts `presence serve` and waits until /healthz answers. */
-export async function startServer(env: Record<string, string | undefined> = {}, options: { timeoutMs?: number } = {}): Promise<ServerProcess> {
+/** Starts `presence serve` and waits until /healthz answers (asked every `pollMs`, 100 by default). */
+export async function startServer(env: Record<string, string | undefined> = {}, options: { timeoutMs?: number; pollMs?: number } = {}): Promise<ServerProcess> {
   const dataDir = env.DATA_DIR ?? tempDataDir('serve');
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -150,7 +150,7 @@ export async function startServer(env: Record<string, string | undefined> = {}, 
     } catch {
       /* not listening yet */
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, options.pollMs ?? 100));
   }
 
   const request: ServerProcess['request'] = (method, urlPath, opts = {}) => jsonRequest(url, method, urlPath, opts);
